@@ -1,0 +1,24 @@
+"""turboloader: a drop-in, faster torch.utils.data.DataLoader for JPEG image datasets.
+
+    loader = turboloader.DataLoader(dataset, batch_size=256, num_workers=8, pin_memory=True)
+    loader.eligibility.report()          # what accelerates, and why not
+    turboloader.explain(dataset, batch_size=256)
+"""
+from .dataloader import Check, DataLoader, Eligibility
+from .dataloader.eligibility import evaluate as _evaluate
+from .decoders import libjpeg_turbo_version
+
+__version__ = "0.1.0"
+
+
+def explain(dataset, batch_size=1, *, batch_sampler=None, collate_fn=None, **loader_kwargs
+            ) -> Eligibility:
+    """The verdict ``DataLoader(dataset, ...)`` would reach, without building it.
+
+    Accepts the DataLoader's keyword arguments; those that never affect
+    eligibility are ignored."""
+    return _evaluate(dataset, batch_size=batch_size, batch_sampler=batch_sampler,
+                     collate_fn=collate_fn)
+
+
+__all__ = ["Check", "DataLoader", "Eligibility", "explain", "libjpeg_turbo_version"]

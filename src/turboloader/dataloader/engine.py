@@ -1,0 +1,129 @@
+"""Worker processes, their queues and the ring: the multi-process engine.
+
+One engine serves one epoch, or every epoch with persistent_workers.  Batches
+are assigned round-robin with at most ``prefetch_factor`` outstanding per
+worker (as torch does), results are re-ordered so batches come out in the
+sampler's order, and results from an abandoned epoch are drained and their
+slots reused.
+
+NOTE [ Engine shutdown ]
+``shutdown`` is idempotent and also registered with weakref.finalize, so it
+runs when the loader or iterator is dropped, on garbage collection, and at
+interpreter exit.  It asks workers to stop, waits briefly, then terminates
+and finally kills stragglers: no worker outlives its engine.  Ring memory is
+file-descriptor shared (see ring.py), so nothing is left in /dev/shm either.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import queue
+import time
+import weakref
+
+from .batch_decoder import ImageFolderBatchDecoder
+from .ring import BatchRing, Slot
+from .workers import Result, Task, worker_loop
+
+POLL_SECONDS = 1.0  # how often a waiting main process checks that workers live
+
+
+class WorkerDied(RuntimeError):
+    pass
+
+
+def _shutdown(workers, task_queues, result_queue) -> None:
+    for q in task_queues:
+        try:
+            q.put(None)
+        except Exception:
+            pass
+    deadline = time.monotonic() + 5.0
+    for w in workers:
+        w.join(timeout=max(0.0, deadline - time.monotonic()))
+    for w in workers:
+        if w.is_alive():
+            w.terminate()
+            w.join(timeout=2.0)
+        if w.is_alive():
+            w.kill()
+            w.join()
+    for q in (*task_queues, result_queue):
+        q.cancel_join_thread()
+        q.close()
+
+
+class Engine:
+    def __init__(self, decoder: ImageFolderBatchDecoder, *, num_workers: int,
+                 prefetch_factor: int, context, base_seed: int, worker_init_fn, dataset):
+        self.num_workers = num_workers
+        self.prefetch_factor = prefetch_factor
+        # in flight + the batch the user holds + one being handed over
+        self.ring = BatchRing(num_workers * prefetch_factor + 2, decoder.sample_shape)
+        self.outstanding = [0] * num_workers
+        self._next_worker = itertools.cycle(range(num_workers))
+        self._seen: list[dict[int, int]] = [{} for _ in range(num_workers)]  # slot -> generation
+        self._in_flight: dict[tuple[int, int], Slot] = {}
+        self.result_queue = context.Queue()
+        self.task_queues = [context.Queue() for _ in range(num_workers)]
+        self.workers = []
+        for wid in range(num_workers):
+            w = context.Process(
+                target=worker_loop, name=f"turboloader-worker-{wid}", daemon=True,
+                args=(wid, num_workers, decoder, self.task_queues[wid], self.result_queue,
+                      base_seed + wid, worker_init_fn, dataset, os.getpid()))
+            w.start()
+            self.workers.append(w)
+        self._finalizer = weakref.finalize(self, _shutdown, self.workers, self.task_queues,
+                                           self.result_queue)
+
+    @property
+    def alive(self) -> bool:
+        return self._finalizer.alive
+
+    def shutdown(self) -> None:
+        self._finalizer()
+
+    def has_room(self) -> bool:
+        return min(self.outstanding) < self.prefetch_factor
+
+    def submit(self, epoch: int, batch_no: int, indices: list[int], seed: int) -> None:
+        """Sends a batch to the next worker in turn that has room."""
+        for _ in range(self.num_workers):
+            wid = next(self._next_worker)
+            if self.outstanding[wid] < self.prefetch_factor:
+                break
+        else:
+            raise RuntimeError("submit() called with every worker busy")
+        slot = self.ring.acquire(len(indices))
+        fresh = self._seen[wid].get(slot.id) != slot.generation
+        self._seen[wid][slot.id] = slot.generation
+        self.task_queues[wid].put(Task(epoch, batch_no, slot.id, slot.generation, list(indices),
+                                       seed, (slot.images, slot.labels) if fresh else None))
+        self.outstanding[wid] += 1
+        self._in_flight[(epoch, batch_no)] = slot
+
+    def receive(self, timeout: float) -> tuple[Result, Slot | None]:
+        """The next result from any worker.  Raises TimeoutError after ``timeout``
+        seconds (0 waits forever) and WorkerDied when a worker exits."""
+        deadline = time.monotonic() + timeout if timeout > 0 else None
+        while True:
+            wait = POLL_SECONDS if deadline is None else \
+                min(POLL_SECONDS, max(0.0, deadline - time.monotonic()))
+            try:
+                result: Result = self.result_queue.get(timeout=wait)
+            except queue.Empty:
+                self._check_workers()
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise TimeoutError(f"DataLoader timed out after {timeout} seconds")
+                continue
+            if result.epoch >= 0:
+                self.outstanding[result.worker_id] -= 1
+            return result, self._in_flight.pop((result.epoch, result.batch_no), None)
+
+    def _check_workers(self) -> None:
+        dead = [w for w in self.workers if not w.is_alive()]
+        if dead:
+            pids = ", ".join(f"{w.pid} ({w.name}, exit code {w.exitcode})" for w in dead)
+            self.shutdown()
+            raise WorkerDied(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")

@@ -1,0 +1,44 @@
+"""The dataset's file list and targets as three compact tensors in shared memory.
+
+ImageFolder keeps ``samples`` as a Python list of tuples; touching it from
+forked workers bumps reference counts and copies pages into every worker
+(pytorch/pytorch#13246).  Workers read this table instead: one byte blob of
+file-system-encoded paths, their offsets, and the targets, shared by file
+descriptor (never copied, never left behind in /dev/shm).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+
+class FileTable:
+    def __init__(self, blob: torch.Tensor, offsets: torch.Tensor, targets: torch.Tensor):
+        self.blob = blob          # uint8[total path bytes]
+        self.offsets = offsets    # int64[n + 1]
+        self.targets = targets    # int64[n]
+
+    @classmethod
+    def from_samples(cls, samples: Sequence[tuple[str, int]]) -> "FileTable":
+        encoded = [os.fsencode(path) for path, _ in samples]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in encoded], out=offsets[1:])
+        blob = np.frombuffer(b"".join(encoded), dtype=np.uint8) if encoded else \
+            np.zeros(0, dtype=np.uint8)
+        targets = np.fromiter((t for _, t in samples), dtype=np.int64, count=len(samples))
+        return cls(torch.from_numpy(blob.copy()).share_memory_(),
+                   torch.from_numpy(offsets).share_memory_(),
+                   torch.from_numpy(targets).share_memory_())
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    def path(self, index: int) -> str:
+        o = self.offsets.numpy()
+        return os.fsdecode(self.blob.numpy()[o[index]:o[index + 1]].tobytes())
+
+    def targets_of(self, indices: Sequence[int]) -> np.ndarray:
+        return self.targets.numpy()[np.asarray(indices, dtype=np.int64)]

@@ -1,0 +1,152 @@
+"""Iterating an accelerated loader: one epoch of batches in the sampler's order."""
+from __future__ import annotations
+
+import logging
+
+import torch
+
+from ..transforms.random_stream import epoch_seed
+from .batch_decoder import SampleFailure
+from .delivery import DeviceFeed, accelerator_available
+from .engine import Engine
+from .ring import ZERO_COPY_SUPPORTED
+
+_LG = logging.getLogger("turboloader")
+
+
+class AcceleratedIterator:
+    """Yields ``[images float32[B, 3, H, W], labels int64[B]]`` like default_collate."""
+
+    def __init__(self, loader):
+        # The same order of random draws as torch's iterator: the sampler is
+        # started first, then the epoch seed is drawn from the loader's
+        # generator (or the global RNG), so sample order matches native.
+        self._sampler_iter = iter(loader._index_sampler)
+        base_seed = torch.empty((), dtype=torch.int64).random_(generator=loader.generator).item()
+        self._epoch = loader._next_epoch()
+        self._seed = epoch_seed(base_seed, self._epoch)
+        self._loader = loader
+        self._decoder = loader._batch_decoder
+        self._engine: Engine | None = loader._engine_for_epoch(base_seed)
+        self._pin = loader.pin_memory and accelerator_available()
+        self._feed = DeviceFeed(loader.device) if loader.device is not None else None
+        self._staged = None
+        self._sent = self._received = 0
+        self._sampler_done = False
+        self._ready: dict[int, tuple] = {}
+        self.skipped: list[tuple[int, str, str]] = []
+        self.python_path = 0
+        if self._engine is not None:
+            self._fill()
+
+    def __iter__(self):
+        return self
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+    # -- producing batches -------------------------------------------------
+    def _fill(self) -> None:
+        while not self._sampler_done and self._engine.has_room():
+            try:
+                indices = next(self._sampler_iter)
+            except StopIteration:
+                self._sampler_done = True
+                return
+            self._engine.submit(self._epoch, self._sent, indices, self._seed)
+            self._sent += 1
+
+    def _account(self, report) -> None:
+        self.skipped.extend(report.skipped)
+        self.python_path += report.python_path
+        self._loader._note_report(report)
+
+    def _next_inline(self):
+        """num_workers=0: decode in this process, straight into the output."""
+        while True:
+            indices = next(self._sampler_iter)
+            n = len(indices)
+            images = torch.empty((n, *self._decoder.sample_shape), dtype=torch.float32,
+                                 pin_memory=self._pin)
+            labels = torch.empty((n,), dtype=torch.int64, pin_memory=self._pin)
+            try:
+                report = self._decoder.decode(indices, self._seed, images.numpy(),
+                                              labels.numpy(), "in the main process")
+            except SampleFailure as failure:
+                failure.wrapper.reraise()
+            self._account(report)
+            if report.count:
+                return [images[:report.count], labels[:report.count]]
+
+    def _next_from_workers(self):
+        engine = self._engine
+        while True:
+            if self._received in self._ready:
+                result, slot = self._ready.pop(self._received)
+                self._received += 1
+                batch = self._take(result, slot)
+                self._fill()
+                if batch is not None:
+                    return batch
+                continue
+            if self._sampler_done and self._received >= self._sent:
+                raise StopIteration
+            try:
+                result, slot = engine.receive(self._loader.timeout)
+            except TimeoutError as e:
+                engine.shutdown()
+                raise RuntimeError(str(e)) from None
+            if result.epoch != self._epoch:  # from an abandoned epoch or a failed init
+                if slot is not None:
+                    engine.ring.release(slot)
+                if result.epoch < 0:
+                    engine.shutdown()
+                    result.report.reraise()
+                self._fill()
+                continue
+            if hasattr(result.report, "reraise"):
+                engine.ring.release(slot)
+                engine.shutdown()
+                result.report.reraise()
+            self._ready[result.batch_no] = (result, slot)
+
+    def _take(self, result, slot):
+        report = result.report
+        self._account(report)
+        if report.count == 0:
+            self._engine.ring.release(slot)
+            return None
+        if self._pin or self._feed is not None or not ZERO_COPY_SUPPORTED:
+            batch = [_copy(slot.images[:report.count], self._pin),
+                     _copy(slot.labels[:report.count], self._pin)]
+            self._engine.ring.release(slot)
+            return batch
+        return list(self._engine.ring.lend(slot, report.count))
+
+    def _next_batch(self):
+        if self._engine is None:
+            return self._next_inline()
+        try:
+            return self._next_from_workers()
+        except StopIteration:
+            if not self._loader.persistent_workers:
+                self._engine.shutdown()
+            raise
+
+    # -- delivering them ---------------------------------------------------
+    def __next__(self):
+        if self._feed is None:
+            return self._next_batch()
+        if self._staged is None:
+            self._staged = self._feed.start(self._next_batch())
+        current = self._staged
+        try:
+            self._staged = self._feed.start(self._next_batch())
+        except StopIteration:
+            self._staged = None
+        return self._feed.finish(current)
+
+
+def _copy(t: torch.Tensor, pinned: bool) -> torch.Tensor:
+    out = torch.empty(t.shape, dtype=t.dtype, pin_memory=pinned)
+    return out.copy_(t)

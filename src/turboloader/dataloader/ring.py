@@ -1,0 +1,85 @@
+"""The shared-memory batch ring: where workers write batches for the main process.
+
+Slots are torch tensors in shared memory (file-descriptor sharing, so the
+names are unlinked at creation and a crash cannot leak a /dev/shm segment).
+Only the main process allocates slots; workers receive each slot once, with
+the task that first uses it.
+
+NOTE [ Handing out slots without copying ]
+A yielded batch is a view of its slot.  Before a slot is reused, the main
+process checks the slot storage's use count: if the user still holds the
+batch (or any view of it), the slot is retired (the user keeps that memory)
+and a fresh one takes its place.  So a yielded tensor is never overwritten,
+and in the usual loop, where the batch is dropped before the ring comes
+round, nothing is copied.  Where torch cannot report use counts, batches are
+copied out instead.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import torch
+
+_use_count = getattr(torch._C, "_storage_Use_Count", None)
+ZERO_COPY_SUPPORTED = _use_count is not None
+
+
+def _storage_refs(t: torch.Tensor) -> int:
+    return _use_count(t.untyped_storage()._cdata)
+
+
+@dataclass
+class Slot:
+    id: int
+    generation: int
+    images: torch.Tensor  # float32[capacity, 3, H, W], shared
+    labels: torch.Tensor  # int64[capacity], shared
+    refs_when_free: int = 0
+
+    @property
+    def capacity(self) -> int:
+        return self.images.shape[0]
+
+
+class BatchRing:
+    def __init__(self, size: int, sample_shape: tuple[int, ...]):
+        self.sample_shape = sample_shape
+        self._generations = itertools.count()
+        self._free: list[Slot] = []
+        self._lent: list[Slot] = []   # views handed to the user
+        self._ids = iter(range(size))
+        self.size = size
+
+    def _allocate(self, slot_id: int, capacity: int) -> Slot:
+        images = torch.empty((capacity, *self.sample_shape), dtype=torch.float32).share_memory_()
+        labels = torch.empty((capacity,), dtype=torch.int64).share_memory_()
+        return Slot(slot_id, next(self._generations), images, labels)
+
+    def acquire(self, capacity: int) -> Slot:
+        """A slot with room for ``capacity`` samples that nothing else uses."""
+        slot = self._free.pop() if self._free else None
+        if slot is None:
+            for k, lent in enumerate(self._lent):
+                if _storage_refs(lent.images) <= lent.refs_when_free:
+                    slot = self._lent.pop(k)
+                    break
+        if slot is None:
+            new_id = next(self._ids, None)
+            if new_id is None:  # every slot is still held by the user: retire the oldest
+                new_id = self._lent.pop(0).id
+            return self._allocate(new_id, capacity)
+        if slot.capacity < capacity:
+            return self._allocate(slot.id, capacity)
+        return slot
+
+    def release(self, slot: Slot) -> None:
+        """The slot's contents were copied out; it can be reused at once."""
+        self._free.append(slot)
+
+    def lend(self, slot: Slot, count: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Views of the slot's first ``count`` samples for the user (no copy); the
+        labels, being tiny, are copied.  See NOTE [ Handing out slots without copying ]."""
+        slot.refs_when_free = _storage_refs(slot.images)
+        self._lent.append(slot)
+        return slot.images[:count], slot.labels[:count].clone()

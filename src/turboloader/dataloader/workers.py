@@ -1,0 +1,94 @@
+"""The worker process: receives batch tasks, fills ring slots, reports back.
+
+NOTE [ Worker shutdown ]
+A worker exits on a None task, when its parent process is gone (checked
+every second while idle, as torch's ManagerWatchdog does), or when its
+task queue breaks.  It ignores SIGINT: a Ctrl-C reaches the whole process
+group, and the main process, which gets it too, decides what happens.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import random
+import signal
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch._utils import ExceptionWrapper
+from torch.utils.data._utils import worker as torch_worker
+
+from .batch_decoder import ImageFolderBatchDecoder, SampleFailure
+
+WATCHDOG_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Task:
+    epoch: int
+    batch_no: int
+    slot_id: int
+    generation: int
+    indices: list[int]
+    seed: int
+    slot_tensors: tuple[torch.Tensor, torch.Tensor] | None  # sent once per slot generation
+
+
+@dataclass(frozen=True)
+class Result:
+    epoch: int
+    batch_no: int
+    slot_id: int
+    worker_id: int
+    report: object  # BatchReport, or ExceptionWrapper on failure
+
+
+def _seed_worker(seed: int, worker_id: int) -> None:
+    # The same seeding as torch's own workers, so user code sees the same state.
+    random.seed(seed)
+    torch.manual_seed(seed)
+    generate = getattr(torch_worker, "_generate_state", None)
+    if generate is not None:
+        np.random.seed(generate(seed - worker_id, worker_id))
+
+
+def worker_loop(worker_id: int, num_workers: int, decoder: ImageFolderBatchDecoder,
+                tasks, results, seed: int, worker_init_fn, dataset, parent_pid: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # NOTE [ Worker shutdown ]
+    torch.set_num_threads(1)
+    where = f"in DataLoader worker process {worker_id} (pid {os.getpid()})"
+    try:
+        _seed_worker(seed, worker_id)
+        torch_worker._worker_info = torch_worker.WorkerInfo(
+            id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
+        if worker_init_fn is not None:
+            worker_init_fn(worker_id)
+    except Exception:
+        results.put(Result(-1, -1, -1, worker_id, ExceptionWrapper(sys.exc_info(), where=where)))
+        return
+
+    slots: dict[int, tuple[int, np.ndarray, np.ndarray]] = {}
+    while True:
+        try:
+            task = tasks.get(timeout=WATCHDOG_SECONDS)
+        except queue.Empty:
+            if os.getppid() != parent_pid:
+                return  # the main process is gone
+            continue
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        if task.slot_tensors is not None:
+            images, labels = task.slot_tensors
+            slots[task.slot_id] = (task.generation, images.numpy(), labels.numpy())
+        _, images, labels = slots[task.slot_id]
+        try:
+            report = decoder.decode(task.indices, task.seed, images, labels, where)
+        except SampleFailure as failure:
+            report = failure.wrapper
+        except Exception:
+            report = ExceptionWrapper(sys.exc_info(), where=where)
+        results.put(Result(task.epoch, task.batch_no, task.slot_id, worker_id, report))

@@ -1,0 +1,28 @@
+"""The C decode core's contract (see csrc/module.c)."""
+from collections.abc import Buffer
+
+MESSAGE_LENGTH: int
+"""Bytes per sample in the messages buffer."""
+PLAN_SIZE: int
+"""Bytes per record in the plans buffer (turboloader.decoders.jpeg.PLAN_DTYPE)."""
+
+def probe(data: Buffer, offsets: Buffer, info: Buffer, status: Buffer, messages: Buffer, /) -> None:
+    """Reads each sample's JPEG header.
+
+    data: the concatenated file bytes; offsets: int64[n + 1]; info: int32[n, 4]
+    (width, height, components, progressive); status: int32[n];
+    messages: uint8[n, MESSAGE_LENGTH].  Raises ValueError only for wrong buffers.
+    """
+
+def decode_batch(
+    data: Buffer, offsets: Buffer, plans: Buffer, out: Buffer, out_h: int, out_w: int,
+    lut: Buffer, max_pixels: int, status: Buffer, messages: Buffer, /,
+) -> None:
+    """Decodes n samples into out: float32 Tensor[n, 3, out_h, out_w].
+
+    plans: n PLAN_DTYPE records; lut: float32[3, 256].  Runs without the GIL.
+    A failed sample gets a non-zero status, a message and zeroed pixels; there
+    are no partial results.  Raises ValueError only for wrong buffers.
+    """
+
+def libjpeg_turbo_version() -> str: ...

@@ -1,0 +1,222 @@
+#include "jpeg_region.h"
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jpeglib.h>
+
+struct tl_error_mgr {
+    struct jpeg_error_mgr pub;
+    jmp_buf jump;
+    int warnings;
+    char message[JMSG_LENGTH_MAX];
+};
+
+struct tl_decoder {
+    struct jpeg_decompress_struct cinfo;
+    struct tl_error_mgr err;
+    uint8_t *buf;
+    size_t buf_size;
+};
+
+static void on_error_exit(j_common_ptr cinfo)
+{
+    struct tl_error_mgr *err = (struct tl_error_mgr *)cinfo->err;
+    (*cinfo->err->format_message)(cinfo, err->message);
+    longjmp(err->jump, 1);
+}
+
+static void on_emit_message(j_common_ptr cinfo, int level)
+{
+    struct tl_error_mgr *err = (struct tl_error_mgr *)cinfo->err;
+    if (level >= 0)
+        return; /* trace messages */
+    /* Keep the first warning: it names the first thing that went wrong. */
+    if (err->warnings++ == 0)
+        (*cinfo->err->format_message)(cinfo, err->message);
+}
+
+static void set_msg(char *msg, const char *text)
+{
+    if (msg) {
+        strncpy(msg, text, TL_MSG_LEN - 1);
+        msg[TL_MSG_LEN - 1] = '\0';
+    }
+}
+
+tl_decoder *tl_decoder_new(void)
+{
+    tl_decoder *d = calloc(1, sizeof(*d));
+    if (!d)
+        return NULL;
+    d->cinfo.err = jpeg_std_error(&d->err.pub);
+    d->err.pub.error_exit = on_error_exit;
+    d->err.pub.emit_message = on_emit_message;
+    if (setjmp(d->err.jump)) {
+        free(d);
+        return NULL;
+    }
+    jpeg_create_decompress(&d->cinfo);
+    return d;
+}
+
+void tl_decoder_free(tl_decoder *d)
+{
+    if (!d)
+        return;
+    jpeg_destroy_decompress(&d->cinfo);
+    free(d->buf);
+    free(d);
+}
+
+int tl_jpeg_has_eoi(const uint8_t *data, size_t size)
+{
+    /* Entropy-coded data never holds FF D9, so one in the tail is the EOI;
+     * padding and trailing frames (MPO) after it are tolerated. */
+    size_t start = size > 4096 ? size - 4096 : 0, i;
+    for (i = size; i-- > start + 1;)
+        if (data[i] == 0xD9 && data[i - 1] == 0xFF)
+            return 1;
+    return 0;
+}
+
+static int read_header(tl_decoder *d, const uint8_t *data, size_t size,
+                       tl_jpeg_info *info)
+{
+    struct jpeg_decompress_struct *cinfo = &d->cinfo;
+    jpeg_mem_src(cinfo, data, (unsigned long)size);
+    jpeg_read_header(cinfo, TRUE);
+    info->width = (int)cinfo->image_width;
+    info->height = (int)cinfo->image_height;
+    info->components = cinfo->num_components;
+    info->colorspace = (int)cinfo->jpeg_color_space;
+    info->progressive = cinfo->progressive_mode ? 1 : 0;
+    switch (cinfo->jpeg_color_space) {
+    case JCS_GRAYSCALE:
+    case JCS_YCbCr:
+    case JCS_RGB:
+        return TL_OK;
+    default:
+        return TL_UNSUPPORTED; /* CMYK/YCCK: Pillow converts those itself */
+    }
+}
+
+int tl_jpeg_probe(tl_decoder *d, const uint8_t *data, size_t size,
+                  tl_jpeg_info *info, char *msg)
+{
+    int status;
+    memset(info, 0, sizeof(*info));
+    d->err.warnings = 0;
+    if (setjmp(d->err.jump)) {
+        jpeg_abort_decompress(&d->cinfo);
+        set_msg(msg, d->err.message);
+        return TL_ERROR;
+    }
+    status = read_header(d, data, size, info);
+    jpeg_abort_decompress(&d->cinfo);
+    if (status == TL_UNSUPPORTED)
+        set_msg(msg, "colour space not handled by the fast path (CMYK/YCCK)");
+    return status;
+}
+
+int tl_jpeg_decode_region(tl_decoder *d, const uint8_t *data, size_t size,
+                          int scale_denom, int x0, int y0, int x1, int y1,
+                          int64_t max_pixels, tl_region *out, char *msg)
+{
+    struct jpeg_decompress_struct *cinfo = &d->cinfo;
+    tl_jpeg_info info;
+    JDIMENSION xoff, width;
+    int status, rows;
+    size_t stride, need;
+
+    d->err.warnings = 0;
+    if (!tl_jpeg_has_eoi(data, size)) {
+        set_msg(msg, "no EOI marker: the file looks truncated");
+        return TL_WARNING;
+    }
+    if (setjmp(d->err.jump)) {
+        jpeg_abort_decompress(cinfo);
+        set_msg(msg, d->err.message);
+        return TL_ERROR;
+    }
+    status = read_header(d, data, size, &info);
+    if (status != TL_OK) {
+        jpeg_abort_decompress(cinfo);
+        set_msg(msg, "colour space not handled by the fast path (CMYK/YCCK)");
+        return status;
+    }
+    if ((int64_t)info.width * info.height > max_pixels) {
+        jpeg_abort_decompress(cinfo);
+        snprintf(msg, TL_MSG_LEN, "image of %dx%d pixels exceeds the limit of %lld",
+                 info.width, info.height, (long long)max_pixels);
+        return TL_TOO_LARGE;
+    }
+    cinfo->out_color_space = JCS_RGB; /* grey is replicated, as PIL's convert does */
+    cinfo->scale_num = 1;
+    cinfo->scale_denom = (unsigned)scale_denom;
+    cinfo->dct_method = JDCT_ISLOW;    /* Pillow's default */
+    cinfo->do_fancy_upsampling = TRUE; /* Pillow's default */
+    jpeg_start_decompress(cinfo);
+
+    out->scaled_width = (int)cinfo->output_width;
+    out->scaled_height = (int)cinfo->output_height;
+    if (x0 < 0)
+        x0 = 0;
+    if (y0 < 0)
+        y0 = 0;
+    if (x1 > out->scaled_width)
+        x1 = out->scaled_width;
+    if (y1 > out->scaled_height)
+        y1 = out->scaled_height;
+    if (x1 <= x0 || y1 <= y0) {
+        jpeg_abort_decompress(cinfo);
+        set_msg(msg, "empty decode region (plan does not fit the image)");
+        return TL_ERROR;
+    }
+    xoff = (JDIMENSION)x0;
+    width = (JDIMENSION)(x1 - x0);
+    if (width < cinfo->output_width)
+        jpeg_crop_scanline(cinfo, &xoff, &width); /* widens to iMCU bounds */
+
+    rows = y1 - y0;
+    stride = (size_t)cinfo->output_width * 3;
+    need = stride * (size_t)rows;
+    if (need > d->buf_size) {
+        uint8_t *nb = realloc(d->buf, need);
+        if (!nb) {
+            jpeg_abort_decompress(cinfo);
+            set_msg(msg, "out of memory for the decode region");
+            return TL_NO_MEMORY;
+        }
+        d->buf = nb;
+        d->buf_size = need;
+    }
+    if (y0 > 0)
+        jpeg_skip_scanlines(cinfo, (JDIMENSION)y0);
+    while ((int)cinfo->output_scanline < y1) {
+        JSAMPROW row = d->buf + (size_t)((int)cinfo->output_scanline - y0) * stride;
+        if (jpeg_read_scanlines(cinfo, &row, 1) != 1)
+            break;
+    }
+    rows = (int)cinfo->output_scanline - y0;
+    /* Stop here: the rows below the crop are never decoded. */
+    jpeg_abort_decompress(cinfo);
+
+    out->pixels = d->buf;
+    out->stride = stride;
+    out->x0 = (int)xoff;
+    out->y0 = y0;
+    out->cols = (int)width;
+    out->rows = rows;
+    if (d->err.warnings) {
+        set_msg(msg, d->err.message);
+        return TL_WARNING;
+    }
+    if (rows != y1 - y0) {
+        set_msg(msg, "decoder returned fewer rows than requested");
+        return TL_ERROR;
+    }
+    return TL_OK;
+}

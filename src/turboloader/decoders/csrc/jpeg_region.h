@@ -1,0 +1,58 @@
+/* Region decoding with libjpeg-turbo: header probe, DCT-domain scaling, and
+ * decoding only the rows and columns a crop needs (jpeg_crop_scanline +
+ * jpeg_skip_scanlines, stopping after the last needed row).  No Python here.
+ */
+#ifndef TL_JPEG_REGION_H
+#define TL_JPEG_REGION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TL_MSG_LEN 160
+
+/* Per-sample status codes, mirrored in turboloader/decoders/status.py. */
+enum {
+    TL_OK = 0,
+    TL_SKIPPED = 1,      /* the plan asked for the Python path */
+    TL_UNSUPPORTED = 2,  /* valid input this core does not decode (CMYK, ...) */
+    TL_ERROR = 3,        /* libjpeg refused the data */
+    TL_WARNING = 4,      /* libjpeg decoded with a warning (corrupt data) */
+    TL_TOO_LARGE = 5,    /* header claims more pixels than allowed */
+    TL_NO_MEMORY = 6
+};
+
+typedef struct {
+    int width, height, components, colorspace, progressive;
+} tl_jpeg_info;
+
+typedef struct tl_decoder tl_decoder;
+
+/* One decoder per thread; reuse it across the samples of a batch. */
+tl_decoder *tl_decoder_new(void);
+void tl_decoder_free(tl_decoder *d);
+
+/* Reads the header only.  Returns a status; msg gets a short text. */
+int tl_jpeg_probe(tl_decoder *d, const uint8_t *data, size_t size,
+                  tl_jpeg_info *info, char *msg);
+
+/* A decoded block of the (scaled) image: rows [y0, y0+rows) and columns
+ * [x0, x0+cols), RGB, `stride` bytes per row.  The buffer belongs to the
+ * decoder and stays valid until its next decode. */
+typedef struct {
+    const uint8_t *pixels;
+    size_t stride;
+    int x0, y0, cols, rows;
+    int scaled_width, scaled_height;
+} tl_region;
+
+/* Decodes at 1/scale_denom (1, 2, 4 or 8) at least the block [x0,x1) x
+ * [y0,y1) of the scaled image; the returned block may start further left
+ * (iMCU alignment).  Refuses images over max_pixels before allocating. */
+int tl_jpeg_decode_region(tl_decoder *d, const uint8_t *data, size_t size,
+                          int scale_denom, int x0, int y0, int x1, int y1,
+                          int64_t max_pixels, tl_region *out, char *msg);
+
+/* True when the data ends with an EOI marker (tolerating trailing bytes). */
+int tl_jpeg_has_eoi(const uint8_t *data, size_t size);
+
+#endif

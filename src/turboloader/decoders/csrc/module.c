@@ -1,0 +1,168 @@
+/* The only file that includes Python.h: argument parsing, buffer checks,
+ * and the GIL released around each whole-batch call.  Built against the
+ * stable ABI (3.11+), so one build serves every later CPython. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <jpeglib.h>
+
+#include "jpeg_region.h"
+#include "pipeline.h"
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+typedef struct {
+    Py_buffer data, offsets, plans, out, lut, status, messages;
+} batch_buffers;
+
+static void release_all(Py_buffer *bufs, int count)
+{
+    int i;
+    for (i = 0; i < count; i++)
+        if (bufs[i].obj)
+            PyBuffer_Release(&bufs[i]);
+}
+
+/* Validates the concatenated-bytes input shared by both calls and returns the
+ * sample count, or -1 with an exception set. */
+static Py_ssize_t check_inputs(Py_buffer *data, Py_buffer *offsets)
+{
+    const int64_t *off = (const int64_t *)offsets->buf;
+    Py_ssize_t n, i;
+    if (offsets->len % (Py_ssize_t)sizeof(int64_t) != 0 ||
+        offsets->len < (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "offsets must be a non-empty int64 buffer of n + 1 entries");
+        return -1;
+    }
+    n = offsets->len / (Py_ssize_t)sizeof(int64_t) - 1;
+    for (i = 0; i <= n; i++) {
+        if (off[i] < 0 || off[i] > data->len || (i > 0 && off[i] < off[i - 1])) {
+            PyErr_Format(PyExc_ValueError,
+                         "offsets[%zd] = %lld is outside the %zd-byte data buffer "
+                         "or not increasing",
+                         i, (long long)off[i], data->len);
+            return -1;
+        }
+    }
+    return n;
+}
+
+static int check_size(Py_buffer *b, Py_ssize_t expected, const char *name)
+{
+    if (b->len != expected) {
+        PyErr_Format(PyExc_ValueError, "%s is a %zd-byte buffer, expected %zd bytes",
+                     name, b->len, expected);
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(probe_doc,
+"probe(data, offsets, info, status, messages) -> None\n\n"
+"Reads the JPEG header of each sample data[offsets[i]:offsets[i+1]].\n"
+"Fills info int32[n, 4] (width, height, components, progressive),\n"
+"status int32[n] and messages uint8[n, MESSAGE_LENGTH].");
+
+static PyObject *py_probe(PyObject *self, PyObject *args)
+{
+    Py_buffer b[5] = {{0}};
+    Py_ssize_t n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*w*w*w*:probe", &b[0], &b[1], &b[2], &b[3], &b[4]))
+        return NULL;
+    n = check_inputs(&b[0], &b[1]);
+    if (n < 0 || check_size(&b[2], n * 4 * (Py_ssize_t)sizeof(int32_t), "info") ||
+        check_size(&b[3], n * (Py_ssize_t)sizeof(int32_t), "status") ||
+        check_size(&b[4], n * TL_MSG_LEN, "messages")) {
+        release_all(b, 5);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    tl_probe_batch(b[0].buf, b[1].buf, (int)n, b[2].buf, b[3].buf, b[4].buf);
+    Py_END_ALLOW_THREADS
+    release_all(b, 5);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(decode_batch_doc,
+"decode_batch(data, offsets, plans, out, out_h, out_w, lut, max_pixels,\n"
+"             status, messages) -> None\n\n"
+"Decodes, resamples, flips and normalizes n samples into out, a float32\n"
+"buffer of n * 3 * out_h * out_w values (Tensor[n, 3, out_h, out_w]).\n"
+"plans holds n PLAN_DTYPE records, lut float32[3, 256].  A sample that\n"
+"fails gets a non-zero status, a message, and zeroed pixels; the call\n"
+"raises only when its buffers are wrong.");
+
+static PyObject *py_decode_batch(PyObject *self, PyObject *args)
+{
+    Py_buffer b[7] = {{0}};
+    int out_h, out_w;
+    long long max_pixels;
+    Py_ssize_t n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*iiy*Lw*w*:decode_batch", &b[0], &b[1], &b[2],
+                          &b[3], &out_h, &out_w, &b[4], &max_pixels, &b[5], &b[6]))
+        return NULL;
+    n = check_inputs(&b[0], &b[1]);
+    if (n >= 0 && (out_h <= 0 || out_w <= 0 || max_pixels <= 0)) {
+        PyErr_Format(PyExc_ValueError,
+                     "out_h, out_w and max_pixels must be positive, got %d, %d, %lld",
+                     out_h, out_w, max_pixels);
+        n = -1;
+    }
+    if (n < 0 || check_size(&b[2], n * (Py_ssize_t)sizeof(tl_plan), "plans") ||
+        check_size(&b[3], n * 3 * (Py_ssize_t)out_h * out_w * (Py_ssize_t)sizeof(float),
+                   "out") ||
+        check_size(&b[4], 3 * 256 * (Py_ssize_t)sizeof(float), "lut") ||
+        check_size(&b[5], n * (Py_ssize_t)sizeof(int32_t), "status") ||
+        check_size(&b[6], n * TL_MSG_LEN, "messages")) {
+        release_all(b, 7);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    tl_decode_batch(b[0].buf, b[1].buf, b[2].buf, (int)n, b[3].buf, out_h, out_w,
+                    b[4].buf, (int64_t)max_pixels, b[5].buf, b[6].buf);
+    Py_END_ALLOW_THREADS
+    release_all(b, 7);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_libjpeg_turbo_version(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+#ifdef LIBJPEG_TURBO_VERSION
+    return PyUnicode_FromString(STR(LIBJPEG_TURBO_VERSION));
+#else
+    return PyUnicode_FromString("unknown");
+#endif
+}
+
+static PyMethodDef methods[] = {
+    {"probe", py_probe, METH_VARARGS, probe_doc},
+    {"decode_batch", py_decode_batch, METH_VARARGS, decode_batch_doc},
+    {"libjpeg_turbo_version", py_libjpeg_turbo_version, METH_NOARGS,
+     "The libjpeg-turbo version this module was built against."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_jpeg",
+    "C decode core of turboloader (see _jpeg.pyi for the contract).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__jpeg(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    if (PyModule_AddIntConstant(m, "MESSAGE_LENGTH", TL_MSG_LEN) ||
+        PyModule_AddIntConstant(m, "PLAN_SIZE", (long)sizeof(tl_plan))) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

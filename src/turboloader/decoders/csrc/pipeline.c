@@ -1,0 +1,204 @@
+#include "pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "resample.h"
+
+/* Decode this many pixels beyond what the filter taps need, so that edge
+ * effects of fancy upsampling at a cropped border never reach them. */
+#define TL_MARGIN 2
+
+typedef struct {
+    uint8_t *a, *b, *c;
+    size_t a_size, b_size, c_size;
+    int32_t *acc;
+    size_t acc_size;
+} tl_scratch;
+
+static int grow(void **p, size_t *have, size_t need)
+{
+    void *np;
+    if (need <= *have)
+        return 0;
+    np = realloc(*p, need);
+    if (!np)
+        return -1;
+    *p = np;
+    *have = need;
+    return 0;
+}
+
+static void scratch_free(tl_scratch *s)
+{
+    free(s->a);
+    free(s->b);
+    free(s->c);
+    free(s->acc);
+}
+
+static int plan_is_valid(const tl_plan *p, int out_h, int out_w)
+{
+    const tl_axis *ax[2] = {&p->x, &p->y};
+    int n[2] = {out_w, out_h}, i;
+    if (p->scale_denom != 1 && p->scale_denom != 2 && p->scale_denom != 4 &&
+        p->scale_denom != 8)
+        return 0;
+    for (i = 0; i < 2; i++) {
+        const tl_axis *a = ax[i];
+        if (a->src_lo < 0 || a->src_size <= 0 || a->out_size <= 0 ||
+            a->out_start < 0 || a->out_start + n[i] > a->out_size ||
+            !(a->in0 >= 0.0) || !(a->in1 > a->in0) || a->in1 > a->src_size)
+            return 0;
+    }
+    return 1;
+}
+
+static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
+                      size_t size, const tl_plan *p, float *out, int out_h,
+                      int out_w, const float *lut, int64_t max_pixels,
+                      char *msg)
+{
+    tl_coeffs cx, cy;
+    tl_region r;
+    int xlo, xhi, ylo, yhi, status, rows_needed, y, x, ch;
+    size_t plane = (size_t)out_h * out_w;
+
+    if (!plan_is_valid(p, out_h, out_w)) {
+        snprintf(msg, TL_MSG_LEN, "invalid sample plan");
+        return TL_ERROR;
+    }
+    if (tl_coeffs_compute(&cx, p->x.src_size, p->x.in0, p->x.in1, p->x.out_size,
+                          p->x.out_start, out_w) ||
+        tl_coeffs_compute(&cy, p->y.src_size, p->y.in0, p->y.in1, p->y.out_size,
+                          p->y.out_start, out_h)) {
+        tl_coeffs_free(&cx);
+        snprintf(msg, TL_MSG_LEN, "out of memory for resample coefficients");
+        return TL_NO_MEMORY;
+    }
+    tl_coeffs_span(&cx, &xlo, &xhi);
+    tl_coeffs_span(&cy, &ylo, &yhi);
+    status = tl_jpeg_decode_region(
+        dec, data, size, p->scale_denom, p->x.src_lo + xlo - TL_MARGIN,
+        p->y.src_lo + ylo - TL_MARGIN, p->x.src_lo + xhi + TL_MARGIN,
+        p->y.src_lo + yhi + TL_MARGIN, max_pixels, &r, msg);
+    if (status == TL_OK &&
+        (p->x.src_lo + p->x.src_size > r.scaled_width ||
+         p->y.src_lo + p->y.src_size > r.scaled_height ||
+         p->x.src_lo + xlo < r.x0 || p->x.src_lo + xhi > r.x0 + r.cols ||
+         p->y.src_lo + ylo < r.y0 || p->y.src_lo + yhi > r.y0 + r.rows)) {
+        snprintf(msg, TL_MSG_LEN, "sample plan does not fit the %dx%d decoded image",
+                 r.scaled_width, r.scaled_height);
+        status = TL_ERROR;
+    }
+    if (status != TL_OK)
+        goto done;
+
+    rows_needed = r.rows;
+    /* a: the region transposed, one row per source column; later the output. */
+    /* b: horizontal pass output, one row per output column. */
+    /* c: b transposed back, one row per source row. */
+    if (grow((void **)&s->a, &s->a_size,
+             (size_t)3 * (r.cols * (size_t)rows_needed > (size_t)out_h * out_w
+                              ? r.cols * (size_t)rows_needed
+                              : (size_t)out_h * out_w)) ||
+        grow((void **)&s->b, &s->b_size, (size_t)out_w * rows_needed * 3) ||
+        grow((void **)&s->c, &s->c_size, (size_t)rows_needed * out_w * 3) ||
+        grow((void **)&s->acc, &s->acc_size,
+             sizeof(int32_t) * 3 * (size_t)(rows_needed > out_w ? rows_needed : out_w))) {
+        snprintf(msg, TL_MSG_LEN, "out of memory for resample buffers");
+        status = TL_NO_MEMORY;
+        goto done;
+    }
+    tl_transpose_rgb(r.pixels, r.stride, rows_needed, r.cols, s->a,
+                     (size_t)rows_needed * 3);
+    /* Taps index the source window; make them index the decoded block. */
+    tl_coeffs_shift(&cx, p->x.src_lo - r.x0);
+    tl_coeffs_shift(&cy, p->y.src_lo - r.y0);
+    tl_filter_rows(s->a,
+                   (size_t)rows_needed * 3, rows_needed * 3, &cx, s->b,
+                   (size_t)rows_needed * 3, s->acc);
+    tl_transpose_rgb(s->b, (size_t)rows_needed * 3, out_w, rows_needed, s->c,
+                     (size_t)out_w * 3);
+    /* Vertical pass into a: out_h rows of out_w RGB pixels. */
+    tl_filter_rows(s->c,
+                   (size_t)out_w * 3, out_w * 3, &cy, s->a, (size_t)out_w * 3,
+                   s->acc);
+    for (ch = 0; ch < 3; ch++) {
+        const float *l = lut + ch * 256;
+        float *dst = out + ch * plane;
+        for (y = 0; y < out_h; y++) {
+            const uint8_t *src = s->a + (size_t)y * out_w * 3 + ch;
+            float *row = dst + (size_t)y * out_w;
+            if (p->flip)
+                for (x = 0; x < out_w; x++)
+                    row[out_w - 1 - x] = l[src[x * 3]];
+            else
+                for (x = 0; x < out_w; x++)
+                    row[x] = l[src[x * 3]];
+        }
+    }
+done:
+    tl_coeffs_free(&cx);
+    tl_coeffs_free(&cy);
+    return status;
+}
+
+void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
+                     const tl_plan *plans, int n, float *out, int out_h,
+                     int out_w, const float *lut, int64_t max_pixels,
+                     int32_t *status, char *messages)
+{
+    tl_scratch s;
+    tl_decoder *dec = tl_decoder_new();
+    size_t sample = (size_t)3 * out_h * out_w;
+    int i;
+
+    memset(&s, 0, sizeof(s));
+    for (i = 0; i < n; i++) {
+        char *msg = messages + (size_t)i * TL_MSG_LEN;
+        float *dst = out + (size_t)i * sample;
+        msg[0] = '\0';
+        if (plans[i].skip) {
+            status[i] = TL_SKIPPED;
+        } else if (!dec) {
+            snprintf(msg, TL_MSG_LEN, "out of memory for the JPEG decoder");
+            status[i] = TL_NO_MEMORY;
+        } else {
+            status[i] = run_sample(dec, &s, data + offsets[i],
+                                   (size_t)(offsets[i + 1] - offsets[i]), &plans[i],
+                                   dst, out_h, out_w, lut, max_pixels, msg);
+        }
+        /* Never leave a previous batch's pixels in a failed sample's slot. */
+        if (status[i] != TL_OK)
+            memset(dst, 0, sample * sizeof(float));
+    }
+    scratch_free(&s);
+    tl_decoder_free(dec);
+}
+
+void tl_probe_batch(const uint8_t *data, const int64_t *offsets, int n,
+                    int32_t *info, int32_t *status, char *messages)
+{
+    tl_decoder *dec = tl_decoder_new();
+    int i;
+    for (i = 0; i < n; i++) {
+        tl_jpeg_info ji;
+        char *msg = messages + (size_t)i * TL_MSG_LEN;
+        msg[0] = '\0';
+        if (!dec) {
+            snprintf(msg, TL_MSG_LEN, "out of memory for the JPEG decoder");
+            status[i] = TL_NO_MEMORY;
+            memset(info + 4 * i, 0, 4 * sizeof(int32_t));
+            continue;
+        }
+        status[i] = tl_jpeg_probe(dec, data + offsets[i],
+                                  (size_t)(offsets[i + 1] - offsets[i]), &ji, msg);
+        info[4 * i] = ji.width;
+        info[4 * i + 1] = ji.height;
+        info[4 * i + 2] = ji.components;
+        info[4 * i + 3] = ji.progressive;
+    }
+    tl_decoder_free(dec);
+}

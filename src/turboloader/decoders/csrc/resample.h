@@ -1,0 +1,50 @@
+/* Pillow-compatible separable bilinear resampling on 8-bit RGB rows.
+ *
+ * Reproduces Pillow's ImagingResample (Resample.c) for the BILINEAR filter:
+ * double-precision coefficients with antialiasing support scaling, converted
+ * to 22-bit fixed point, an 8-bit intermediate between the two passes, and
+ * the same rounding.  Given the same decoded pixels the output is bit-exact
+ * with PIL's Image.resize, which is what torchvision uses for PIL images.
+ *
+ * Both passes are written as one "filter down the rows" primitive; the
+ * horizontal pass runs it on a transposed buffer, so that every inner loop
+ * runs over contiguous memory and vectorises.  No Python here.
+ */
+#ifndef TL_RESAMPLE_H
+#define TL_RESAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    int ksize;        /* taps reserved per output sample */
+    int n;            /* output samples described */
+    int *bounds;      /* [n][2]: first input index, number of taps */
+    int32_t *kk;      /* [n][ksize]: fixed-point weights */
+} tl_coeffs;
+
+/* Coefficients for output samples [out_start, out_start + n) of a resize of
+ * an axis of in_size samples, box [in0, in1), to out_size samples.  Taps are
+ * clamped to [0, in_size) exactly as Pillow clamps to the image it resizes.
+ * Returns 0, or -1 when out of memory or arguments are invalid. */
+int tl_coeffs_compute(tl_coeffs *c, int in_size, double in0, double in1,
+                      int out_size, int out_start, int n);
+void tl_coeffs_free(tl_coeffs *c);
+
+/* Smallest and one-past-largest input index used by any output sample. */
+void tl_coeffs_span(const tl_coeffs *c, int *lo, int *hi);
+
+/* Adds delta to every first-tap index (re-bases taps onto another buffer). */
+void tl_coeffs_shift(tl_coeffs *c, int delta);
+
+/* dst row o = clip8(sum_t src row (bounds[o].first + t) * kk[o][t]).
+ * Rows are row_len bytes; acc is scratch for row_len int32 values. */
+void tl_filter_rows(const uint8_t *src, size_t src_stride, int row_len,
+                    const tl_coeffs *c, uint8_t *dst, size_t dst_stride,
+                    int32_t *acc);
+
+/* dst[x][y*3 + ch] = src[y][x*3 + ch] for an RGB block of rows x cols. */
+void tl_transpose_rgb(const uint8_t *src, size_t src_stride, int rows, int cols,
+                      uint8_t *dst, size_t dst_stride);
+
+#endif

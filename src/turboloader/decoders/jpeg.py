@@ -1,0 +1,84 @@
+"""Python face of the C decode core: buffer layouts and batch calls.
+
+Python owns every buffer; the C side (``_jpeg``) only fills them.  See
+``_jpeg.pyi`` for the call contract and ``csrc/`` for the implementation.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _jpeg
+
+MESSAGE_LENGTH = _jpeg.MESSAGE_LENGTH
+
+_AXIS = [("in0", "<f8"), ("in1", "<f8"), ("src_lo", "<i4"), ("src_size", "<i4"),
+         ("out_size", "<i4"), ("out_start", "<i4")]
+#: One record per sample; mirrors ``tl_plan`` in csrc/pipeline.h.
+PLAN_DTYPE = np.dtype([("skip", "<i4"), ("scale_denom", "<i4"), ("flip", "<i4"),
+                       ("reserved", "<i4"), ("x", _AXIS), ("y", _AXIS)])
+assert PLAN_DTYPE.itemsize == _jpeg.PLAN_SIZE, "PLAN_DTYPE does not match tl_plan"
+
+#: Refuse headers above this many pixels, as PIL's DecompressionBombError does
+#: (twice Image.MAX_IMAGE_PIXELS); such samples go to PIL, which raises.
+DEFAULT_MAX_PIXELS = 2 * 89_478_485
+
+
+@dataclass(frozen=True)
+class EncodedBatch:
+    """The file bytes of a batch, concatenated: sample i is data[offsets[i]:offsets[i+1]]."""
+
+    data: bytes
+    offsets: np.ndarray  # int64[n + 1]
+
+    @classmethod
+    def from_files(cls, contents: list[bytes]) -> "EncodedBatch":
+        offsets = np.zeros(len(contents) + 1, dtype=np.int64)
+        np.cumsum([len(c) for c in contents], out=offsets[1:])
+        return cls(b"".join(contents), offsets)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+
+def _messages_to_text(messages: np.ndarray) -> list[str]:
+    return [bytes(row).split(b"\0", 1)[0].decode("utf-8", "replace") for row in messages]
+
+
+def probe(batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Headers of a batch: (info int32[n, 4] = width, height, components,
+    progressive; status int32[n]; messages)."""
+    n = len(batch)
+    info = np.zeros((n, 4), dtype=np.int32)
+    status = np.zeros(n, dtype=np.int32)
+    messages = np.zeros((n, MESSAGE_LENGTH), dtype=np.uint8)
+    _jpeg.probe(batch.data, batch.offsets, info, status, messages)
+    return info, status, _messages_to_text(messages)
+
+
+def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray, lut: np.ndarray,
+                 max_pixels: int = DEFAULT_MAX_PIXELS) -> tuple[np.ndarray, list[str]]:
+    """Runs the fused pipeline for a batch into ``out`` (float32[n, 3, H, W]).
+
+    Returns (status int32[n], messages).  Failed samples are zero-filled and
+    must be completed by the caller; there are no partial results.
+    """
+    n = len(batch)
+    if plans.dtype != PLAN_DTYPE or plans.shape != (n,):
+        raise ValueError(f"plans must be PLAN_DTYPE[{n}], got {plans.dtype}{plans.shape}")
+    if out.dtype != np.float32 or out.ndim != 4 or out.shape[:2] != (n, 3) \
+            or not out.flags.c_contiguous:
+        raise ValueError(f"out must be C-contiguous float32[{n}, 3, H, W], got "
+                         f"{out.dtype}{out.shape}")
+    lut = np.ascontiguousarray(lut, dtype=np.float32)
+    status = np.zeros(n, dtype=np.int32)
+    messages = np.zeros((n, MESSAGE_LENGTH), dtype=np.uint8)
+    _jpeg.decode_batch(batch.data, batch.offsets, np.ascontiguousarray(plans), out,
+                       out.shape[2], out.shape[3], lut, int(max_pixels), status, messages)
+    return status, _messages_to_text(messages)
+
+
+def libjpeg_turbo_version() -> str:
+    """The libjpeg-turbo version the C core was built against."""
+    return _jpeg.libjpeg_turbo_version()

@@ -1,0 +1,43 @@
+"""Counter-based random numbers: uniforms that depend only on (seed, index, slot).
+
+Every random decision about a sample is a pure function of the epoch's seed,
+the sample's dataset index and a fixed slot number, so a sample gets the same
+crop and flip whichever worker handles it, in whatever order, with any
+``num_workers``.  The mixer is SplitMix64 (Steele, Lea & Flood 2014), vectorised
+over numpy uint64 arrays.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_MASK = (1 << 64) - 1
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    x = x + _GOLDEN
+    x = (x ^ (x >> np.uint64(30))) * _M1
+    x = (x ^ (x >> np.uint64(27))) * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+def epoch_seed(base_seed: int, epoch: int) -> int:
+    """One 64-bit key per (base seed, epoch)."""
+    with np.errstate(over="ignore"):
+        a = _mix(np.array([base_seed & _MASK], dtype=np.uint64))
+        b = _mix(a ^ np.array([epoch & _MASK], dtype=np.uint64))
+    return int(b[0])
+
+
+def uniforms(seed: int, indices: np.ndarray, count: int) -> np.ndarray:
+    """float64[len(indices), count] in [0, 1): slot k of sample ``indices[i]``."""
+    idx = np.asarray(indices, dtype=np.int64).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        key = _mix(np.array([seed & _MASK], dtype=np.uint64))
+        per_sample = _mix(key ^ _mix(idx))
+        slots = np.arange(1, count + 1, dtype=np.uint64) * _GOLDEN
+        bits = _mix(per_sample[:, None] + slots[None, :])
+    # 53 random bits -> a double in [0, 1), as numpy's own generators do.
+    return (bits >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
