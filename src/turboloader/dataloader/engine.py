@@ -54,12 +54,11 @@ def _shutdown(workers, task_queues, result_queue) -> None:
 
 
 class Engine:
-    def __init__(self, decoder: ImageFolderBatchDecoder, *, num_workers: int,
+    def __init__(self, decoder: ImageFolderBatchDecoder, ring: BatchRing, *, num_workers: int,
                  prefetch_factor: int, context, base_seed: int, worker_init_fn, dataset):
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
-        # in flight + the batch the user holds + one being handed over
-        self.ring = BatchRing(num_workers * prefetch_factor + 2, decoder.sample_shape)
+        self.ring = ring  # outlives the engine: its pages stay mapped from epoch to epoch
         self.outstanding = [0] * num_workers
         self._next_worker = itertools.cycle(range(num_workers))
         self._seen: list[dict[int, int]] = [{} for _ in range(num_workers)]  # slot -> generation
@@ -83,6 +82,10 @@ class Engine:
 
     def shutdown(self) -> None:
         self._finalizer()
+        # Slots a dead worker may have been writing are not trusted again.
+        for slot in self._in_flight.values():
+            self.ring.discard(slot)
+        self._in_flight.clear()
 
     def has_room(self) -> bool:
         return min(self.outstanding) < self.prefetch_factor

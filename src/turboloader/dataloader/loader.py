@@ -16,6 +16,7 @@ from .eligibility import Eligibility, evaluate, fallback_message
 from .engine import Engine
 from .file_table import FileTable
 from .iterator import AcceleratedIterator
+from .ring import BatchRing
 
 _LG = logging.getLogger("turboloader")
 _TORCH_HAS_IN_ORDER = "in_order" in inspect.signature(torch.utils.data.DataLoader.__init__).parameters
@@ -64,6 +65,7 @@ class DataLoader(torch.utils.data.DataLoader):
         self.python_path_samples = 0
         self._epochs = 0
         self._engine: Engine | None = None
+        self._ring: BatchRing | None = None
         self._current: AcceleratedIterator | None = None
         self._pin_note_given = False
         self.eligibility: Eligibility = evaluate(
@@ -95,8 +97,12 @@ class DataLoader(torch.utils.data.DataLoader):
         if self._engine is not None and self._engine.alive and self.persistent_workers:
             return self._engine
         context = self.multiprocessing_context or torch.multiprocessing
-        self._engine = Engine(self._batch_decoder, num_workers=self.num_workers,
-                              prefetch_factor=self.prefetch_factor or 2, context=context,
+        prefetch = self.prefetch_factor or 2
+        if self._ring is None:
+            self._ring = BatchRing(BatchRing.slots_for(self.num_workers, prefetch),
+                                   self._batch_decoder.sample_shape, self.batch_size or 1)
+        self._engine = Engine(self._batch_decoder, self._ring, num_workers=self.num_workers,
+                              prefetch_factor=prefetch, context=context,
                               base_seed=base_seed, worker_init_fn=self.worker_init_fn,
                               dataset=self.dataset)
         return self._engine

@@ -43,15 +43,17 @@ class Slot:
 
 
 class BatchRing:
-    def __init__(self, size: int, sample_shape: tuple[int, ...]):
+    def __init__(self, size: int, sample_shape: tuple[int, ...], capacity: int = 1):
         self.sample_shape = sample_shape
+        self.capacity = capacity  # samples per slot; grows to the largest batch seen
         self._generations = itertools.count()
         self._free: list[Slot] = []
         self._lent: list[Slot] = []   # views handed to the user
-        self._ids = iter(range(size))
+        self._spare_ids = list(range(size))
         self.size = size
 
     def _allocate(self, slot_id: int, capacity: int) -> Slot:
+        self.capacity = capacity = max(capacity, self.capacity)
         images = torch.empty((capacity, *self.sample_shape), dtype=torch.float32).share_memory_()
         labels = torch.empty((capacity,), dtype=torch.int64).share_memory_()
         return Slot(slot_id, next(self._generations), images, labels)
@@ -65,13 +67,22 @@ class BatchRing:
                     slot = self._lent.pop(k)
                     break
         if slot is None:
-            new_id = next(self._ids, None)
+            new_id = self._spare_ids.pop() if self._spare_ids else None
             if new_id is None:  # every slot is still held by the user: retire the oldest
                 new_id = self._lent.pop(0).id
             return self._allocate(new_id, capacity)
         if slot.capacity < capacity:
             return self._allocate(slot.id, capacity)
         return slot
+
+    @staticmethod
+    def slots_for(num_workers: int, prefetch_factor: int) -> int:
+        # in flight + the batch the user holds + one being handed over
+        return num_workers * prefetch_factor + 2
+
+    def discard(self, slot: Slot) -> None:
+        """Forgets a slot whose contents are unknown; its id gets a fresh slot."""
+        self._spare_ids.append(slot.id)
 
     def release(self, slot: Slot) -> None:
         """The slot's contents were copied out; it can be reused at once."""

@@ -59,7 +59,9 @@ def _pair(size, what: str) -> tuple[int, int]:
 
 def _check_bilinear(t) -> None:
     mode = getattr(t, "interpolation", InterpolationMode.BILINEAR)
-    if mode not in (InterpolationMode.BILINEAR, Image.BILINEAR):
+    # v1 keeps an InterpolationMode, v2 may keep its string value or a PIL constant
+    if mode not in (InterpolationMode.BILINEAR, InterpolationMode.BILINEAR.value,
+                    Image.BILINEAR):
         raise NotLowerable(
             f"{type(t).__name__}(interpolation={mode}) is not lowered: only bilinear "
             "(torchvision's default) is; drop the interpolation argument")

@@ -1,0 +1,70 @@
+"""Shared fixtures: the real-image corpus in ../shared/data (skipped cleanly when
+absent) and small generated ImageFolders."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from torchvision import transforms as T
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+
+
+def shared(sub: str) -> Path:
+    path = SHARED_DATA / sub
+    if not path.exists():
+        pytest.skip(f"real-image corpus {path} is absent (it lives beside the repo in "
+                    "../shared/data)")
+    return path
+
+
+def train_transform():
+    return T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor(),
+                      T.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+
+
+def eval_transform():
+    return T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(),
+                      T.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+
+
+def to_255(t):
+    """Undo Normalize: float pixels on the 0-255 scale."""
+    import torch
+    mean = torch.tensor(IMAGENET_MEAN).view(3, 1, 1)
+    std = torch.tensor(IMAGENET_STD).view(3, 1, 1)
+    return (t * std + mean) * 255
+
+
+def write_image_folder(root: Path, count: int, classes: int = 3, size=(160, 120),
+                       seed: int = 37) -> Path:
+    """A small ImageFolder of seeded random-texture JPEGs."""
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        d = root / f"c{i % classes}"
+        d.mkdir(parents=True, exist_ok=True)
+        w, h = size if i % 2 == 0 else (size[1], size[0])
+        coarse = rng.uniform(0, 255, size=(h // 8 + 2, w // 8 + 2, 3)).astype(np.uint8)
+        img = Image.fromarray(coarse).resize((w, h), Image.BICUBIC)
+        img.save(d / f"img{i:03d}.jpg", quality=90)
+    return root
+
+
+@pytest.fixture
+def small_folder(tmp_path):
+    return write_image_folder(tmp_path / "data", 24)
+
+
+def worker_pids() -> set[int]:
+    pids = set()
+    for task in Path(f"/proc/{os.getpid()}/task").glob("*"):
+        try:
+            pids |= {int(p) for p in (task / "children").read_text().split()}
+        except OSError:
+            pass
+    return pids

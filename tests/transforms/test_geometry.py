@@ -1,0 +1,86 @@
+"""Random-parameter draws and transform lowering."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torchvision import transforms as T
+from torchvision.transforms import v2
+
+from tests.conftest import IMAGENET_MEAN, IMAGENET_STD, train_transform
+from turboloader.transforms import NotLowerable, draw, lower
+from turboloader.transforms.geometry import random_resized_crop_params
+from turboloader.transforms.random_stream import uniforms
+
+
+def _ks(a, b) -> float:
+    """Two-sample Kolmogorov-Smirnov statistic."""
+    a, b = np.sort(a), np.sort(b)
+    grid = np.concatenate([a, b])
+    return np.max(np.abs(np.searchsorted(a, grid, "right") / len(a)
+                         - np.searchsorted(b, grid, "right") / len(b)))
+
+
+@pytest.mark.parametrize("size", [(500, 375), (120, 900), (64, 64)])
+def test_random_resized_crop_distribution_matches_torchvision(size):
+    n = 4000
+    width, height = size
+    torch.manual_seed(0)
+    img = torch.empty(3, height, width)
+    ref = np.array([T.RandomResizedCrop.get_params(img, [0.08, 1.0], [3 / 4, 4 / 3])
+                    for _ in range(n)])
+    u = uniforms(1234, np.arange(n), 40)
+    ours = random_resized_crop_params(np.full(n, width), np.full(n, height), (0.08, 1.0),
+                                      (3 / 4, 4 / 3), u)
+    # Critical KS value at alpha=0.001 for two samples of 4000: 1.95*sqrt(2/n) = 0.044
+    for col, name in enumerate("ijhw"):
+        stat = _ks(ours[:, col], ref[:, col])
+        assert stat < 0.044, f"{name}: KS statistic {stat:.3f}"
+    assert (ours[:, 2] + ours[:, 0] <= height).all() and (ours[:, 3] + ours[:, 1] <= width).all()
+
+
+def test_draws_depend_only_on_seed_and_index():
+    pipeline = lower(train_transform())
+    w, h = np.array([500, 300, 640]), np.array([375, 400, 480])
+    g = draw(pipeline, w, h, 99, [5, 17, 3])
+    g_rev = draw(pipeline, w[::-1], h[::-1], 99, [3, 17, 5])
+    assert np.array_equal(g.crop_x, g_rev.crop_x[::-1])
+    assert np.array_equal(g.flip, g_rev.flip[::-1])
+    assert not np.array_equal(g.crop_x, draw(pipeline, w, h, 100, [5, 17, 3]).crop_x)
+
+
+def test_flip_rate_matches_p():
+    pipeline = lower(T.Compose([T.CenterCrop(8), T.RandomHorizontalFlip(0.3), T.ToTensor()]))
+    g = draw(pipeline, np.full(20000, 10), np.full(20000, 10), 7, np.arange(20000))
+    assert abs(g.flip.mean() - 0.3) < 0.015
+
+
+def test_v2_pipeline_lowers_to_the_same_ops():
+    v2_pipeline = v2.Compose([v2.RandomResizedCrop(224), v2.RandomHorizontalFlip(), v2.ToImage(),
+                              v2.ToDtype(torch.float32, scale=True),
+                              v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+    a, b = lower(v2_pipeline), lower(train_transform())
+    assert a.geometry == b.geometry and a.output_size == b.output_size
+    np.testing.assert_allclose(a.lut, b.lut, atol=1e-6)
+
+
+@pytest.mark.parametrize("transform, match", [
+    (T.Compose([T.RandomResizedCrop(224), T.ColorJitter(0.4), T.ToTensor()]), "ColorJitter"),
+    (T.Compose([T.Resize(256), T.ToTensor()]), "output size depends"),
+    (T.Compose([T.RandomResizedCrop(224, interpolation=T.InterpolationMode.BICUBIC),
+                T.ToTensor()]), "bilinear"),
+    (T.Compose([T.Resize(256), T.RandomResizedCrop(224), T.ToTensor()]), "another resizing"),
+    (T.Compose([T.CenterCrop(224)]), "float tensor"),
+    (None, "no transform"),
+])
+def test_unsupported_pipelines_name_the_problem(transform, match):
+    with pytest.raises(NotLowerable, match=match):
+        lower(transform)
+
+
+def test_lookup_table_is_bit_exact_with_to_tensor_normalize():
+    pipeline = lower(train_transform())
+    ramp = torch.arange(256, dtype=torch.float32).div(255)
+    expected = (ramp[None, :] - torch.tensor(IMAGENET_MEAN)[:, None]) \
+        / torch.tensor(IMAGENET_STD)[:, None]
+    assert torch.equal(torch.from_numpy(pipeline.lut), expected)
