@@ -11,8 +11,8 @@
 #define TL_MARGIN 2
 
 typedef struct {
-    uint8_t *a, *b, *c;
-    size_t a_size, b_size, c_size;
+    uint8_t *a, *b, *c, *strip;
+    size_t a_size, b_size, c_size, strip_size;
     int32_t *acc;
     size_t acc_size;
 } tl_scratch;
@@ -35,6 +35,7 @@ static void scratch_free(tl_scratch *s)
     free(s->a);
     free(s->b);
     free(s->c);
+    free(s->strip);
     free(s->acc);
 }
 
@@ -62,8 +63,8 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
 {
     tl_coeffs cx, cy;
     tl_region r;
-    int xlo, xhi, ylo, yhi, status, rows_needed, y, x, ch;
-    size_t plane = (size_t)out_h * out_w;
+    int xlo, xhi, ylo, yhi, status, rows, cols, ch;
+    size_t plane = (size_t)out_h * out_w, plane_a, plane_b;
 
     if (!plan_is_valid(p, out_h, out_w)) {
         snprintf(msg, TL_MSG_LEN, "invalid sample plan");
@@ -95,49 +96,36 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
     if (status != TL_OK)
         goto done;
 
-    rows_needed = r.rows;
-    /* a: the region transposed, one row per source column; later the output. */
-    /* b: horizontal pass output, one row per output column. */
-    /* c: b transposed back, one row per source row. */
-    if (grow((void **)&s->a, &s->a_size,
-             (size_t)3 * (r.cols * (size_t)rows_needed > (size_t)out_h * out_w
-                              ? r.cols * (size_t)rows_needed
-                              : (size_t)out_h * out_w)) ||
-        grow((void **)&s->b, &s->b_size, (size_t)out_w * rows_needed * 3) ||
-        grow((void **)&s->c, &s->c_size, (size_t)rows_needed * out_w * 3) ||
+    rows = r.rows;
+    cols = r.cols;
+    /* Planar throughout, so every pass runs over contiguous bytes:
+     *   a: the region split into R, G, B planes, transposed (one row per column)
+     *   b: horizontal pass output, per plane one row per output column
+     *   c: b transposed back, per plane one row per source row
+     * and the vertical pass writes float32 straight into the output. */
+    plane_a = (size_t)cols * rows;
+    plane_b = (size_t)out_w * rows;
+    if (grow((void **)&s->a, &s->a_size, 3 * plane_a) ||
+        grow((void **)&s->b, &s->b_size, 3 * plane_b) ||
+        grow((void **)&s->c, &s->c_size, 3 * plane_b) ||
+        grow((void **)&s->strip, &s->strip_size, (size_t)48 * cols) ||
         grow((void **)&s->acc, &s->acc_size,
-             sizeof(int32_t) * 3 * (size_t)(rows_needed > out_w ? rows_needed : out_w))) {
+             sizeof(int32_t) * (size_t)(rows > out_w ? rows : out_w))) {
         snprintf(msg, TL_MSG_LEN, "out of memory for resample buffers");
         status = TL_NO_MEMORY;
         goto done;
     }
-    tl_transpose_rgb(r.pixels, r.stride, rows_needed, r.cols, s->a,
-                     (size_t)rows_needed * 3);
     /* Taps index the source window; make them index the decoded block. */
     tl_coeffs_shift(&cx, p->x.src_lo - r.x0);
     tl_coeffs_shift(&cy, p->y.src_lo - r.y0);
-    tl_filter_rows(s->a,
-                   (size_t)rows_needed * 3, rows_needed * 3, &cx, s->b,
-                   (size_t)rows_needed * 3, s->acc);
-    tl_transpose_rgb(s->b, (size_t)rows_needed * 3, out_w, rows_needed, s->c,
-                     (size_t)out_w * 3);
-    /* Vertical pass into a: out_h rows of out_w RGB pixels. */
-    tl_filter_rows(s->c,
-                   (size_t)out_w * 3, out_w * 3, &cy, s->a, (size_t)out_w * 3,
-                   s->acc);
+    tl_split_transpose_rgb(r.pixels, r.stride, rows, cols, s->a, (size_t)rows, plane_a,
+                           s->strip);
     for (ch = 0; ch < 3; ch++) {
-        const float *l = lut + ch * 256;
-        float *dst = out + ch * plane;
-        for (y = 0; y < out_h; y++) {
-            const uint8_t *src = s->a + (size_t)y * out_w * 3 + ch;
-            float *row = dst + (size_t)y * out_w;
-            if (p->flip)
-                for (x = 0; x < out_w; x++)
-                    row[out_w - 1 - x] = l[src[x * 3]];
-            else
-                for (x = 0; x < out_w; x++)
-                    row[x] = l[src[x * 3]];
-        }
+        uint8_t *b = s->b + ch * plane_b, *c = s->c + ch * plane_b;
+        tl_filter_rows(s->a + ch * plane_a, (size_t)rows, rows, &cx, b, (size_t)rows, s->acc);
+        tl_transpose_u8(b, (size_t)rows, out_w, rows, c, (size_t)out_w);
+        tl_filter_rows_lut(c, (size_t)out_w, out_w, &cy, lut + ch * 256, p->flip,
+                           out + ch * plane, (size_t)out_w, s->acc);
     }
 done:
     tl_coeffs_free(&cx);

@@ -1,6 +1,9 @@
 #include "resample.h"
 
 #include <math.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,52 +115,144 @@ void tl_coeffs_shift(tl_coeffs *c, int delta)
 #define TL_MULTIVERSION
 #endif
 
+static inline void accumulate(const uint8_t *src, size_t src_stride, int row_len,
+                              const tl_coeffs *c, int o, int32_t *acc)
+{
+    const int32_t *k = c->kk + (size_t)o * c->ksize;
+    int first = c->bounds[2 * o], taps = c->bounds[2 * o + 1], t, i;
+    for (i = 0; i < row_len; i++)
+        acc[i] = 1 << (PRECISION_BITS - 1);
+    for (t = 0; t < taps; t++) {
+        const uint8_t *s = src + (size_t)(first + t) * src_stride;
+        int32_t w = k[t];
+        for (i = 0; i < row_len; i++)
+            acc[i] += (int32_t)s[i] * w;
+    }
+}
+
+/* Pillow's clip8: the same as clamping the shifted sum to 0..255. */
+static inline uint8_t clip8(int32_t sum)
+{
+    int32_t v = sum >> PRECISION_BITS;
+    return (uint8_t)(v < 0 ? 0 : (v > 255 ? 255 : v));
+}
+
 TL_MULTIVERSION
 void tl_filter_rows(const uint8_t *src, size_t src_stride, int row_len,
                     const tl_coeffs *c, uint8_t *dst, size_t dst_stride,
                     int32_t *acc)
 {
-    int o, t, i;
+    int o, i;
     for (o = 0; o < c->n; o++) {
-        const int32_t *k = c->kk + (size_t)o * c->ksize;
-        int first = c->bounds[2 * o], taps = c->bounds[2 * o + 1];
         uint8_t *out = dst + (size_t)o * dst_stride;
-
+        accumulate(src, src_stride, row_len, c, o, acc);
         for (i = 0; i < row_len; i++)
-            acc[i] = 1 << (PRECISION_BITS - 1);
-        for (t = 0; t < taps; t++) {
-            const uint8_t *s = src + (size_t)(first + t) * src_stride;
-            int32_t w = k[t];
-            for (i = 0; i < row_len; i++)
-                acc[i] += (int32_t)s[i] * w;
-        }
-        /* Pillow's clip8: the same as clamping the shifted sum to 0..255. */
-        for (i = 0; i < row_len; i++) {
-            int32_t v = acc[i] >> PRECISION_BITS;
-            out[i] = (uint8_t)(v < 0 ? 0 : (v > 255 ? 255 : v));
-        }
+            out[i] = clip8(acc[i]);
     }
 }
 
-void tl_transpose_rgb(const uint8_t *src, size_t src_stride, int rows, int cols,
-                      uint8_t *dst, size_t dst_stride)
+TL_MULTIVERSION
+void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
+                        const tl_coeffs *c, const float *lut, int flip,
+                        float *dst, size_t dst_stride, int32_t *acc)
 {
-    /* Blocked so that both sides stay in cache for large images. */
-    enum { B = 32 };
-    int y0, x0, y, x;
-    for (y0 = 0; y0 < rows; y0 += B) {
-        int y1 = y0 + B < rows ? y0 + B : rows;
-        for (x0 = 0; x0 < cols; x0 += B) {
-            int x1 = x0 + B < cols ? x0 + B : cols;
-            for (y = y0; y < y1; y++) {
-                const uint8_t *s = src + (size_t)y * src_stride;
-                for (x = x0; x < x1; x++) {
-                    uint8_t *d = dst + (size_t)x * dst_stride + (size_t)y * 3;
-                    d[0] = s[x * 3];
-                    d[1] = s[x * 3 + 1];
-                    d[2] = s[x * 3 + 2];
-                }
+    int o, i;
+    for (o = 0; o < c->n; o++) {
+        float *out = dst + (size_t)o * dst_stride;
+        accumulate(src, src_stride, row_len, c, o, acc);
+        if (flip)
+            for (i = 0; i < row_len; i++)
+                out[row_len - 1 - i] = lut[clip8(acc[i])];
+        else
+            for (i = 0; i < row_len; i++)
+                out[i] = lut[clip8(acc[i])];
+    }
+}
+
+/* Blocked so that both sides stay in cache for large images. */
+enum { TL_BLOCK = 32 };
+
+void tl_split_transpose_rgb(const uint8_t *src, size_t src_stride, int rows,
+                            int cols, uint8_t *planes, size_t plane_stride,
+                            size_t plane_size, uint8_t *strip)
+{
+    /* Per strip of 16 rows: deinterleave into three planar strips (sequential
+     * reads and writes), then transpose each with the 16x16 kernel. */
+    int y0, y, x, ch;
+    for (y0 = 0; y0 < rows; y0 += 16) {
+        int n = rows - y0 < 16 ? rows - y0 : 16;
+        for (y = 0; y < n; y++) {
+            const uint8_t *s = src + (size_t)(y0 + y) * src_stride;
+            uint8_t *r = strip + (size_t)y * cols, *g = r + (size_t)16 * cols,
+                    *b = g + (size_t)16 * cols;
+            for (x = 0; x < cols; x++) {
+                r[x] = s[3 * x];
+                g[x] = s[3 * x + 1];
+                b[x] = s[3 * x + 2];
             }
         }
+        for (ch = 0; ch < 3; ch++)
+            tl_transpose_u8(strip + (size_t)ch * 16 * cols, (size_t)cols, n, cols,
+                            planes + ch * plane_size + y0, plane_stride);
     }
+}
+
+#if defined(__SSE2__)
+/* 16x16 byte transpose in registers: four rounds of interleaving. */
+static void transpose16(const uint8_t *src, size_t ss, uint8_t *dst, size_t ds)
+{
+    __m128i a[16], b[16], c[16], d[16];
+    int i;
+    for (i = 0; i < 16; i++)
+        a[i] = _mm_loadu_si128((const __m128i *)(src + i * ss));
+    for (i = 0; i < 8; i++) {
+        b[2 * i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+        b[2 * i + 1] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+    }
+    for (i = 0; i < 4; i++) { /* groups of four rows */
+        int g = 4 * i;
+        c[g] = _mm_unpacklo_epi16(b[g], b[g + 2]);
+        c[g + 1] = _mm_unpackhi_epi16(b[g], b[g + 2]);
+        c[g + 2] = _mm_unpacklo_epi16(b[g + 1], b[g + 3]);
+        c[g + 3] = _mm_unpackhi_epi16(b[g + 1], b[g + 3]);
+    }
+    for (i = 0; i < 2; i++) { /* groups of eight rows */
+        int g = 8 * i, k;
+        for (k = 0; k < 4; k++) {
+            d[g + 2 * k] = _mm_unpacklo_epi32(c[g + k], c[g + 4 + k]);
+            d[g + 2 * k + 1] = _mm_unpackhi_epi32(c[g + k], c[g + 4 + k]);
+        }
+    }
+    for (i = 0; i < 8; i++) {
+        _mm_storeu_si128((__m128i *)(dst + (2 * i) * ds), _mm_unpacklo_epi64(d[i], d[i + 8]));
+        _mm_storeu_si128((__m128i *)(dst + (2 * i + 1) * ds), _mm_unpackhi_epi64(d[i], d[i + 8]));
+    }
+}
+#endif
+
+void tl_transpose_u8(const uint8_t *src, size_t src_stride, int rows, int cols,
+                     uint8_t *dst, size_t dst_stride)
+{
+    int y0, x0, y, x;
+#if defined(__SSE2__)
+    int full_rows = rows & ~15, full_cols = cols & ~15;
+    for (y0 = 0; y0 < full_rows; y0 += 16)
+        for (x0 = 0; x0 < full_cols; x0 += 16)
+            transpose16(src + (size_t)y0 * src_stride + x0, src_stride,
+                        dst + (size_t)x0 * dst_stride + y0, dst_stride);
+    /* the ragged right and bottom edges */
+    for (y = 0; y < rows; y++)
+        for (x = (y < full_rows ? full_cols : 0); x < cols; x++)
+            dst[(size_t)x * dst_stride + y] = src[(size_t)y * src_stride + x];
+#else
+    for (y0 = 0; y0 < rows; y0 += TL_BLOCK) {
+        int y1 = y0 + TL_BLOCK < rows ? y0 + TL_BLOCK : rows;
+        for (x0 = 0; x0 < cols; x0 += TL_BLOCK) {
+            int x1 = x0 + TL_BLOCK < cols ? x0 + TL_BLOCK : cols;
+            for (y = y0; y < y1; y++)
+                for (x = x0; x < x1; x++)
+                    dst[(size_t)x * dst_stride + y] = src[(size_t)y * src_stride + x];
+        }
+    }
+#endif
 }

@@ -6,9 +6,10 @@
  * the same rounding.  Given the same decoded pixels the output is bit-exact
  * with PIL's Image.resize, which is what torchvision uses for PIL images.
  *
- * Both passes are written as one "filter down the rows" primitive; the
- * horizontal pass runs it on a transposed buffer, so that every inner loop
- * runs over contiguous memory and vectorises.  No Python here.
+ * Both passes are written as one "filter down the rows" primitive on
+ * single-channel planes; the horizontal pass runs it on a transposed plane,
+ * so that every inner loop runs over contiguous memory and vectorises.
+ * No Python here.
  */
 #ifndef TL_RESAMPLE_H
 #define TL_RESAMPLE_H
@@ -43,8 +44,22 @@ void tl_filter_rows(const uint8_t *src, size_t src_stride, int row_len,
                     const tl_coeffs *c, uint8_t *dst, size_t dst_stride,
                     int32_t *acc);
 
-/* dst[x][y*3 + ch] = src[y][x*3 + ch] for an RGB block of rows x cols. */
-void tl_transpose_rgb(const uint8_t *src, size_t src_stride, int rows, int cols,
-                      uint8_t *dst, size_t dst_stride);
+/* The same filter, but each 8-bit result v is written as lut[v] to a float
+ * row, mirrored when flip is set: the final pass, fused with ToTensor and
+ * Normalize (lut holds their exact float32 results for every level). */
+void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
+                        const tl_coeffs *c, const float *lut, int flip,
+                        float *dst, size_t dst_stride, int32_t *acc);
+
+/* Splits interleaved RGB rows into three planes, transposed:
+ * planes[ch][x * plane_stride + y] = src[y][x*3 + ch], planes ch apart by
+ * plane_size bytes.  strip is scratch for 48 * cols bytes. */
+void tl_split_transpose_rgb(const uint8_t *src, size_t src_stride, int rows,
+                            int cols, uint8_t *planes, size_t plane_stride,
+                            size_t plane_size, uint8_t *strip);
+
+/* dst[x * dst_stride + y] = src[y * src_stride + x] for a rows x cols block. */
+void tl_transpose_u8(const uint8_t *src, size_t src_stride, int rows, int cols,
+                     uint8_t *dst, size_t dst_stride);
 
 #endif
