@@ -54,11 +54,16 @@ def _shutdown(workers, task_queues, result_queue) -> None:
 
 
 class Engine:
-    def __init__(self, decoder: ImageFolderBatchDecoder, ring: BatchRing, *, num_workers: int,
-                 prefetch_factor: int, context, base_seed: int, worker_init_fn, dataset):
+    def __init__(self, decoder: ImageFolderBatchDecoder, rings: list[BatchRing], *,
+                 num_workers: int, prefetch_factor: int, context, base_seed: int,
+                 worker_init_fn, dataset):
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
-        self.ring = ring  # outlives the engine: its pages stay mapped from epoch to epoch
+        # One ring per worker, so each worker maps (and counts in its memory) only its
+        # own slots.  The rings outlive the engine: their pages stay allocated from
+        # epoch to epoch.
+        self.rings = rings
+        self._slot_owner: dict[int, int] = {}  # id(slot) -> worker
         self.outstanding = [0] * num_workers
         self._next_worker = itertools.cycle(range(num_workers))
         self._seen: list[dict[int, int]] = [{} for _ in range(num_workers)]  # slot -> generation
@@ -84,8 +89,19 @@ class Engine:
         self._finalizer()
         # Slots a dead worker may have been writing are not trusted again.
         for slot in self._in_flight.values():
-            self.ring.discard(slot)
+            self._ring_of(slot).discard(slot)
         self._in_flight.clear()
+
+    def _ring_of(self, slot: Slot) -> BatchRing:
+        return self.rings[self._slot_owner[id(slot)]]
+
+    def release(self, slot: Slot) -> None:
+        """The slot's contents were copied out (or dropped): reusable at once."""
+        self._ring_of(slot).release(slot)
+
+    def lend(self, slot: Slot, count: int):
+        """The slot's first ``count`` samples as tensors for the user, zero-copy."""
+        return self._ring_of(slot).lend(slot, count)
 
     def has_room(self) -> bool:
         return min(self.outstanding) < self.prefetch_factor
@@ -98,7 +114,8 @@ class Engine:
                 break
         else:
             raise RuntimeError("submit() called with every worker busy")
-        slot = self.ring.acquire(len(indices))
+        slot = self.rings[wid].acquire(len(indices))
+        self._slot_owner[id(slot)] = wid
         fresh = self._seen[wid].get(slot.id) != slot.generation
         self._seen[wid][slot.id] = slot.generation
         self.task_queues[wid].put(Task(epoch, batch_no, slot.id, slot.generation, list(indices),
@@ -120,9 +137,14 @@ class Engine:
                 if deadline is not None and time.monotonic() >= deadline:
                     raise TimeoutError(f"DataLoader timed out after {timeout} seconds")
                 continue
-            if result.epoch >= 0:
-                self.outstanding[result.worker_id] -= 1
             return result, self._in_flight.pop((result.epoch, result.batch_no), None)
+
+    def finished(self, result: Result) -> None:
+        """The batch has been handed over (or dropped): its worker may get another.
+        Counting until then, not until it arrives, bounds what waits for
+        re-ordering, as torch's loader does."""
+        if result.epoch >= 0:
+            self.outstanding[result.worker_id] -= 1
 
     def _check_workers(self) -> None:
         dead = [w for w in self.workers if not w.is_alive()]

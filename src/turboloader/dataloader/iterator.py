@@ -85,6 +85,7 @@ class AcceleratedIterator:
                 result, slot = self._ready.pop(self._received)
                 self._received += 1
                 batch = self._take(result, slot)
+                engine.finished(result)
                 self._fill()
                 if batch is not None:
                     return batch
@@ -97,15 +98,16 @@ class AcceleratedIterator:
                 engine.shutdown()
                 raise RuntimeError(str(e)) from None
             if result.epoch != self._epoch:  # from an abandoned epoch or a failed init
+                engine.finished(result)
                 if slot is not None:
-                    engine.ring.release(slot)
+                    engine.release(slot)
                 if result.epoch < 0:
                     engine.shutdown()
                     result.report.reraise()
                 self._fill()
                 continue
             if hasattr(result.report, "reraise"):
-                engine.ring.release(slot)
+                engine.release(slot)
                 engine.shutdown()
                 result.report.reraise()
             self._ready[result.batch_no] = (result, slot)
@@ -114,14 +116,14 @@ class AcceleratedIterator:
         report = result.report
         self._account(report)
         if report.count == 0:
-            self._engine.ring.release(slot)
+            self._engine.release(slot)
             return None
         if self._pin or self._feed is not None or not ZERO_COPY_SUPPORTED:
             batch = [_copy(slot.images[:report.count], self._pin),
                      _copy(slot.labels[:report.count], self._pin)]
-            self._engine.ring.release(slot)
+            self._engine.release(slot)
             return batch
-        return list(self._engine.ring.lend(slot, report.count))
+        return list(self._engine.lend(slot, report.count))
 
     def _next_batch(self):
         if self._engine is None:

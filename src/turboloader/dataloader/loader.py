@@ -65,7 +65,7 @@ class DataLoader(torch.utils.data.DataLoader):
         self.python_path_samples = 0
         self._epochs = 0
         self._engine: Engine | None = None
-        self._ring: BatchRing | None = None
+        self._rings: list[BatchRing] | None = None
         self._current: AcceleratedIterator | None = None
         self._pin_note_given = False
         self.eligibility: Eligibility = evaluate(
@@ -98,10 +98,11 @@ class DataLoader(torch.utils.data.DataLoader):
             return self._engine
         context = self.multiprocessing_context or torch.multiprocessing
         prefetch = self.prefetch_factor or 2
-        if self._ring is None:
-            self._ring = BatchRing(BatchRing.slots_for(self.num_workers, prefetch),
-                                   self._batch_decoder.sample_shape, self.batch_size or 1)
-        self._engine = Engine(self._batch_decoder, self._ring, num_workers=self.num_workers,
+        if self._rings is None:
+            self._rings = [BatchRing(BatchRing.slots_per_worker(prefetch),
+                                     self._batch_decoder.sample_shape, self.batch_size or 1)
+                           for _ in range(self.num_workers)]
+        self._engine = Engine(self._batch_decoder, self._rings, num_workers=self.num_workers,
                               prefetch_factor=prefetch, context=context,
                               base_seed=base_seed, worker_init_fn=self.worker_init_fn,
                               dataset=self.dataset)

@@ -67,18 +67,21 @@ class BatchRing:
                     slot = self._lent.pop(k)
                     break
         if slot is None:
-            new_id = self._spare_ids.pop() if self._spare_ids else None
-            if new_id is None:  # every slot is still held by the user: retire the oldest
+            if self._spare_ids:
+                new_id = self._spare_ids.pop()
+            elif self._lent:  # every slot is still held by the user: retire the oldest
                 new_id = self._lent.pop(0).id
+            else:  # every slot is in flight (cannot happen with the engine's bounds)
+                new_id, self.size = self.size, self.size + 1
             return self._allocate(new_id, capacity)
         if slot.capacity < capacity:
             return self._allocate(slot.id, capacity)
         return slot
 
     @staticmethod
-    def slots_for(num_workers: int, prefetch_factor: int) -> int:
-        # in flight + the batch the user holds + one being handed over
-        return num_workers * prefetch_factor + 2
+    def slots_per_worker(prefetch_factor: int) -> int:
+        # the worker's batches in flight + the one the user holds
+        return prefetch_factor + 1
 
     def discard(self, slot: Slot) -> None:
         """Forgets a slot whose contents are unknown; its id gets a fresh slot."""
