@@ -34,6 +34,7 @@ class AcceleratedIterator:
         self._sent = self._received = 0
         self._sampler_done = False
         self._ready: dict[int, tuple] = {}
+        self._holding = None  # the result whose batch the user has now
         self.skipped: list[tuple[int, str, str]] = []
         self.python_path = 0
         if self._engine is not None:
@@ -85,12 +86,23 @@ class AcceleratedIterator:
                 result, slot = self._ready.pop(self._received)
                 self._received += 1
                 batch = self._take(result, slot)
-                engine.finished(result)
+                # NOTE [ A worker's quota includes the batch the user holds ]
+                # A batch counts against its worker's prefetch quota until the next
+                # one is yielded: its slot is still in the user's hands until then,
+                # so a worker's prefetch_factor slots are always enough.
+                if self._holding is not None:
+                    engine.finished(self._holding)
+                self._holding = result if batch is not None else None
+                if batch is None:
+                    engine.finished(result)
                 self._fill()
                 if batch is not None:
                     return batch
                 continue
             if self._sampler_done and self._received >= self._sent:
+                if self._holding is not None:
+                    engine.finished(self._holding)
+                    self._holding = None
                 raise StopIteration
             try:
                 result, slot = engine.receive(self._loader.timeout)

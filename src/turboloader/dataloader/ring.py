@@ -80,7 +80,8 @@ class BatchRing:
 
     @staticmethod
     def slots_per_worker(prefetch_factor: int) -> int:
-        # the worker's batches in flight + the one the user holds
+        # See NOTE [ A worker's quota includes the batch the user holds ]; the one
+        # extra slot is for the batch the user still holds while asking for the next.
         return prefetch_factor + 1
 
     def discard(self, slot: Slot) -> None:

@@ -4,6 +4,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <tmmintrin.h>
+#define TL_HAVE_SSSE3_PATH 1
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,24 +176,79 @@ void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
 /* Blocked so that both sides stay in cache for large images. */
 enum { TL_BLOCK = 32 };
 
+static void deinterleave_scalar(const uint8_t *s, int from, int cols, uint8_t *r,
+                                uint8_t *g, uint8_t *b)
+{
+    int x;
+    for (x = from; x < cols; x++) {
+        r[x] = s[3 * x];
+        g[x] = s[3 * x + 1];
+        b[x] = s[3 * x + 2];
+    }
+}
+
+#ifdef TL_HAVE_SSSE3_PATH
+/* 16 RGB pixels (48 bytes) into 16 R, 16 G and 16 B bytes with byte shuffles. */
+__attribute__((target("ssse3"))) static void
+deinterleave_ssse3(const uint8_t *s, int cols, uint8_t *r, uint8_t *g, uint8_t *b)
+{
+#define Z -1
+    const __m128i r0 = _mm_setr_epi8(0, 3, 6, 9, 12, 15, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z);
+    const __m128i r1 = _mm_setr_epi8(Z, Z, Z, Z, Z, Z, 2, 5, 8, 11, 14, Z, Z, Z, Z, Z);
+    const __m128i r2 = _mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 1, 4, 7, 10, 13);
+    const __m128i g0 = _mm_setr_epi8(1, 4, 7, 10, 13, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z);
+    const __m128i g1 = _mm_setr_epi8(Z, Z, Z, Z, Z, 0, 3, 6, 9, 12, 15, Z, Z, Z, Z, Z);
+    const __m128i g2 = _mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 2, 5, 8, 11, 14);
+    const __m128i b0 = _mm_setr_epi8(2, 5, 8, 11, 14, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z);
+    const __m128i b1 = _mm_setr_epi8(Z, Z, Z, Z, Z, 1, 4, 7, 10, 13, Z, Z, Z, Z, Z, Z);
+    const __m128i b2 = _mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 0, 3, 6, 9, 12, 15);
+#undef Z
+    int x;
+    for (x = 0; x + 16 <= cols; x += 16) {
+        const uint8_t *p = s + 3 * x;
+        __m128i v0 = _mm_loadu_si128((const __m128i *)p);
+        __m128i v1 = _mm_loadu_si128((const __m128i *)(p + 16));
+        __m128i v2 = _mm_loadu_si128((const __m128i *)(p + 32));
+        _mm_storeu_si128((__m128i *)(r + x),
+                         _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(v0, r0),
+                                                   _mm_shuffle_epi8(v1, r1)),
+                                      _mm_shuffle_epi8(v2, r2)));
+        _mm_storeu_si128((__m128i *)(g + x),
+                         _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(v0, g0),
+                                                   _mm_shuffle_epi8(v1, g1)),
+                                      _mm_shuffle_epi8(v2, g2)));
+        _mm_storeu_si128((__m128i *)(b + x),
+                         _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(v0, b0),
+                                                   _mm_shuffle_epi8(v1, b1)),
+                                      _mm_shuffle_epi8(v2, b2)));
+    }
+    deinterleave_scalar(s, x, cols, r, g, b);
+}
+#endif
+
 void tl_split_transpose_rgb(const uint8_t *src, size_t src_stride, int rows,
                             int cols, uint8_t *planes, size_t plane_stride,
                             size_t plane_size, uint8_t *strip)
 {
     /* Per strip of 16 rows: deinterleave into three planar strips (sequential
      * reads and writes), then transpose each with the 16x16 kernel. */
-    int y0, y, x, ch;
+    int y0, y, ch;
+#ifdef TL_HAVE_SSSE3_PATH
+    int ssse3 = __builtin_cpu_supports("ssse3");
+#endif
     for (y0 = 0; y0 < rows; y0 += 16) {
         int n = rows - y0 < 16 ? rows - y0 : 16;
         for (y = 0; y < n; y++) {
             const uint8_t *s = src + (size_t)(y0 + y) * src_stride;
             uint8_t *r = strip + (size_t)y * cols, *g = r + (size_t)16 * cols,
                     *b = g + (size_t)16 * cols;
-            for (x = 0; x < cols; x++) {
-                r[x] = s[3 * x];
-                g[x] = s[3 * x + 1];
-                b[x] = s[3 * x + 2];
+#ifdef TL_HAVE_SSSE3_PATH
+            if (ssse3) {
+                deinterleave_ssse3(s, cols, r, g, b);
+                continue;
             }
+#endif
+            deinterleave_scalar(s, 0, cols, r, g, b);
         }
         for (ch = 0; ch < 3; ch++)
             tl_transpose_u8(strip + (size_t)ch * 16 * cols, (size_t)cols, n, cols,
