@@ -280,3 +280,15 @@ def test_cuda_pinned_and_device_feed(small_folder):
     reference = list(turboloader.DataLoader(ds, batch_size=4, num_workers=0))
     for a, b in zip(on_device, reference):
         assert a[0].is_cuda and torch.equal(a[0].cpu(), b[0])
+
+
+def test_spawn_context_gives_the_same_batches(small_folder):
+    ds = datasets.ImageFolder(str(small_folder), train_transform())
+    runs = []
+    for context in ("spawn", None):
+        g = torch.Generator().manual_seed(2)
+        runs.append(_batches(turboloader.DataLoader(ds, batch_size=6, shuffle=True,
+                                                    num_workers=2, generator=g,
+                                                    multiprocessing_context=context)))
+    for a, b in zip(*runs):
+        assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])

@@ -63,19 +63,27 @@ class Engine:
         # own slots.  The rings outlive the engine: their pages stay allocated from
         # epoch to epoch.
         self.rings = rings
-        self._slot_owner: dict[int, int] = {}  # id(slot) -> worker
         self.outstanding = [0] * num_workers
         self._next_worker = itertools.cycle(range(num_workers))
         self._seen: list[dict[int, int]] = [{} for _ in range(num_workers)]  # slot -> generation
+        self._slot_owner: dict[int, int] = {}  # id(slot) -> worker
         self._in_flight: dict[tuple[int, int], Slot] = {}
         self.result_queue = context.Queue()
         self.task_queues = [context.Queue() for _ in range(num_workers)]
         self.workers = []
         for wid in range(num_workers):
+            # A worker's slots go with its start arguments (inherited for free under
+            # fork) rather than one by one through its queue, which costs a
+            # descriptor hand-over per tensor at every epoch start.
+            initial = {}
+            for slot in rings[wid].preallocate():
+                initial[slot.id] = (slot.generation, slot.images, slot.labels)
+                self._seen[wid][slot.id] = slot.generation
+                self._slot_owner[id(slot)] = wid
             w = context.Process(
                 target=worker_loop, name=f"turboloader-worker-{wid}", daemon=True,
                 args=(wid, num_workers, decoder, self.task_queues[wid], self.result_queue,
-                      base_seed + wid, worker_init_fn, dataset, os.getpid()))
+                      base_seed + wid, worker_init_fn, dataset, os.getpid(), initial))
             w.start()
             self.workers.append(w)
         self._finalizer = weakref.finalize(self, _shutdown, self.workers, self.task_queues,

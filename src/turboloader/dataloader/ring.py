@@ -78,6 +78,12 @@ class BatchRing:
             return self._allocate(slot.id, capacity)
         return slot
 
+    def preallocate(self) -> list[Slot]:
+        """Allocates every slot not yet allocated; returns all slots the ring knows."""
+        while self._spare_ids:
+            self._free.append(self._allocate(self._spare_ids.pop(), self.capacity))
+        return self._free + self._lent
+
     @staticmethod
     def slots_per_worker(prefetch_factor: int) -> int:
         # See NOTE [ A worker's quota includes the batch the user holds ]; the one

@@ -55,7 +55,8 @@ def _seed_worker(seed: int, worker_id: int) -> None:
 
 
 def worker_loop(worker_id: int, num_workers: int, decoder: ImageFolderBatchDecoder,
-                tasks, results, seed: int, worker_init_fn, dataset, parent_pid: int) -> None:
+                tasks, results, seed: int, worker_init_fn, dataset, parent_pid: int,
+                initial_slots: dict) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # NOTE [ Worker shutdown ]
     torch.set_num_threads(1)
     where = f"in DataLoader worker process {worker_id} (pid {os.getpid()})"
@@ -69,7 +70,9 @@ def worker_loop(worker_id: int, num_workers: int, decoder: ImageFolderBatchDecod
         results.put(Result(-1, -1, -1, worker_id, ExceptionWrapper(sys.exc_info(), where=where)))
         return
 
-    slots: dict[int, tuple[int, np.ndarray, np.ndarray]] = {}
+    slots: dict[int, tuple[int, np.ndarray, np.ndarray]] = {
+        sid: (gen, images.numpy(), labels.numpy())
+        for sid, (gen, images, labels) in initial_slots.items()}
     while True:
         try:
             task = tasks.get(timeout=WATCHDOG_SECONDS)
