@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Reproduces the README's performance figures (see benchmarks/README.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=${DATA:-../shared/data}
+OUT=benchmarks/results
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+
+"$PY" -m turboloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 7 \
+    --json "$OUT/imagenet-sample-2000.json"
+
+large=$(mktemp -d)
+trap 'rm -rf "$large"' EXIT
+mkdir -p "$large/photos"
+cp "$DATA"/edge-cases/large/*.jpg "$large/photos/"
+"$PY" -m turboloader.benchmark --data "$large" --files 200 --batch-size 16 --epochs 3 \
+    --json "$OUT/large-200.json"
+
+cc -O2 -o "$large/jpeg_limit" ../shared/tools/jpeg_limit.c -ljpeg -lm
+find "$DATA/imagenet-sample" -name '*.JPEG' | "$large/jpeg_limit" -r 5 full roiful ctr \
+    | tee "$OUT/jpeg_limit-imagenet-sample.txt"
