@@ -292,3 +292,29 @@ def test_spawn_context_gives_the_same_batches(small_folder):
                                                     multiprocessing_context=context)))
     for a, b in zip(*runs):
         assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+
+
+def _kill_self(worker_id):
+    os.kill(os.getpid(), 9)
+
+
+def _sleep(worker_id):
+    import time
+    time.sleep(3)
+
+
+def test_killed_worker_is_reported_with_its_pid(small_folder):
+    ds = datasets.ImageFolder(str(small_folder), eval_transform())
+    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2, worker_init_fn=_kill_self)
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+.*exited unexpectedly"):
+        list(loader)
+    assert not worker_pids()
+
+
+def test_timeout_is_honoured(small_folder):
+    ds = datasets.ImageFolder(str(small_folder), eval_transform())
+    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=1, timeout=1,
+                                    worker_init_fn=_sleep)
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 1 seconds"):
+        list(loader)
+    assert not worker_pids()

@@ -9,7 +9,9 @@ slots reused.
 NOTE [ Engine shutdown ]
 ``shutdown`` is idempotent and also registered with weakref.finalize, so it
 runs when the loader or iterator is dropped, on garbage collection, and at
-interpreter exit.  It asks workers to stop, waits briefly, then terminates
+interpreter exit.  At the end of an epoch the loader only ``stop``s the
+workers and reaps them once the next epoch's workers have started, so their
+teardown overlaps useful work.  It asks workers to stop, waits briefly, then terminates
 and finally kills stragglers: no worker outlives its engine.  Ring memory is
 file-descriptor shared (see ring.py), so nothing is left in /dev/shm either.
 """
@@ -92,6 +94,16 @@ class Engine:
     @property
     def alive(self) -> bool:
         return self._finalizer.alive
+
+    def stop(self) -> None:
+        """Asks the workers to exit without waiting for them (see NOTE [ Engine
+        shutdown ]): the end of an epoch need not wait for processes to tear down.
+        ``shutdown`` later reaps them."""
+        for q in self.task_queues:
+            try:
+                q.put(None)
+            except (OSError, ValueError):
+                pass
 
     def shutdown(self) -> None:
         self._finalizer()

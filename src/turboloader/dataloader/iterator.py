@@ -144,7 +144,7 @@ class AcceleratedIterator:
             return self._next_from_workers()
         except StopIteration:
             if not self._loader.persistent_workers:
-                self._engine.shutdown()
+                self._engine.stop()
             raise
 
     # -- delivering them ---------------------------------------------------

@@ -85,9 +85,12 @@ class DataLoader(torch.utils.data.DataLoader):
             self._pin_note_given = True
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=2)
-        if self._current is not None and not self.persistent_workers:
-            self._shutdown()
+        previous = None
+        if not self.persistent_workers:
+            previous, self._engine = self._engine, None
         self._current = AcceleratedIterator(self)
+        if previous is not None:  # reaped after the new workers started
+            previous.shutdown()
         return self._current
 
     def _engine_for_epoch(self, base_seed: int) -> Engine | None:
