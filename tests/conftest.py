@@ -61,10 +61,21 @@ def small_folder(tmp_path):
 
 
 def worker_pids() -> set[int]:
+    """Live child processes of this test process, leaving out the helpers
+    multiprocessing keeps for the whole session (resource tracker, forkserver)."""
     pids = set()
     for task in Path(f"/proc/{os.getpid()}/task").glob("*"):
         try:
             pids |= {int(p) for p in (task / "children").read_text().split()}
         except OSError:
             pass
-    return pids
+    helpers = (b"resource_tracker", b"forkserver")
+    live = set()
+    for pid in pids:
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if not any(h in cmdline for h in helpers):
+            live.add(pid)
+    return live

@@ -66,7 +66,6 @@ class DataLoader(torch.utils.data.DataLoader):
         self._epochs = 0
         self._engine: Engine | None = None
         self._rings: list[BatchRing] | None = None
-        self._current: AcceleratedIterator | None = None
         self._pin_note_given = False
         self.eligibility: Eligibility = evaluate(
             dataset, batch_size=batch_size, batch_sampler=batch_sampler, collate_fn=collate_fn)
@@ -85,13 +84,9 @@ class DataLoader(torch.utils.data.DataLoader):
             self._pin_note_given = True
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=2)
-        previous = None
         if not self.persistent_workers:
-            previous, self._engine = self._engine, None
-        self._current = AcceleratedIterator(self)
-        if previous is not None:  # reaped after the new workers started
-            previous.shutdown()
-        return self._current
+            self._shutdown()
+        return AcceleratedIterator(self)
 
     def _engine_for_epoch(self, base_seed: int) -> Engine | None:
         """The engine for a new epoch; worker seeds are base_seed + worker id, as in torch."""
@@ -132,7 +127,6 @@ class DataLoader(torch.utils.data.DataLoader):
     def close(self) -> None:
         """Stops the worker processes now (they also stop when the loader is freed)."""
         self._shutdown()
-        self._current = None
 
     def __del__(self):
         if getattr(self, "_engine", None) is not None:
