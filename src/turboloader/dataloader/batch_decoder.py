@@ -80,12 +80,11 @@ class ImageFolderBatchDecoder:
             except OSError:
                 contents.append(b"")  # the PIL path re-raises the real error
         batch = EncodedBatch.from_files(contents)
-        info, header_status, _ = probe(batch)
-        widths = np.maximum(info[:, 0], 1)
-        heights = np.maximum(info[:, 1], 1)
+        sizes = self._image_sizes(indices, batch)
+        fast = sizes[:, 0] > 0
+        widths, heights = np.maximum(sizes[:, 0], 1), np.maximum(sizes[:, 1], 1)
         geometry = draw(self.pipeline, widths, heights, seed, indices)
-        plans = to_plans(geometry, widths, heights, self.allow_dct_scaling,
-                         skip=header_status != st.OK)
+        plans = to_plans(geometry, widths, heights, self.allow_dct_scaling, skip=~fast)
         status, messages = decode_batch(batch, plans, images[:n], self.pipeline.lut,
                                         self.max_pixels)
         labels[:n] = self.table.targets_of(indices)
@@ -116,6 +115,19 @@ class ImageFolderBatchDecoder:
             labels[:len(kept)] = labels[kept]
             report.count = len(kept)
         return report
+
+    def _image_sizes(self, indices: Sequence[int], batch: EncodedBatch) -> np.ndarray:
+        """(width, height) per sample, from the shared table or, the first time,
+        from the headers.  A file rewritten with other dimensions later still
+        decodes correctly: its plan no longer fits, and it takes the PIL path."""
+        sizes = self.table.sizes_of(indices)
+        if (sizes[:, 0] != 0).all():
+            return sizes
+        info, header_status, _ = probe(batch)
+        sizes = np.where((header_status == st.OK)[:, None], info[:, :2],
+                         self.table.UNDECODABLE).astype(np.int32)
+        self.table.remember_sizes(indices, sizes)
+        return sizes
 
     def _python_path(self, index: int, path: str, seed: int) -> torch.Tensor:
         image = self.image_loader(path)

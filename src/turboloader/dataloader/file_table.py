@@ -16,10 +16,15 @@ import torch
 
 
 class FileTable:
-    def __init__(self, blob: torch.Tensor, offsets: torch.Tensor, targets: torch.Tensor):
+    def __init__(self, blob: torch.Tensor, offsets: torch.Tensor, targets: torch.Tensor,
+                 sizes: torch.Tensor):
         self.blob = blob          # uint8[total path bytes]
         self.offsets = offsets    # int64[n + 1]
         self.targets = targets    # int64[n]
+        # int32[n, 2]: each image's (width, height) once a worker has read its
+        # header, so later epochs need not read it again; (0, 0) not yet known,
+        # (-1, -1) not decodable by the fast path.  Workers write it; it is shared.
+        self.sizes = sizes
 
     @classmethod
     def from_samples(cls, samples: Sequence[tuple[str, int]]) -> "FileTable":
@@ -31,7 +36,8 @@ class FileTable:
         targets = np.fromiter((t for _, t in samples), dtype=np.int64, count=len(samples))
         return cls(torch.from_numpy(blob.copy()).share_memory_(),
                    torch.from_numpy(offsets).share_memory_(),
-                   torch.from_numpy(targets).share_memory_())
+                   torch.from_numpy(targets).share_memory_(),
+                   torch.zeros((len(samples), 2), dtype=torch.int32).share_memory_())
 
     def __len__(self) -> int:
         return len(self.targets)
@@ -39,6 +45,14 @@ class FileTable:
     def path(self, index: int) -> str:
         o = self.offsets.numpy()
         return os.fsdecode(self.blob.numpy()[o[index]:o[index + 1]].tobytes())
+
+    UNDECODABLE = -1
+
+    def sizes_of(self, indices: Sequence[int]) -> np.ndarray:
+        return self.sizes.numpy()[np.asarray(indices, dtype=np.int64)]
+
+    def remember_sizes(self, indices: Sequence[int], sizes: np.ndarray) -> None:
+        self.sizes.numpy()[np.asarray(indices, dtype=np.int64)] = sizes
 
     def targets_of(self, indices: Sequence[int]) -> np.ndarray:
         return self.targets.numpy()[np.asarray(indices, dtype=np.int64)]
