@@ -132,6 +132,11 @@ class Engine:
         """The slot's first ``count`` samples as tensors for the user, zero-copy."""
         return self._ring_of(slot).lend(slot, count)
 
+    @property
+    def idle(self) -> bool:
+        """No batch is being worked on."""
+        return not self._in_flight
+
     def has_room(self) -> bool:
         return min(self.outstanding) < self.prefetch_factor
 

@@ -84,8 +84,12 @@ class DataLoader(torch.utils.data.DataLoader):
             self._pin_note_given = True
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=2)
-        if not self.persistent_workers:
-            self._shutdown()
+        if not self.persistent_workers and self._engine is not None:
+            if self._engine.idle:
+                self._engine.stop()  # reaped in the background
+            else:  # abandoned mid-epoch: wait, so no worker still writes a slot
+                self._engine.shutdown()
+            self._engine = None
         return AcceleratedIterator(self)
 
     def _engine_for_epoch(self, base_seed: int) -> Engine | None:
