@@ -134,6 +134,15 @@ static inline void accumulate(const uint8_t *src, size_t src_stride, int row_len
     }
 }
 
+/* One output row's sums, as its own multiversioned function so that callers
+ * which are not multiversioned still get the AVX2 loop. */
+TL_MULTIVERSION
+static void accumulate_rows(const uint8_t *src, size_t src_stride, int row_len,
+                            const tl_coeffs *c, int o, int32_t *acc)
+{
+    accumulate(src, src_stride, row_len, c, o, acc);
+}
+
 /* Pillow's clip8: the same as clamping the shifted sum to 0..255. */
 static inline uint8_t clip8(int32_t sum)
 {
@@ -155,15 +164,48 @@ void tl_filter_rows(const uint8_t *src, size_t src_stride, int row_len,
     }
 }
 
-TL_MULTIVERSION
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#define TL_HAVE_AVX2_PATH 1
+
+/* clip8 then table lookup, eight at a time with AVX2 gathers. */
+__attribute__((target("avx2"))) static void
+levels_to_float_avx2(const int32_t *acc, int n, const float *lut, int flip, float *out)
+{
+    const __m256i zero = _mm256_setzero_si256(), top = _mm256_set1_epi32(255);
+    const __m256i reverse = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(acc + i));
+        v = _mm256_min_epi32(_mm256_max_epi32(_mm256_srai_epi32(v, PRECISION_BITS), zero), top);
+        __m256 f = _mm256_i32gather_ps(lut, v, 4);
+        if (flip)
+            _mm256_storeu_ps(out + n - 8 - i, _mm256_permutevar8x32_ps(f, reverse));
+        else
+            _mm256_storeu_ps(out + i, f);
+    }
+    for (; i < n; i++)
+        out[flip ? n - 1 - i : i] = lut[clip8(acc[i])];
+}
+#endif
+
 void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
                         const tl_coeffs *c, const float *lut, int flip,
                         float *dst, size_t dst_stride, int32_t *acc)
 {
     int o, i;
+#ifdef TL_HAVE_AVX2_PATH
+    int avx2 = __builtin_cpu_supports("avx2");
+#endif
     for (o = 0; o < c->n; o++) {
         float *out = dst + (size_t)o * dst_stride;
-        accumulate(src, src_stride, row_len, c, o, acc);
+        accumulate_rows(src, src_stride, row_len, c, o, acc);
+#ifdef TL_HAVE_AVX2_PATH
+        if (avx2) {
+            levels_to_float_avx2(acc, row_len, lut, flip, out);
+            continue;
+        }
+#endif
         if (flip)
             for (i = 0; i < row_len; i++)
                 out[row_len - 1 - i] = lut[clip8(acc[i])];
