@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import shutil
 
 import numpy as np
 import pytest
@@ -35,7 +34,7 @@ def test_eval_pipeline_matches_native_on_imagenet_sample():
     assert ours.eligibility.accelerated
     native = TorchDataLoader(ds, batch_size=50, num_workers=2)
     diffs = []
-    for (a, la), (b, lb) in zip(ours, native):
+    for (a, la), (b, lb) in zip(ours, native, strict=True):
         assert torch.equal(la, lb)
         diffs += (to_255(a) - to_255(b)).abs().mean(dim=(1, 2, 3)).tolist()
     assert len(diffs) == len(ds)
@@ -48,7 +47,7 @@ def test_sample_order_matches_native_under_one_seed(small_folder):
     ours = [b[1] for b in turboloader.DataLoader(ds, batch_size=5, shuffle=True)]
     torch.manual_seed(5)
     native = [b[1] for b in TorchDataLoader(ds, batch_size=5, shuffle=True)]
-    assert all(torch.equal(a, b) for a, b in zip(ours, native)) and len(ours) == len(native)
+    assert all(torch.equal(a, b) for a, b in zip(ours, native, strict=True))
 
 
 def test_batches_identical_for_any_num_workers(small_folder):
@@ -60,7 +59,7 @@ def test_batches_identical_for_any_num_workers(small_folder):
                                                     num_workers=workers, generator=g)))
     for other in runs[1:]:
         assert len(other) == len(runs[0])
-        for a, b in zip(runs[0], other):
+        for a, b in zip(runs[0], other, strict=True):
             assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
 
 
@@ -82,7 +81,7 @@ def test_yielded_batches_are_never_overwritten(small_folder):
     loader = turboloader.DataLoader(ds, batch_size=2, num_workers=2)
     kept = list(loader)  # every batch held while the ring comes round many times
     fresh = _batches(turboloader.DataLoader(ds, batch_size=2, num_workers=0))
-    for a, b in zip(kept, fresh):
+    for a, b in zip(kept, fresh, strict=True):
         assert torch.equal(a[0], b[0])
 
 
@@ -216,8 +215,8 @@ def test_each_fallback_reason_is_named_and_batches_equal_native(small_folder, ca
     torch.manual_seed(3)
     native = list(TorchDataLoader(ds, batch_size=4, **kwargs))
     assert len(ours) == len(native)
-    for a, b in zip(ours, native):
-        for x, y in zip(a, b):
+    for a, b in zip(ours, native, strict=True):
+        for x, y in zip(a, b, strict=True):
             assert torch.equal(x, y)
 
 
@@ -278,7 +277,7 @@ def test_cuda_pinned_and_device_feed(small_folder):
                                     device="cuda")
     on_device = list(loader)
     reference = list(turboloader.DataLoader(ds, batch_size=4, num_workers=0))
-    for a, b in zip(on_device, reference):
+    for a, b in zip(on_device, reference, strict=True):
         assert a[0].is_cuda and torch.equal(a[0].cpu(), b[0])
 
 
@@ -290,7 +289,7 @@ def test_spawn_context_gives_the_same_batches(small_folder):
         runs.append(_batches(turboloader.DataLoader(ds, batch_size=6, shuffle=True,
                                                     num_workers=2, generator=g,
                                                     multiprocessing_context=context)))
-    for a, b in zip(*runs):
+    for a, b in zip(*runs, strict=True):
         assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
 
 

@@ -169,7 +169,7 @@ class Engine:
             except queue.Empty:
                 self._check_workers()
                 if deadline is not None and time.monotonic() >= deadline:
-                    raise TimeoutError(f"DataLoader timed out after {timeout} seconds")
+                    raise TimeoutError(f"DataLoader timed out after {timeout} seconds") from None
                 continue
             return result, self._in_flight.pop((result.epoch, result.batch_no), None)
 
