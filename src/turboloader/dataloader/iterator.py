@@ -1,8 +1,6 @@
 """Iterating an accelerated loader: one epoch of batches in the sampler's order."""
 from __future__ import annotations
 
-import logging
-
 import torch
 
 from ..transforms.random_stream import epoch_seed
@@ -10,8 +8,6 @@ from .batch_decoder import SampleFailure
 from .delivery import DeviceFeed, accelerator_available
 from .engine import Engine
 from .ring import ZERO_COPY_SUPPORTED
-
-_LG = logging.getLogger("turboloader")
 
 
 class AcceleratedIterator:
@@ -35,8 +31,6 @@ class AcceleratedIterator:
         self._sampler_done = False
         self._ready: dict[int, tuple] = {}
         self._holding = None  # the result whose batch the user has now
-        self.skipped: list[tuple[int, str, str]] = []
-        self.python_path = 0
         if self._engine is not None:
             self._fill()
 
@@ -57,11 +51,6 @@ class AcceleratedIterator:
             self._engine.submit(self._epoch, self._sent, indices, self._seed)
             self._sent += 1
 
-    def _account(self, report) -> None:
-        self.skipped.extend(report.skipped)
-        self.python_path += report.python_path
-        self._loader._note_report(report)
-
     def _next_inline(self):
         """num_workers=0: decode in this process, straight into the output."""
         while True:
@@ -75,7 +64,7 @@ class AcceleratedIterator:
                                               labels.numpy(), "in the main process")
             except SampleFailure as failure:
                 failure.wrapper.reraise()
-            self._account(report)
+            self._loader._note_report(report)
             if report.count:
                 return [images[:report.count], labels[:report.count]]
 
@@ -126,7 +115,7 @@ class AcceleratedIterator:
 
     def _take(self, result, slot):
         report = result.report
-        self._account(report)
+        self._loader._note_report(report)
         if report.count == 0:
             self._engine.release(slot)
             return None
