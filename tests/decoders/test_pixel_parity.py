@@ -94,3 +94,16 @@ def test_corrupt_sample_reports_status_and_zeroes_slot(imagenet_files):
     assert (status != 0).all()
     assert all(messages)
     assert (out == 0).all()
+
+
+def test_odd_sized_flipped_output_matches_pillow(imagenet_files):
+    # 99 columns is not a multiple of the 8-wide SIMD loops: covers their scalar tails,
+    # with every sample mirrored.
+    from torchvision import transforms as T
+
+    from tests.conftest import IMAGENET_MEAN, IMAGENET_STD
+    transform = T.Compose([T.Resize(100), T.CenterCrop(99), T.RandomHorizontalFlip(p=1.0),
+                           T.ToTensor(), T.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+    diffs = _run(imagenet_files[:40], transform, allow_dct=False)
+    worst = max(diffs, key=diffs.get)
+    assert diffs[worst] <= 0.5, f"{worst}: mean abs diff {diffs[worst]:.3f}"

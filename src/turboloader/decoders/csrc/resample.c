@@ -164,11 +164,20 @@ void tl_filter_rows(const uint8_t *src, size_t src_stride, int row_len,
     }
 }
 
+/* clip8 then table lookup for acc[from..n), mirrored when flip is set. */
+static void levels_to_float(const int32_t *acc, int from, int n, const float *lut, int flip,
+                            float *out)
+{
+    int i;
+    for (i = from; i < n; i++)
+        out[flip ? n - 1 - i : i] = lut[clip8(acc[i])];
+}
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define TL_HAVE_AVX2_PATH 1
 
-/* clip8 then table lookup, eight at a time with AVX2 gathers. */
+/* The same, eight at a time with AVX2 gathers; the tail goes the scalar way. */
 __attribute__((target("avx2"))) static void
 levels_to_float_avx2(const int32_t *acc, int n, const float *lut, int flip, float *out)
 {
@@ -184,8 +193,7 @@ levels_to_float_avx2(const int32_t *acc, int n, const float *lut, int flip, floa
         else
             _mm256_storeu_ps(out + i, f);
     }
-    for (; i < n; i++)
-        out[flip ? n - 1 - i : i] = lut[clip8(acc[i])];
+    levels_to_float(acc, i, n, lut, flip, out);
 }
 #endif
 
@@ -193,7 +201,7 @@ void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
                         const tl_coeffs *c, const float *lut, int flip,
                         float *dst, size_t dst_stride, int32_t *acc)
 {
-    int o, i;
+    int o;
 #ifdef TL_HAVE_AVX2_PATH
     int avx2 = __builtin_cpu_supports("avx2");
 #endif
@@ -206,12 +214,7 @@ void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
             continue;
         }
 #endif
-        if (flip)
-            for (i = 0; i < row_len; i++)
-                out[row_len - 1 - i] = lut[clip8(acc[i])];
-        else
-            for (i = 0; i < row_len; i++)
-                out[i] = lut[clip8(acc[i])];
+        levels_to_float(acc, 0, row_len, lut, flip, out);
     }
 }
 
