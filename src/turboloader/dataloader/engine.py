@@ -9,11 +9,11 @@ slots reused.
 NOTE [ Engine shutdown ]
 ``shutdown`` is idempotent and also registered with weakref.finalize, so it
 runs when the loader or iterator is dropped, on garbage collection, and at
-interpreter exit.  At the end of an epoch the loader only ``stop``s the
-workers: a reaper thread joins them while the training loop goes on, so their
-teardown (tens of milliseconds for a forked copy of a torch process) does not
-delay the end of the epoch.  It asks workers to stop, waits briefly, then terminates
-and finally kills stragglers: no worker outlives its engine.  Ring memory is
+interpreter exit.  It asks workers to stop, waits briefly, then terminates
+and finally kills stragglers: no worker outlives its engine.  At the end of an
+epoch the loader calls ``stop``, which runs the same shutdown on a reaper
+thread while the training loop goes on, so the workers' teardown (tens of
+milliseconds for a forked copy of a torch process) does not delay the epoch.  Ring memory is
 file-descriptor shared (see ring.py), so nothing is left in /dev/shm either.
 """
 from __future__ import annotations
@@ -99,14 +99,9 @@ class Engine:
         return self._finalizer.alive
 
     def stop(self) -> None:
-        """Asks the workers to exit without waiting for them (see NOTE [ Engine
+        """Shuts the workers down on a background thread (see NOTE [ Engine
         shutdown ]): the end of an epoch need not wait for processes to tear down.
-        ``shutdown`` later reaps them."""
-        for q in self.task_queues:
-            try:
-                q.put(None)
-            except (OSError, ValueError):
-                pass
+        ``shutdown`` waits for that thread."""
         if self._reaper is None:
             self._reaper = threading.Thread(target=self._finalizer, daemon=True,
                                             name="turboloader-reaper")

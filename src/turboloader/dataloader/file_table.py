@@ -16,6 +16,8 @@ import torch
 
 
 class FileTable:
+    UNDECODABLE = -1  # the size recorded for files the fast path cannot decode
+
     def __init__(self, blob: torch.Tensor, offsets: torch.Tensor, targets: torch.Tensor,
                  sizes: torch.Tensor):
         self.blob = blob          # uint8[total path bytes]
@@ -45,8 +47,6 @@ class FileTable:
     def path(self, index: int) -> str:
         o = self.offsets.numpy()
         return os.fsdecode(self.blob.numpy()[o[index]:o[index + 1]].tobytes())
-
-    UNDECODABLE = -1
 
     def sizes_of(self, indices: Sequence[int]) -> np.ndarray:
         return self.sizes.numpy()[np.asarray(indices, dtype=np.int64)]

@@ -79,11 +79,12 @@ class AcceleratedIterator:
                 # A batch counts against its worker's prefetch quota until the next
                 # one is yielded: its slot is still in the user's hands until then,
                 # so a worker's prefetch_factor slots are always enough.
-                if self._holding is not None:
-                    engine.finished(self._holding)
-                self._holding = result if batch is not None else None
-                if batch is None:
+                if batch is None:  # every sample skipped: nothing handed over
                     engine.finished(result)
+                else:
+                    if self._holding is not None:
+                        engine.finished(self._holding)
+                    self._holding = result
                 self._fill()
                 if batch is not None:
                     return batch
