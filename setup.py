@@ -37,12 +37,14 @@ setup(
         Extension(
             "turboloader.decoders._jpeg",
             sources=[f"{csrc}/module.c", f"{csrc}/pipeline.c", f"{csrc}/jpeg_region.c",
-                     f"{csrc}/resample.c"],
+                     f"{csrc}/resample.c", f"{csrc}/color.c"],
             depends=glob.glob(f"{csrc}/*.h"),
             define_macros=[("Py_LIMITED_API", "0x030B0000")],
             py_limited_api=True,
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter",
-                                "-fvisibility=hidden"],
+                                "-fvisibility=hidden",
+                                # Pillow's float arithmetic is reproduced to the bit: no FMA
+                                "-ffp-contract=off"],
             **_libjpeg_settings(),
         )
     ],

@@ -1,6 +1,11 @@
-"""Turns a batch of dataset indices into pixels and labels, in one process.
+"""Turns a batch of dataset indices into a batch's tensors, in one process.
 
 Used by each worker process and, with num_workers=0, by the main process.
+A decoder declares its batch ``layout`` (per field: one sample's shape and
+dtype), fills those arrays in ``decode`` and gives the batch its
+default_collate structure in ``assemble``.  This module holds the ImageFolder
+decoder; coco_decoder.py the COCO one.
+
 The C core does the whole batch in one call; a sample it cannot do (PNG
 named .JPEG, CMYK, 12-bit, corrupt data, a crop that needs padding) is
 re-run through the dataset's own PIL loader with the same random parameters,
@@ -47,12 +52,55 @@ class BatchReport:
     python_path: int = 0
 
 
-def _read(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
+def read_files(paths: Sequence[str]) -> EncodedBatch:
+    """The files' bytes; an unreadable file gets no bytes (its Python path
+    re-raises the real error)."""
+    contents = []
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                contents.append(f.read())
+        except OSError:
+            contents.append(b"")
+    return EncodedBatch.from_files(contents)
 
 
-class ImageFolderBatchDecoder:
+def compact(arrays: Sequence[np.ndarray], keep: np.ndarray) -> int:
+    """Moves the kept samples of every field to the front; returns their count."""
+    kept = np.flatnonzero(keep)
+    for a in arrays:
+        a[:len(kept)] = a[kept]
+    return len(kept)
+
+
+class BatchDecoder:
+    """The interface the engine and the iterator use; see the module docstring."""
+
+    layout: tuple[tuple[tuple[int, ...], torch.dtype], ...]
+
+    def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
+               where: str) -> BatchReport:
+        raise NotImplementedError
+
+    def assemble(self, tensors: list[torch.Tensor]) -> list:
+        raise NotImplementedError
+
+    def _python_path_failed(self, report: BatchReport, index: int, path: str, why: str,
+                            where: str) -> None:
+        """A sample failed in C and in Python: skip it (recorded in the report)
+        or raise, naming the file, the index and the process."""
+        exc = sys.exc_info()[1]
+        if self.on_error == "skip":
+            report.skipped.append((index, path, f"{type(exc).__name__}: {exc}"))
+            _LG.warning("skipped sample %d (%s): %s: %s", index, path, type(exc).__name__, exc)
+            return
+        raise SampleFailure(ExceptionWrapper(
+            sys.exc_info(),
+            where=f"loading sample {index} ({path}) {where} [fast path: {why}; to drop "
+                  "unreadable samples instead, pass on_error='skip']")) from None
+
+
+class ImageFolderBatchDecoder(BatchDecoder):
     def __init__(self, table: FileTable, pipeline: LoweredPipeline,
                  image_loader: Callable, decode: str = "auto", on_error: str = "raise",
                  max_pixels: int = DEFAULT_MAX_PIXELS):
@@ -64,23 +112,21 @@ class ImageFolderBatchDecoder:
         self.max_pixels = max_pixels
 
     @property
-    def sample_shape(self) -> tuple[int, int, int]:
-        return (3, *self.pipeline.output_size)
+    def layout(self):
+        return (((3, *self.pipeline.output_size), torch.float32), ((), torch.int64))
 
-    def decode(self, indices: Sequence[int], seed: int, images: np.ndarray,
-               labels: np.ndarray, where: str) -> BatchReport:
+    def assemble(self, tensors: list[torch.Tensor]) -> list:
+        return tensors  # [images float32[B, 3, H, W], labels int64[B]]
+
+    def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
+               where: str) -> BatchReport:
         """Fills images[:count] (float32[n, 3, H, W]) and labels[:count] for the
         samples at ``indices``.  ``where`` names this process in errors."""
+        images, labels = arrays
         n = len(indices)
         paths = [self.table.path(i) for i in indices]
-        contents = []
-        for path in paths:
-            try:
-                contents.append(_read(path))
-            except OSError:
-                contents.append(b"")  # the PIL path re-raises the real error
-        batch = EncodedBatch.from_files(contents)
-        sizes = self._image_sizes(indices, batch)
+        batch = read_files(paths)
+        sizes = image_sizes(self.table, indices, batch)
         fast = sizes[:, 0] > 0
         widths, heights = np.maximum(sizes[:, 0], 1), np.maximum(sizes[:, 1], 1)
         geometry = draw(self.pipeline, widths, heights, seed, indices)
@@ -95,41 +141,28 @@ class ImageFolderBatchDecoder:
             try:
                 images[k] = self._python_path(int(indices[k]), paths[k], seed).numpy()
             except Exception:
-                why = messages[k] or st.DESCRIPTIONS[int(status[k])]
-                if self.on_error == "skip":
-                    exc = sys.exc_info()[1]
-                    keep[k] = False
-                    report.skipped.append((int(indices[k]), paths[k],
-                                           f"{type(exc).__name__}: {exc}"))
-                    _LG.warning("skipped sample %d (%s): %s: %s", indices[k], paths[k],
-                                type(exc).__name__, exc)
-                    continue
-                raise SampleFailure(ExceptionWrapper(
-                    sys.exc_info(),
-                    where=f"loading sample {int(indices[k])} ({paths[k]}) {where} "
-                          f"[fast path: {why}; to drop unreadable samples instead, pass "
-                          "on_error='skip']")) from None
+                keep[k] = False
+                self._python_path_failed(report, int(indices[k]), paths[k],
+                                         messages[k] or st.DESCRIPTIONS[int(status[k])], where)
         if not keep.all():
-            kept = np.flatnonzero(keep)
-            images[:len(kept)] = images[kept]
-            labels[:len(kept)] = labels[kept]
-            report.count = len(kept)
+            report.count = compact((images, labels), keep)
         return report
-
-    def _image_sizes(self, indices: Sequence[int], batch: EncodedBatch) -> np.ndarray:
-        """(width, height) per sample, from the shared table or, the first time,
-        from the headers.  A file rewritten with other dimensions later still
-        decodes correctly: its plan no longer fits, and it takes the PIL path."""
-        sizes = self.table.sizes_of(indices)
-        if (sizes[:, 0] != 0).all():
-            return sizes
-        info, header_status, _ = probe(batch)
-        sizes = np.where((header_status == st.OK)[:, None], info[:, :2],
-                         self.table.UNDECODABLE).astype(np.int32)
-        self.table.remember_sizes(indices, sizes)
-        return sizes
 
     def _python_path(self, index: int, path: str, seed: int) -> torch.Tensor:
         image = self.image_loader(path)
         geometry = draw(self.pipeline, [image.width], [image.height], seed, [index])
         return replay(self.pipeline, geometry, 0, image)
+
+
+def image_sizes(table: FileTable, indices: Sequence[int], batch: EncodedBatch) -> np.ndarray:
+    """(width, height) per sample, from the shared table or, the first time,
+    from the headers.  A file rewritten with other dimensions later still
+    decodes correctly: its plan no longer fits, and it takes the PIL path."""
+    sizes = table.sizes_of(indices)
+    if (sizes[:, 0] != 0).all():
+        return sizes
+    info, header_status, _ = probe(batch)
+    sizes = np.where((header_status == st.OK)[:, None], info[:, :2],
+                     table.UNDECODABLE).astype(np.int32)
+    table.remember_sizes(indices, sizes)
+    return sizes

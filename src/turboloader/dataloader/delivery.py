@@ -23,16 +23,26 @@ class DeviceFeed:
         if self.device.type == "cuda":
             self.stream = torch.cuda.Stream(self.device)
 
-    def start(self, batch: list[torch.Tensor]) -> list[torch.Tensor]:
+    def start(self, batch: list) -> list:
         if self.stream is None:
-            return [t.to(self.device, non_blocking=True) for t in batch]
+            return map_tensors(batch, lambda t: t.to(self.device, non_blocking=True))
         with torch.cuda.stream(self.stream):
-            return [t.to(self.device, non_blocking=True) for t in batch]
+            return map_tensors(batch, lambda t: t.to(self.device, non_blocking=True))
 
-    def finish(self, moved: list[torch.Tensor]) -> list[torch.Tensor]:
+    def finish(self, moved: list) -> list:
         if self.stream is not None:
             current = torch.cuda.current_stream(self.device)
             current.wait_stream(self.stream)
-            for t in moved:
-                t.record_stream(current)
+            map_tensors(moved, lambda t: t.record_stream(current))
         return moved
+
+
+def map_tensors(batch, fn):
+    """``batch`` with fn applied to every tensor in it (lists, tuples, dicts)."""
+    if isinstance(batch, torch.Tensor):
+        return fn(batch)
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(map_tensors(b, fn) for b in batch)
+    if isinstance(batch, dict):
+        return {k: map_tensors(v, fn) for k, v in batch.items()}
+    return batch

@@ -25,7 +25,7 @@ import threading
 import time
 import weakref
 
-from .batch_decoder import ImageFolderBatchDecoder
+from .batch_decoder import BatchDecoder
 from .ring import BatchRing, Slot
 from .workers import Result, Task, worker_loop
 
@@ -58,7 +58,7 @@ def _shutdown(workers, task_queues, result_queue) -> None:
 
 
 class Engine:
-    def __init__(self, decoder: ImageFolderBatchDecoder, rings: list[BatchRing], *,
+    def __init__(self, decoder: BatchDecoder, rings: list[BatchRing], *,
                  num_workers: int, prefetch_factor: int, context, base_seed: int,
                  worker_init_fn, dataset):
         self.num_workers = num_workers
@@ -81,7 +81,7 @@ class Engine:
             # descriptor hand-over per tensor at every epoch start.
             initial = {}
             for slot in rings[wid].preallocate():
-                initial[slot.id] = (slot.generation, slot.images, slot.labels)
+                initial[slot.id] = (slot.generation, slot.tensors)
                 self._seen[wid][slot.id] = slot.generation
                 self._slot_owner[id(slot)] = wid
             w = context.Process(
@@ -148,7 +148,7 @@ class Engine:
         fresh = self._seen[wid].get(slot.id) != slot.generation
         self._seen[wid][slot.id] = slot.generation
         self.task_queues[wid].put(Task(epoch, batch_no, slot.id, slot.generation, list(indices),
-                                       seed, (slot.images, slot.labels) if fresh else None))
+                                       seed, slot.tensors if fresh else None))
         self.outstanding[wid] += 1
         self._in_flight[(epoch, batch_no)] = slot
 

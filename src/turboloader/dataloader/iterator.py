@@ -11,7 +11,7 @@ from .ring import ZERO_COPY_SUPPORTED
 
 
 class AcceleratedIterator:
-    """Yields ``[images float32[B, 3, H, W], labels int64[B]]`` like default_collate."""
+    """Yields batches with default_collate's structure (the decoder's ``assemble``)."""
 
     def __init__(self, loader):
         # The same order of random draws as torch's iterator: the sampler is
@@ -56,17 +56,17 @@ class AcceleratedIterator:
         while True:
             indices = next(self._sampler_iter)
             n = len(indices)
-            images = torch.empty((n, *self._decoder.sample_shape), dtype=torch.float32,
-                                 pin_memory=self._pin)
-            labels = torch.empty((n,), dtype=torch.int64, pin_memory=self._pin)
+            tensors = [torch.empty((n, *shape), dtype=dtype, pin_memory=self._pin)
+                       for shape, dtype in self._decoder.layout]
             try:
-                report = self._decoder.decode(indices, self._seed, images.numpy(),
-                                              labels.numpy(), "in the main process")
+                report = self._decoder.decode(indices, self._seed,
+                                              tuple(t.numpy() for t in tensors),
+                                              "in the main process")
             except SampleFailure as failure:
                 failure.wrapper.reraise()
             self._loader._note_report(report)
             if report.count:
-                return [images[:report.count], labels[:report.count]]
+                return self._decoder.assemble([t[:report.count] for t in tensors])
 
     def _next_from_workers(self):
         engine = self._engine
@@ -121,11 +121,11 @@ class AcceleratedIterator:
             self._engine.release(slot)
             return None
         if self._pin or self._feed is not None or not ZERO_COPY_SUPPORTED:
-            batch = [_copy(slot.images[:report.count], self._pin),
-                     _copy(slot.labels[:report.count], self._pin)]
+            tensors = [_copy(t[:report.count], self._pin) for t in slot.tensors]
             self._engine.release(slot)
-            return batch
-        return list(self._engine.lend(slot, report.count))
+        else:
+            tensors = self._engine.lend(slot, report.count)
+        return self._decoder.assemble(tensors)
 
     def _next_batch(self):
         if self._engine is None:

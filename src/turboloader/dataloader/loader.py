@@ -11,7 +11,7 @@ import torch.utils.data
 
 from ..decoders import DEFAULT_MAX_PIXELS
 from .batch_decoder import DECODE_CHOICES, ON_ERROR_CHOICES, ImageFolderBatchDecoder
-from .delivery import accelerator_available
+from .delivery import accelerator_available, map_tensors
 from .eligibility import Eligibility, evaluate, fallback_message
 from .engine import Engine
 from .file_table import FileTable
@@ -102,7 +102,7 @@ class DataLoader(torch.utils.data.DataLoader):
         prefetch = self.prefetch_factor or 2
         if self._rings is None:
             self._rings = [BatchRing(BatchRing.slots_per_worker(prefetch),
-                                     self._batch_decoder.sample_shape, self.batch_size or 1)
+                                     self._batch_decoder.layout, self.batch_size or 1)
                            for _ in range(self.num_workers)]
         self._engine = Engine(self._batch_decoder, self._rings, num_workers=self.num_workers,
                               prefetch_factor=prefetch, context=context,
@@ -121,7 +121,7 @@ class DataLoader(torch.utils.data.DataLoader):
     def _to_device(self, it):
         if self.device is None:
             return it
-        return (_move(b, self.device) for b in it)
+        return (map_tensors(b, lambda t: t.to(self.device, non_blocking=True)) for b in it)
 
     def _shutdown(self) -> None:
         if self._engine is not None:
@@ -136,12 +136,3 @@ class DataLoader(torch.utils.data.DataLoader):
         if getattr(self, "_engine", None) is not None:
             self._shutdown()
 
-
-def _move(batch, device):
-    if isinstance(batch, torch.Tensor):
-        return batch.to(device, non_blocking=True)
-    if isinstance(batch, (list, tuple)):
-        return type(batch)(_move(b, device) for b in batch)
-    if isinstance(batch, dict):
-        return {k: _move(v, device) for k, v in batch.items()}
-    return batch

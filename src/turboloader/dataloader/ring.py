@@ -48,18 +48,25 @@ def _shared_empty(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
 class Slot:
     id: int
     generation: int
-    images: torch.Tensor  # float32[capacity, 3, H, W], shared
-    labels: torch.Tensor  # int64[capacity], shared
-    refs_when_free: int = 0
+    tensors: tuple[torch.Tensor, ...]  # one shared tensor per field, [capacity, ...]
+    refs_when_free: tuple[int, ...] = ()
 
     @property
     def capacity(self) -> int:
-        return self.images.shape[0]
+        return self.tensors[0].shape[0]
+
+    def in_use(self) -> bool:
+        """Does anything beyond the ring hold a view of this slot?"""
+        return any(_storage_refs(t) > r for t, r in zip(self.tensors, self.refs_when_free))
+
+
+#: A batch layout: per field, the shape of one sample's entry and its dtype.
+Layout = tuple[tuple[tuple[int, ...], torch.dtype], ...]
 
 
 class BatchRing:
-    def __init__(self, size: int, sample_shape: tuple[int, ...], capacity: int = 1):
-        self.sample_shape = sample_shape
+    def __init__(self, size: int, layout: Layout, capacity: int = 1):
+        self.layout = layout
         self.capacity = capacity  # samples per slot; grows to the largest batch seen
         self._generations = itertools.count()
         self._free: list[Slot] = []
@@ -69,16 +76,15 @@ class BatchRing:
 
     def _allocate(self, slot_id: int, capacity: int) -> Slot:
         self.capacity = capacity = max(capacity, self.capacity)
-        images = _shared_empty((capacity, *self.sample_shape), torch.float32)
-        labels = _shared_empty((capacity,), torch.int64)
-        return Slot(slot_id, next(self._generations), images, labels)
+        tensors = tuple(_shared_empty((capacity, *shape), dtype) for shape, dtype in self.layout)
+        return Slot(slot_id, next(self._generations), tensors)
 
     def acquire(self, capacity: int) -> Slot:
         """A slot with room for ``capacity`` samples that nothing else uses."""
         slot = self._free.pop() if self._free else None
         if slot is None:
             for k, lent in enumerate(self._lent):
-                if _storage_refs(lent.images) <= lent.refs_when_free:
+                if not lent.in_use():
                     slot = self._lent.pop(k)
                     break
         if slot is None:
@@ -113,9 +119,9 @@ class BatchRing:
         """The slot's contents were copied out; it can be reused at once."""
         self._free.append(slot)
 
-    def lend(self, slot: Slot, count: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Views of the slot's first ``count`` samples for the user (no copy); the
-        labels, being tiny, are copied.  See NOTE [ Handing out slots without copying ]."""
-        slot.refs_when_free = _storage_refs(slot.images)
+    def lend(self, slot: Slot, count: int) -> list[torch.Tensor]:
+        """Views of the slot's first ``count`` samples, one per field, for the user
+        (no copy).  See NOTE [ Handing out slots without copying ]."""
+        slot.refs_when_free = tuple(_storage_refs(t) for t in slot.tensors)
         self._lent.append(slot)
-        return slot.images[:count], slot.labels[:count].clone()
+        return [t[:count] for t in slot.tensors]

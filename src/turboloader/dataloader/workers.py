@@ -21,7 +21,7 @@ import torch
 from torch._utils import ExceptionWrapper
 from torch.utils.data._utils import worker as torch_worker
 
-from .batch_decoder import ImageFolderBatchDecoder, SampleFailure
+from .batch_decoder import BatchDecoder, SampleFailure
 
 WATCHDOG_SECONDS = 1.0
 
@@ -34,7 +34,7 @@ class Task:
     generation: int
     indices: list[int]
     seed: int
-    slot_tensors: tuple[torch.Tensor, torch.Tensor] | None  # sent once per slot generation
+    slot_tensors: tuple[torch.Tensor, ...] | None  # sent once per slot generation
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def _seed_worker(seed: int, worker_id: int) -> None:
         np.random.seed(generate(seed - worker_id, worker_id))
 
 
-def worker_loop(worker_id: int, num_workers: int, decoder: ImageFolderBatchDecoder,
+def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
                 tasks, results, seed: int, worker_init_fn, dataset, parent_pid: int,
                 initial_slots: dict) -> None:
     # Everything inherited from the parent is moved out of the collector's reach
@@ -75,9 +75,9 @@ def worker_loop(worker_id: int, num_workers: int, decoder: ImageFolderBatchDecod
         results.put(Result(-1, -1, -1, worker_id, ExceptionWrapper(sys.exc_info(), where=where)))
         return
 
-    slots: dict[int, tuple[int, np.ndarray, np.ndarray]] = {
-        sid: (gen, images.numpy(), labels.numpy())
-        for sid, (gen, images, labels) in initial_slots.items()}
+    slots: dict[int, tuple[int, tuple[np.ndarray, ...]]] = {
+        sid: (gen, tuple(t.numpy() for t in tensors))
+        for sid, (gen, tensors) in initial_slots.items()}
     while True:
         try:
             task = tasks.get(timeout=WATCHDOG_SECONDS)
@@ -90,11 +90,10 @@ def worker_loop(worker_id: int, num_workers: int, decoder: ImageFolderBatchDecod
         if task is None:
             return
         if task.slot_tensors is not None:
-            images, labels = task.slot_tensors
-            slots[task.slot_id] = (task.generation, images.numpy(), labels.numpy())
-        _, images, labels = slots[task.slot_id]
+            slots[task.slot_id] = (task.generation, tuple(t.numpy() for t in task.slot_tensors))
+        _, arrays = slots[task.slot_id]
         try:
-            report = decoder.decode(task.indices, task.seed, images, labels, where)
+            report = decoder.decode(task.indices, task.seed, arrays, where)
         except SampleFailure as failure:
             report = failure.wrapper
         except Exception:

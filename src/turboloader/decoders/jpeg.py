@@ -17,7 +17,11 @@ _AXIS = [("in0", "<f8"), ("in1", "<f8"), ("src_lo", "<i4"), ("src_size", "<i4"),
          ("out_size", "<i4"), ("out_start", "<i4")]
 #: One record per sample; mirrors ``tl_plan`` in csrc/pipeline.h.
 PLAN_DTYPE = np.dtype([("skip", "<i4"), ("scale_denom", "<i4"), ("flip", "<i4"),
-                       ("reserved", "<i4"), ("x", _AXIS), ("y", _AXIS)])
+                       ("jitter_on", "<i4"), ("x", _AXIS), ("y", _AXIS),
+                       ("jitter", [("order", "<i4", (4,)), ("factor", "<f4", (3,)),
+                                   ("hue_shift", "<i4")])])
+#: ``jitter.order`` entries: which ColorJitter adjustment runs at each step.
+JITTER_BRIGHTNESS, JITTER_CONTRAST, JITTER_SATURATION, JITTER_HUE, JITTER_NONE = 0, 1, 2, 3, -1
 assert PLAN_DTYPE.itemsize == _jpeg.PLAN_SIZE, "PLAN_DTYPE does not match tl_plan"
 
 #: Refuse headers above this many pixels, as PIL's DecompressionBombError does

@@ -11,8 +11,8 @@
 #define TL_MARGIN 2
 
 typedef struct {
-    uint8_t *a, *b, *c, *strip;
-    size_t a_size, b_size, c_size, strip_size;
+    uint8_t *a, *b, *c, *d, *strip;
+    size_t a_size, b_size, c_size, d_size, strip_size;
     int32_t *acc;
     size_t acc_size;
 } tl_scratch;
@@ -35,8 +35,18 @@ static void scratch_free(tl_scratch *s)
     free(s->a);
     free(s->b);
     free(s->c);
+    free(s->d);
     free(s->strip);
     free(s->acc);
+}
+
+static int jitter_is_valid(const tl_jitter *j)
+{
+    int k;
+    for (k = 0; k < 4; k++)
+        if (j->order[k] < TL_JITTER_NONE || j->order[k] > TL_JITTER_HUE)
+            return 0;
+    return j->hue_shift >= 0 && j->hue_shift < 256;
 }
 
 static int plan_is_valid(const tl_plan *p, int out_h, int out_w)
@@ -45,6 +55,8 @@ static int plan_is_valid(const tl_plan *p, int out_h, int out_w)
     int n[2] = {out_w, out_h}, i;
     if (p->scale_denom != 1 && p->scale_denom != 2 && p->scale_denom != 4 &&
         p->scale_denom != 8)
+        return 0;
+    if (p->jitter_on && !jitter_is_valid(&p->jitter))
         return 0;
     for (i = 0; i < 2; i++) {
         const tl_axis *a = ax[i];
@@ -109,6 +121,7 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
         grow((void **)&s->b, &s->b_size, 3 * plane_b) ||
         grow((void **)&s->c, &s->c_size, 3 * plane_b) ||
         grow((void **)&s->strip, &s->strip_size, (size_t)48 * cols) ||
+        (p->jitter_on && grow((void **)&s->d, &s->d_size, 3 * plane)) ||
         grow((void **)&s->acc, &s->acc_size,
              sizeof(int32_t) * (size_t)(rows > out_w ? rows : out_w))) {
         snprintf(msg, TL_MSG_LEN, "out of memory for resample buffers");
@@ -124,8 +137,20 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
         uint8_t *b = s->b + ch * plane_b, *c = s->c + ch * plane_b;
         tl_filter_rows(s->a + ch * plane_a, (size_t)rows, rows, &cx, b, (size_t)rows, s->acc);
         tl_transpose_u8(b, (size_t)rows, out_w, rows, c, (size_t)out_w);
-        tl_filter_rows_lut(c, (size_t)out_w, out_w, &cy, lut + ch * 256, p->flip,
-                           out + ch * plane, (size_t)out_w, s->acc);
+        if (p->jitter_on) /* colour ops need all three planes: keep bytes for now */
+            tl_filter_rows(c, (size_t)out_w, out_w, &cy, s->d + ch * plane, (size_t)out_w,
+                           s->acc);
+        else
+            tl_filter_rows_lut(c, (size_t)out_w, out_w, &cy, lut + ch * 256, p->flip,
+                               out + ch * plane, (size_t)out_w, s->acc);
+    }
+    if (p->jitter_on) {
+        /* Every jitter op is per pixel or uses a whole-image mean, so it
+         * commutes with the flip, which stays last (as in geometry.py). */
+        tl_color_jitter(s->d, s->d + plane, s->d + 2 * plane, plane, &p->jitter);
+        for (ch = 0; ch < 3; ch++)
+            tl_levels_to_float(s->d + ch * plane, out_h, out_w, lut + ch * 256, p->flip,
+                               out + ch * plane);
     }
 done:
     tl_coeffs_free(&cx);

@@ -1,12 +1,14 @@
-/* The per-batch classification pipeline: region decode -> Pillow-exact
- * bilinear resample (crop / resize / crop fused) -> flip -> ToTensor +
- * Normalize through a lookup table -> float32 CHW.  No Python here. */
+/* The per-batch image pipeline: region decode -> Pillow-exact bilinear
+ * resample (crop / resize / crop fused) -> optional ColorJitter -> flip ->
+ * ToTensor + Normalize through a lookup table -> float32 CHW.  No Python
+ * here. */
 #ifndef TL_PIPELINE_H
 #define TL_PIPELINE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "color.h"
 #include "jpeg_region.h"
 
 /* One axis of a fused geometry, in pixels of the decoded (scaled) image.
@@ -24,8 +26,9 @@ typedef struct {
     int32_t skip;        /* non-zero: the Python path handles this sample */
     int32_t scale_denom; /* 1, 2, 4 or 8 */
     int32_t flip;        /* mirror the output horizontally */
-    int32_t reserved;
+    int32_t jitter_on;   /* non-zero: apply `jitter` after resampling */
     tl_axis x, y;
+    tl_jitter jitter;
 } tl_plan;
 
 /* Writes n samples of float32 [3, out_h, out_w] into out.  lut is float32

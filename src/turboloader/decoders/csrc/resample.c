@@ -218,6 +218,22 @@ void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
     }
 }
 
+void tl_levels_to_float(const uint8_t *src, int rows, int cols, const float *lut, int flip,
+                        float *dst)
+{
+    int y, x;
+    for (y = 0; y < rows; y++) {
+        const uint8_t *in = src + (size_t)y * cols;
+        float *out = dst + (size_t)y * cols;
+        if (flip)
+            for (x = 0; x < cols; x++)
+                out[cols - 1 - x] = lut[in[x]];
+        else
+            for (x = 0; x < cols; x++)
+                out[x] = lut[in[x]];
+    }
+}
+
 /* Blocked so that both sides stay in cache for large images. */
 enum { TL_BLOCK = 32 };
 

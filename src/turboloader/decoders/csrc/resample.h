@@ -51,6 +51,11 @@ void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
                         const tl_coeffs *c, const float *lut, int flip,
                         float *dst, size_t dst_stride, int32_t *acc);
 
+/* dst[y][x] = lut[src[y][x]] for a rows x cols plane, mirrored when flip is
+ * set: ToTensor + Normalize for pixels already in 8 bits. */
+void tl_levels_to_float(const uint8_t *src, int rows, int cols, const float *lut, int flip,
+                        float *dst);
+
 /* Splits interleaved RGB rows into three planes, transposed:
  * planes[ch][x * plane_stride + y] = src[y][x*3 + ch], planes ch apart by
  * plane_size bytes.  strip is scratch for 48 * cols bytes. */
