@@ -17,9 +17,31 @@ from torchvision.datasets.folder import default_loader, pil_loader
 
 from .._env import env_flag
 from ..transforms import LoweredPipeline, NotLowerable, lower
+from ..transforms.ssd_lowering import LoweredSSD, lower_ssd
 
 DISABLE_ENV = "TURBOLOADER_DISABLE"
 IMAGEFOLDER = "imagefolder"
+COCO = "coco"
+#: What the SSD reference's COCODetection keeps and the COCO path reads.
+COCO_ATTRIBUTES = ("img_folder", "annotate_file", "images", "label_info", "img_keys")
+
+
+def _coco_missing(dataset) -> list[str]:
+    missing = [a for a in COCO_ATTRIBUTES if not hasattr(dataset, a)]
+    if "label_info" in missing and hasattr(dataset, "label_map"):
+        missing.remove("label_info")
+    return missing
+
+
+def dataset_kind(dataset) -> str | None:
+    """Which accelerated pipeline the dataset is for, if any.  COCO datasets are
+    recognised by class name and attributes: users keep their own copy of the
+    reference class."""
+    if isinstance(dataset, ImageFolder):
+        return IMAGEFOLDER
+    if type(dataset).__name__ == "COCODetection" and not _coco_missing(dataset):
+        return COCO
+    return None
 
 
 @dataclass(frozen=True)
@@ -40,7 +62,8 @@ class Eligibility:
     accelerated: bool
     pipeline: str | None
     checks: tuple[Check, ...]
-    lowered: LoweredPipeline | None = field(default=None, repr=False, compare=False)
+    lowered: LoweredPipeline | LoweredSSD | None = field(default=None, repr=False,
+                                                         compare=False)
 
     @property
     def reasons(self) -> tuple[Check, ...]:
@@ -75,11 +98,20 @@ def _env_rule(dataset, args) -> Check:
 
 
 def _dataset_type_rule(dataset, args) -> Check:
-    ok = isinstance(dataset, ImageFolder)
-    return _check("dataset.type", ok, f"dataset is {type(dataset).__name__}",
-                  f"dataset is {type(dataset).__module__}.{type(dataset).__qualname__}, "
-                  "not a torchvision.datasets.ImageFolder",
-                  "use torchvision.datasets.ImageFolder (other datasets run natively)")
+    kind = dataset_kind(dataset)
+    name = f"{type(dataset).__module__}.{type(dataset).__qualname__}"
+    if kind is None and type(dataset).__name__ == "COCODetection":
+        return Check("dataset.type", False,
+                     f"dataset is {name} but lacks {', '.join(_coco_missing(dataset))}, so it "
+                     "is not the SSD reference's COCODetection",
+                     "keep the reference attributes (img_folder, annotate_file, images, "
+                     "label_map/label_info, img_keys) or use turboloader.datasets.COCODetection")
+    return _check("dataset.type", kind is not None,
+                  f"dataset is {type(dataset).__name__} ({kind} pipeline)",
+                  f"dataset is {name}, neither a torchvision.datasets.ImageFolder nor a "
+                  "COCODetection",
+                  "use torchvision.datasets.ImageFolder or turboloader.datasets.COCODetection "
+                  "(other datasets run natively)")
 
 
 def _dataset_getitem_rule(dataset, args) -> Check:
@@ -136,18 +168,22 @@ def evaluate(dataset, **loader_args) -> Eligibility:
     """Runs every rule against a dataset and DataLoader keyword arguments."""
     checks = [rule(dataset, loader_args) for rule in RULES]
     lowered = None
-    if isinstance(dataset, ImageFolder):
+    kind = dataset_kind(dataset)
+    lowerer = {IMAGEFOLDER: lower, COCO: lower_ssd}.get(kind)
+    if lowerer is None:
+        checks.append(Check("dataset.transform", True, "not applicable"))
+    else:
         try:
-            lowered = lower(getattr(dataset, "transform", None))
-            checks.append(Check("dataset.transform", True, " -> ".join(lowered.names)))
+            lowered = lowerer(getattr(dataset, "transform", None))
+            what = "SSD validation: " if kind == COCO and lowered.val else \
+                "SSD training: " if kind == COCO else ""
+            checks.append(Check("dataset.transform", True, what + " -> ".join(lowered.names)))
         except NotLowerable as e:
             checks.append(Check("dataset.transform", False, str(e),
                                 "use only the supported transforms (see the README's "
                                 "eligibility rules)"))
-    else:
-        checks.append(Check("dataset.transform", True, "not applicable"))
     ok = all(c.passed for c in checks)
-    return Eligibility(ok, IMAGEFOLDER if ok else None, tuple(checks), lowered if ok else None)
+    return Eligibility(ok, kind if ok else None, tuple(checks), lowered if ok else None)
 
 
 def fallback_message(verdict: Eligibility) -> str:

@@ -12,7 +12,9 @@ import torch.utils.data
 from ..decoders import DEFAULT_MAX_PIXELS
 from .batch_decoder import DECODE_CHOICES, ON_ERROR_CHOICES, ImageFolderBatchDecoder
 from .delivery import accelerator_available, map_tensors
-from .eligibility import Eligibility, evaluate, fallback_message
+from .annotation_table import AnnotationTable
+from .coco_decoder import CocoBatchDecoder
+from .eligibility import IMAGEFOLDER, Eligibility, evaluate, fallback_message
 from .engine import Engine
 from .file_table import FileTable
 from .iterator import AcceleratedIterator
@@ -27,7 +29,8 @@ class DataLoader(torch.utils.data.DataLoader):
 
     Takes torch's arguments, in torch's order, with torch's defaults and
     errors.  When ``eligibility.accelerated`` (an ImageFolder with the
-    supported transforms), batches are decoded by the libjpeg-turbo pipeline;
+    supported transforms, or a COCODetection with the SSD-300 transform),
+    batches are decoded by the libjpeg-turbo pipeline;
     otherwise this is exactly torch's loader, and one WARNING on the
     ``turboloader`` logger says why.
 
@@ -69,10 +72,14 @@ class DataLoader(torch.utils.data.DataLoader):
         self._pin_note_given = False
         self.eligibility: Eligibility = evaluate(
             dataset, batch_size=batch_size, batch_sampler=batch_sampler, collate_fn=collate_fn)
-        if self.eligibility.accelerated:
+        if self.eligibility.pipeline == IMAGEFOLDER:
             self._batch_decoder = ImageFolderBatchDecoder(
                 FileTable.from_samples(dataset.samples), self.eligibility.lowered,
                 dataset.loader, decode=decode, on_error=on_error, max_pixels=max_pixels)
+        elif self.eligibility.accelerated:
+            self._batch_decoder = CocoBatchDecoder(
+                AnnotationTable.from_dataset(dataset), self.eligibility.lowered,
+                decode=decode, on_error=on_error, max_pixels=max_pixels)
         else:
             _LG.warning(fallback_message(self.eligibility))
 

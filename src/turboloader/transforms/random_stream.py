@@ -31,13 +31,13 @@ def epoch_seed(base_seed: int, epoch: int) -> int:
     return int(b[0])
 
 
-def uniforms(seed: int, indices: np.ndarray, count: int) -> np.ndarray:
-    """float64[len(indices), count] in [0, 1): slot k of sample ``indices[i]``."""
+def uniforms(seed: int, indices: np.ndarray, count: int, first: int = 0) -> np.ndarray:
+    """float64[len(indices), count] in [0, 1): slot first + k of sample ``indices[i]``."""
     idx = np.asarray(indices, dtype=np.int64).astype(np.uint64)
     with np.errstate(over="ignore"):
         key = _mix(np.array([seed & _MASK], dtype=np.uint64))
         per_sample = _mix(key ^ _mix(idx))
-        slots = np.arange(1, count + 1, dtype=np.uint64) * _GOLDEN
+        slots = np.arange(first + 1, first + count + 1, dtype=np.uint64) * _GOLDEN
         bits = _mix(per_sample[:, None] + slots[None, :])
     # 53 random bits -> a double in [0, 1), as numpy's own generators do.
     return (bits >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))

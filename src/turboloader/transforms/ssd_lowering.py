@@ -35,6 +35,7 @@ class LoweredSSD:
     val: bool
     size: tuple[int, int]                   # (height, width) of the output image
     lut: np.ndarray                         # float32[3, 256]: ToTensor + Normalize
+    tensor_stage: tuple[Callable, ...]      # the user's ToTensor, Normalize objects
     # training only
     flip_p: float = 0.5
     crop_iterations: int = 1                # window attempts per chosen crop mode
@@ -124,7 +125,8 @@ def lower_ssd(transform) -> LoweredSSD:
     _expect_types(val_members, (T.Resize, T.ToTensor, T.Normalize), "trans_val")
     _resize_size(val_members[0], size, "trans_val's")
     if bool(transform.val):
-        return LoweredSSD(True, size, _lookup_table(val_members[1:]), max_num=int(max_num))
+        stage = tuple(val_members[1:])
+        return LoweredSSD(True, size, _lookup_table(stage), stage, max_num=int(max_num))
 
     crop = _named(transform.crop, "SSDCropping", "crop")
     options = tuple(getattr(crop, "sample_options", ()))
@@ -155,6 +157,6 @@ def lower_ssd(transform) -> LoweredSSD:
         raise NotLowerable("encoder.dboxes is not a float32 [M, 4] CPU tensor of default "
                            "boxes in ltrb order")
     criteria = float(_default(getattr(encoder, "encode", None), "criteria", 0.5))
-    return LoweredSSD(False, size, _lookup_table([members[2], transform.normalize]),
-                      flip_p=p, crop_iterations=iterations, jitter=ranges,
+    stage = (members[2], transform.normalize)
+    return LoweredSSD(False, size, _lookup_table(stage), stage, flip_p=p, crop_iterations=iterations, jitter=ranges,
                       dboxes_ltrb=dboxes.clone(), criteria=criteria, max_num=int(max_num))

@@ -1,6 +1,7 @@
 #include "color.h"
 
 #include <math.h>
+#include <pthread.h>
 
 /* Pillow computes these without fused multiply-adds; so must we. */
 #pragma STDC FP_CONTRACT OFF
@@ -136,7 +137,121 @@ static void hsv_to_rgb(int h, int s, int v, uint8_t *r, uint8_t *g, uint8_t *b)
     }
 }
 
+/* NOTE [ Fast exact HSV ]
+ * The per-pixel conversions above cost ~25 ns (divisions, libm floor and
+ * round).  The hue step uses tables instead, filled once from those very
+ * functions, where a result depends on few inputs:
+ *   H: only on which channel is the maximum (r, g, b priority), which of the
+ *      other two is smaller, the range cr = max - min and the middle
+ *      channel's distance to the maximum (every quotient is of differences);
+ *   S: only on (max, cr);  p = round(v * (1 - s/255)): only on (v, s);
+ *   floor(h * 6 / 255) and the fraction: only on h.
+ * q and t depend on (h, s, v) and are computed as Pillow does, with
+ * round-half-away done exactly on the non-negative double. */
+static uint8_t *h_table;            /* [6][256][256]: case, cr, distance of the middle */
+static uint8_t s_table[256][256];   /* [max][cr] */
+static uint8_t p_table[256][256];   /* [v][s] */
+static int8_t sector[256];
+static float frac[256], sat[256];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void fill_tables(void)
+{
+    static uint8_t h_storage[6 * 256 * 256];
+    int c, cr, d, v, x;
+    uint8_t hh, ss, vv;
+    /* case: 2 * (index of the max channel) + (1 when the later of the other
+     * two channels is the smaller one) */
+    for (c = 0; c < 6; c++)
+        for (cr = 1; cr < 256; cr++)
+            for (d = 0; d <= cr; d++) {
+                int ch[3], mx = c / 2, lo, mid;
+                int others[2] = {mx == 0 ? 1 : 0, mx == 2 ? 1 : 2};
+                lo = others[c & 1];
+                mid = others[1 - (c & 1)];
+                ch[mx] = cr;
+                ch[lo] = 0;
+                ch[mid] = cr - d;
+                rgb_to_hsv(ch[0], ch[1], ch[2], &hh, &ss, &vv);
+                h_storage[((size_t)c * 256 + cr) * 256 + d] = hh;
+            }
+    for (v = 0; v < 256; v++)
+        for (cr = 0; cr <= v; cr++) {
+            rgb_to_hsv(v, v - cr, v - cr, &hh, &ss, &vv);
+            s_table[v][cr] = ss;
+        }
+    for (v = 0; v < 256; v++)
+        for (x = 0; x < 256; x++) {
+            float fs = (float)((float)x / 255.0);
+            p_table[v][x] = clip8i((int)round((float)v * (1.0 - fs)));
+        }
+    for (x = 0; x < 256; x++) {
+        sector[x] = (int8_t)((int)floor((float)x * 6.0 / 255.0) % 6);
+        frac[x] = (float)((float)x * 6.0 / 255.0 - floor((float)x * 6.0 / 255.0));
+        sat[x] = (float)((float)x / 255.0);
+    }
+    h_table = h_storage;
+}
+
+static inline int round_half_away(double x) /* x >= 0 */
+{
+    int r = (int)x;
+    return r + (x - (double)r >= 0.5);
+}
+
 static void hue(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, int shift)
+{
+    size_t i;
+    pthread_once(&tables_once, fill_tables);
+    for (i = 0; i < n; i++) {
+        int R = r[i], G = g[i], B = b[i], mx, mn, c, mid, h, s, v;
+        float f, fs;
+        uint8_t up, uq, ut;
+        if (R >= G && R >= B) {
+            mx = R;
+            c = G <= B ? 1 : 0;  /* 1: g is the smaller: the middle is b */
+            mid = c ? B : G;
+            mn = c ? G : B;
+            c = c ? 0 : 1;
+        } else if (G >= B) {
+            mx = G;
+            c = R <= B ? 2 : 3;
+            mid = c == 2 ? B : R;
+            mn = c == 2 ? R : B;
+        } else {
+            mx = B;
+            c = R <= G ? 4 : 5;
+            mid = c == 4 ? G : R;
+            mn = c == 4 ? R : G;
+        }
+        v = mx;
+        if (mx == mn) { /* grey: H = S = 0, and back to grey */
+            continue;
+        }
+        h = (uint8_t)(h_table[((size_t)c * 256 + (mx - mn)) * 256 + (mx - mid)] + shift);
+        s = s_table[mx][mx - mn];
+        if (s == 0) {
+            r[i] = g[i] = b[i] = (uint8_t)v;
+            continue;
+        }
+        f = frac[h];
+        fs = sat[s];
+        up = p_table[v][s];
+        uq = clip8i(round_half_away((float)v * (1.0 - fs * f)));
+        ut = clip8i(round_half_away((float)v * (1.0 - fs * (1.0 - f))));
+        switch (sector[h]) {
+        case 0: r[i] = (uint8_t)v; g[i] = ut; b[i] = up; break;
+        case 1: r[i] = uq; g[i] = (uint8_t)v; b[i] = up; break;
+        case 2: r[i] = up; g[i] = (uint8_t)v; b[i] = ut; break;
+        case 3: r[i] = up; g[i] = uq; b[i] = (uint8_t)v; break;
+        case 4: r[i] = ut; g[i] = up; b[i] = (uint8_t)v; break;
+        default: r[i] = (uint8_t)v; g[i] = up; b[i] = uq; break;
+        }
+    }
+}
+
+/* The per-pixel reference of hue(), kept for the self-check below. */
+static void hue_reference(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, int shift)
 {
     size_t i;
     for (i = 0; i < n; i++) {
@@ -144,6 +259,26 @@ static void hue(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, int shift)
         rgb_to_hsv(r[i], g[i], b[i], &h, &s, &v);
         hsv_to_rgb((uint8_t)(h + shift), s, v, &r[i], &g[i], &b[i]);
     }
+}
+
+int tl_color_hue_selfcheck(int shift)
+{
+    /* Every RGB triple through both hue paths; returns the mismatches. */
+    static uint8_t a[3][256], e[3][256];
+    int R, G, B, bad = 0, k;
+    for (R = 0; R < 256; R++)
+        for (G = 0; G < 256; G++) {
+            for (B = 0; B < 256; B++) {
+                a[0][B] = e[0][B] = (uint8_t)R;
+                a[1][B] = e[1][B] = (uint8_t)G;
+                a[2][B] = e[2][B] = (uint8_t)B;
+            }
+            hue(a[0], a[1], a[2], 256, shift);
+            hue_reference(e[0], e[1], e[2], 256, shift);
+            for (k = 0; k < 256; k++)
+                bad += a[0][k] != e[0][k] || a[1][k] != e[1][k] || a[2][k] != e[2][k];
+        }
+    return bad;
 }
 
 void tl_color_jitter(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, const tl_jitter *j)

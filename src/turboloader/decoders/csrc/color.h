@@ -30,4 +30,8 @@ typedef struct {
 /* Applies the jitter in place to n pixels held as three planes. */
 void tl_color_jitter(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, const tl_jitter *j);
 
+/* Runs all 2^24 RGB values through the table-driven hue step and the
+ * per-pixel reference; returns how many differ (0).  For tests. */
+int tl_color_hue_selfcheck(int shift);
+
 #endif

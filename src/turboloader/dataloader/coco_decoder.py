@@ -1,0 +1,114 @@
+"""COCO + SSD-300 batches: the C core for pixels, torch for boxes.
+
+Per batch: the files are read, each image's header size checked against the
+JSON's (a mismatch, or a file the C core cannot decode, takes the Python
+path), crop/flip/jitter drawn (training), the C core decodes only each crop
+window, resizes, jitters, flips and normalizes into the slot, and the boxes
+are cropped, flipped and encoded against the default boxes with the
+reference's own operations (transforms/boxes.py).  Validation batches carry
+the boxes zero-padded to ``max_num``.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from PIL import Image
+
+from ..decoders import DEFAULT_MAX_PIXELS, decode_batch
+from ..decoders import status as st
+from ..transforms import boxes as B
+from ..transforms.ssd_draw import boxes_for, draw_ssd, plans_for, replay_image
+from ..transforms.ssd_lowering import LoweredSSD
+from .annotation_table import AnnotationTable
+from .batch_decoder import BatchDecoder, BatchReport, compact, image_sizes, read_files
+
+
+def _load_rgb(path: str) -> Image.Image:
+    # What the reference COCODetection.__getitem__ does.
+    with Image.open(path) as img:
+        return img.convert("RGB")
+
+
+class CocoBatchDecoder(BatchDecoder):
+    def __init__(self, table: AnnotationTable, lowered: LoweredSSD, decode: str = "auto",
+                 on_error: str = "raise", max_pixels: int = DEFAULT_MAX_PIXELS):
+        self.table = table
+        self.lowered = lowered
+        self.allow_dct_scaling = decode == "auto"
+        self.on_error = on_error
+        self.max_pixels = max_pixels
+        self.n_boxes = lowered.max_num if lowered.val else lowered.dboxes_ltrb.shape[0]
+
+    @property
+    def layout(self):
+        return (((3, *self.lowered.size), torch.float32),  # image
+                ((), torch.int64),                         # image id
+                ((), torch.int64), ((), torch.int64),      # height, width
+                ((self.n_boxes, 4), torch.float32),        # boxes
+                ((self.n_boxes,), torch.int64))            # labels
+
+    def assemble(self, tensors: list[torch.Tensor]) -> list:
+        img, ids, h, w, bbox, label = tensors
+        return [img, ids, [h, w], bbox, label]  # default_collate's structure
+
+    def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
+               where: str) -> BatchReport:
+        images, ids, heights, widths, bboxes, labels = arrays
+        n = len(indices)
+        table, lowered = self.table, self.lowered
+        paths = [table.files.path(i) for i in indices]
+        batch = read_files(paths)
+        header_wh = image_sizes(table.files, indices, batch)
+        json_hw = table.json_sizes(indices)
+        # The crop box is computed from the JSON's size, as in the reference; a
+        # file whose real size differs goes to PIL, which crops it the same way.
+        fast = (header_wh[:, 0] == json_hw[:, 1]) & (header_wh[:, 1] == json_hw[:, 0])
+        annotations = [table.annotations(int(i)) for i in indices]
+        d = None
+        if not lowered.val:
+            d = draw_ssd(lowered, [a[0].numpy() for a in annotations],
+                         [a[1] for a in annotations], seed, indices)
+        plans, out_hw = plans_for(lowered, d, json_hw, self.allow_dct_scaling, ~fast)
+        status, messages = decode_batch(batch, plans, images[:n], lowered.lut, self.max_pixels)
+        ids[:n] = table.files.targets_of(indices)
+        heights[:n], widths[:n] = out_hw[:, 0], out_hw[:, 1]
+        report = BatchReport(n)
+        keep = np.ones(n, dtype=bool)
+        for k in range(n):
+            try:
+                self._write_boxes(d, k, *annotations[k], bboxes[k], labels[k])
+            except ValueError:
+                keep[k] = False
+                self._python_path_failed(report, int(indices[k]), paths[k], "boxes", where)
+        for k in np.flatnonzero((status != st.OK) & keep):
+            report.python_path += 1
+            try:
+                image = _load_rgb(paths[k])
+                images[k] = replay_image(lowered, lowered.tensor_stage, d, k, image,
+                                         json_hw[k]).numpy()
+            except Exception:
+                keep[k] = False
+                self._python_path_failed(report, int(indices[k]), paths[k],
+                                         messages[k] or st.DESCRIPTIONS[int(status[k])], where)
+        if not keep.all():
+            report.count = compact(arrays, keep)
+        return report
+
+    def _write_boxes(self, d, k: int, boxes: torch.Tensor, labels: torch.Tensor,
+                     out_boxes: np.ndarray, out_labels: np.ndarray) -> None:
+        if d is None:  # validation: ltrb boxes zero-padded to max_num
+            if len(boxes) > self.n_boxes:
+                raise ValueError(f"{len(boxes)} boxes do not fit the {self.n_boxes} "
+                                 "validation slots (SSDTransformer's max_num)")
+            out_boxes[:] = 0
+            out_labels[:] = 0
+            out_boxes[:len(boxes)] = boxes.numpy()
+            out_labels[:len(labels)] = labels.numpy()
+            return
+        boxes, labels = boxes_for(d, k, boxes, labels)
+        enc_boxes, enc_labels = B.encode(boxes, labels, self.lowered.dboxes_ltrb,
+                                         self.lowered.criteria)
+        out_boxes[:] = enc_boxes.numpy()
+        out_labels[:] = enc_labels.numpy()
