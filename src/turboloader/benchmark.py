@@ -3,6 +3,8 @@
     python -m turboloader.benchmark                   # built-in synthetic dataset
     python -m turboloader.benchmark --data DIR        # any ImageFolder
     python -m turboloader.benchmark --data DIR --files 2000 --json out.json
+    python -m turboloader.benchmark --pipeline ssd,ssd-val        # built-in COCO-like set
+    python -m turboloader.benchmark --pipeline ssd --data COCO_ROOT --files 1000
 
 Both loaders read the same files with the same transforms, workers and batch
 size, and alternate epoch by epoch (the machine is noisy, so only side-by-side
@@ -18,7 +20,6 @@ import json
 import os
 import platform
 import resource
-import shutil
 import statistics
 import sys
 import tempfile
@@ -26,13 +27,14 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
-from PIL import Image
 from torchvision import datasets
 from torchvision import transforms as T
 
 import turboloader
+from turboloader import bench_datasets as bd
+from turboloader.datasets import COCODetection
+from turboloader.transforms.ssd import SSDTransformer, dboxes300_coco
 
 IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 PIPELINES = {
@@ -40,59 +42,10 @@ PIPELINES = {
                                 T.Normalize(IMAGENET_MEAN, IMAGENET_STD)]),
     "eval": lambda: T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(),
                                T.Normalize(IMAGENET_MEAN, IMAGENET_STD)]),
+    "ssd": lambda: SSDTransformer(dboxes300_coco(), (300, 300), val=False),
+    "ssd-val": lambda: SSDTransformer(dboxes300_coco(), (300, 300), val=True),
 }
-SYNTHETIC = dict(files=1000, classes=100, width=500, height=375, quality=90, seed=0)
-SYNTHETIC_DESCRIPTION = (
-    "{files} synthetic JPEGs in {classes} classes, {width}x{height}, Pillow quality "
-    "{quality} with 4:2:0 chroma (ImageNet's typical size and subsampling), random smooth "
-    "colour fields plus noise (seed {seed}), generated once into {root}").format
-
-
-def synthetic_dataset_root() -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return cache / "turboloader" / "bench-imagenet-like-v1"
-
-
-def make_synthetic_dataset(root: Path, files: int, classes: int, width: int, height: int,
-                           quality: int, seed: int) -> Path:
-    """Writes the built-in benchmark dataset (skipped when already complete)."""
-    marker = root / ".complete"
-    if marker.exists():
-        return root
-    rng = np.random.default_rng(seed)
-    tmp = Path(tempfile.mkdtemp(prefix=".partial-", dir=root.parent if root.parent.exists()
-                                else None))
-    for i in range(files):
-        cls = tmp / f"class_{i % classes:03d}"
-        cls.mkdir(exist_ok=True)
-        coarse = rng.uniform(0, 255, size=(height // 25 + 2, width // 25 + 2, 3))
-        field = np.asarray(Image.fromarray(coarse.astype(np.uint8)).resize(
-            (width, height), Image.BICUBIC), dtype=np.float32)
-        pixels = np.clip(field + rng.normal(0, 14, size=field.shape), 0, 255).astype(np.uint8)
-        Image.fromarray(pixels).save(cls / f"img_{i:05d}.JPEG", quality=quality, subsampling=2)
-    (tmp / ".complete").touch()
-    root.parent.mkdir(parents=True, exist_ok=True)
-    if root.exists():
-        shutil.rmtree(root)
-    tmp.rename(root)
-    return root
-
-
-def replicate(src: Path, files: int, dest: Path) -> Path:
-    """An ImageFolder of exactly ``files`` images: src's files copied byte for byte,
-    repeated in order until the count is reached (class by class layout kept)."""
-    originals = sorted(p for p in src.rglob("*") if p.is_file() and not p.name.startswith("."))
-    if not originals:
-        raise SystemExit(f"no files under {src}")
-    for i in range(files):
-        p = originals[i % len(originals)]
-        rel = p.relative_to(src)
-        out = dest / rel.parent / (f"r{i // len(originals)}_" + rel.name)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(p, out)
-    return dest
-
-
+DETECTION = ("ssd", "ssd-val")
 class PeakMemory:
     """Samples VmHWM of this process's children (the workers) while running."""
 
@@ -181,9 +134,13 @@ def run_epoch(loader) -> dict:
                 worker_peak_mib=max(mem.workers.values(), default=0) / 1024)
 
 
-def benchmark(root: Path, pipeline: str, workers: int, batch_size: int, epochs: int,
+def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
               warmup: int, log=print) -> dict:
-    dataset = datasets.ImageFolder(str(root), PIPELINES[pipeline]())
+    """root: an ImageFolder root, or (image folder, instances JSON) for detection."""
+    if pipeline in DETECTION:
+        dataset = COCODetection(str(root[0]), str(root[1]), PIPELINES[pipeline]())
+    else:
+        dataset = datasets.ImageFolder(str(root), PIPELINES[pipeline]())
     # Built once and iterated epoch after epoch, as a training script does.
     loaders = {
         "native": torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
@@ -201,7 +158,7 @@ def benchmark(root: Path, pipeline: str, workers: int, batch_size: int, epochs: 
             r = run_epoch(loaders[name])
             if epoch >= warmup:
                 runs[name].append(r)
-            log(f"  {pipeline:5s} epoch {epoch + 1}/{warmup + epochs} {name:11s} "
+            log(f"  {pipeline:7s} epoch {epoch + 1}/{warmup + epochs} {name:11s} "
                 f"{r['img_per_s']:7.0f} img/s{'  (warm-up)' if epoch < warmup else ''}")
     summary = {}
     for name, rs in runs.items():
@@ -219,28 +176,59 @@ def benchmark(root: Path, pipeline: str, workers: int, batch_size: int, epochs: 
 
 
 def _table(results: dict) -> str:
-    lines = [f"{'pipeline':8s} {'loader':12s} {'img/s':>8s} {'ratio':>6s} {'CPU-ms/img':>10s} "
+    lines = [f"{'pipeline':9s} {'loader':12s} {'img/s':>8s} {'ratio':>6s} {'CPU-ms/img':>10s} "
              f"{'1st batch s':>11s} {'worker peak MiB':>15s}"]
     for pipeline, r in results.items():
         for name in ("native", "turboloader"):
             s = r[name]
             ratio = f"{r['ratio']:.2f}x" if name == "turboloader" else ""
-            lines.append(f"{pipeline:8s} {name:12s} {s['img_per_s']:8.0f} {ratio:>6s} "
+            lines.append(f"{pipeline:9s} {name:12s} {s['img_per_s']:8.0f} {ratio:>6s} "
                          f"{s['cpu_ms_per_img']:10.2f} {s['first_batch_s']:11.2f} "
                          f"{s['worker_peak_mib']:15.0f}")
     return "\n".join(lines)
 
 
+def _dataset(args, detection: bool, tmp: Path):
+    """(root, description) of the dataset a pipeline kind runs on."""
+    if args.data is None:
+        name, make, params, describe = (
+            ("bench-coco-like-v1", bd.make_coco_like, bd.COCO_LIKE, bd.COCO_LIKE_DESCRIPTION)
+            if detection else
+            ("bench-imagenet-like-v1", bd.make_imagenet_like, bd.IMAGENET_LIKE,
+             bd.IMAGENET_LIKE_DESCRIPTION))
+        root = bd.cache_root(name)
+        if not (root / ".complete").exists():
+            print(f"generating the built-in {'COCO' if detection else 'ImageNet'}-like "
+                  "dataset (once)...", flush=True)
+        make(root, **params)
+        description = describe(root=root, **params)
+    else:
+        root, description = args.data, f"{'COCO' if detection else 'ImageFolder'} {args.data}"
+    if detection:
+        images, annotations = bd.find_coco(root, args.annotations)
+        if args.files:
+            images, annotations = bd.replicate_coco(images, annotations, args.files, tmp / "coco")
+            description += f", copied to exactly {args.files} annotated images"
+        return (images, annotations), description
+    if args.files:
+        root = bd.replicate_folder(root, args.files, tmp / "folder")
+        description += f", copied to exactly {args.files} files"
+    return root, description
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m turboloader.benchmark", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", type=Path, help="an ImageFolder root (default: built-in "
-                   "synthetic dataset)")
+    p.add_argument("--data", type=Path,
+                   help="an ImageFolder root for train/eval; for ssd/ssd-val an image folder "
+                        "with --annotations, or a COCO root (annotations/instances_<split>.json "
+                        "+ <split>/); default: the built-in synthetic datasets")
+    p.add_argument("--annotations", type=Path, help="COCO instances JSON for ssd/ssd-val")
     p.add_argument("--files", type=int, default=0,
                    help="copy the dataset's files (byte for byte, repeated) into a temporary "
-                        "ImageFolder of exactly this many images")
+                        "dataset of exactly this many images")
     p.add_argument("--pipeline", default="train,eval",
-                   help="comma-separated: train, eval (default: both)")
+                   help="comma-separated: train, eval, ssd, ssd-val (default: train,eval)")
     p.add_argument("--workers", type=int, default=2, help="num_workers for both loaders")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--epochs", type=int, default=5, help="measured epochs per loader")
@@ -252,26 +240,24 @@ def main(argv=None) -> int:
     if unknown:
         p.error(f"unknown pipeline(s) {unknown}; choose from {sorted(PIPELINES)}")
 
-    if args.data is None:
-        root = synthetic_dataset_root()
-        print("generating the built-in dataset (once)..." if not (root / ".complete").exists()
-              else "", end="", flush=True)
-        make_synthetic_dataset(root, **SYNTHETIC)
-        description = SYNTHETIC_DESCRIPTION(root=root, **SYNTHETIC)
-    else:
-        if not args.data.is_dir():
-            p.error(f"--data {args.data} is not a directory")
-        root, description = args.data, f"ImageFolder {args.data}"
+    kinds = {pl in DETECTION for pl in pipelines}
+    if args.data is not None and len(kinds) > 1:
+        p.error("--data names one dataset: benchmark classification (train, eval) and "
+                "detection (ssd, ssd-val) pipelines in separate runs")
+    if args.data is not None and not args.data.is_dir():
+        p.error(f"--data {args.data} is not a directory")
     with tempfile.TemporaryDirectory(prefix="turboloader-bench-") as tmp:
-        if args.files:
-            root = replicate(root, args.files, Path(tmp))
-            description += f", copied to exactly {args.files} files"
-        print(f"\ndataset: {description}")
+        roots, descriptions = {}, []
+        for detection in sorted(kinds):
+            root, description = _dataset(args, detection, Path(tmp))
+            roots[detection] = root
+            descriptions.append(description)
+        print("\ndataset: " + "\ndataset: ".join(descriptions))
         print(f"workers={args.workers} batch={args.batch_size} epochs={args.epochs} "
               f"(+{args.warmup} warm-up), alternating; torch {torch.__version__}, "
               f"libjpeg-turbo {turboloader.libjpeg_turbo_version()}, {os.cpu_count()} CPUs")
-        results = {pl: benchmark(root, pl, args.workers, args.batch_size, args.epochs,
-                                 args.warmup) for pl in pipelines}
+        results = {pl: benchmark(roots[pl in DETECTION], pl, args.workers, args.batch_size,
+                                 args.epochs, args.warmup) for pl in pipelines}
     print()
     print(_table(results))
     if args.json:

@@ -15,8 +15,14 @@ from torchvision import transforms as T
 
 import habana_dataloader
 import turboloader
-from tests.conftest import (eval_transform, shared, to_255, train_transform, worker_pids,
-                            write_image_folder)
+from tests.conftest import (
+    eval_transform,
+    shared,
+    to_255,
+    train_transform,
+    worker_pids,
+    write_image_folder,
+)
 
 
 def _batches(loader):

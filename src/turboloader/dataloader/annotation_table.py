@@ -27,7 +27,7 @@ class AnnotationTable:
         self.labels = labels            # int64[total]: 1..80
 
     @classmethod
-    def from_dataset(cls, dataset) -> "AnnotationTable":
+    def from_dataset(cls, dataset) -> AnnotationTable:
         samples, hw, counts, flat_boxes, flat_labels = [], [], [], [], []
         for img_id in dataset.img_keys:
             file_name, (htot, wtot), annotations = dataset.images[img_id]

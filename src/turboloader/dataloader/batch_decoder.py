@@ -77,6 +77,9 @@ class BatchDecoder:
     """The interface the engine and the iterator use; see the module docstring."""
 
     layout: tuple[tuple[tuple[int, ...], torch.dtype], ...]
+    #: Unmap a slot from the worker once written (see ring.py's NOTE [ Workers let
+    #: go of written slots ]): worth its page faults only for large slots.
+    release_written_slots = False
 
     def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
                where: str) -> BatchReport:

@@ -29,7 +29,7 @@ class FileTable:
         self.sizes = sizes
 
     @classmethod
-    def from_samples(cls, samples: Sequence[tuple[str, int]]) -> "FileTable":
+    def from_samples(cls, samples: Sequence[tuple[str, int]]) -> FileTable:
         encoded = [os.fsencode(path) for path, _ in samples]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(p) for p in encoded], out=offsets[1:])

@@ -10,10 +10,10 @@ import torch.multiprocessing
 import torch.utils.data
 
 from ..decoders import DEFAULT_MAX_PIXELS
-from .batch_decoder import DECODE_CHOICES, ON_ERROR_CHOICES, ImageFolderBatchDecoder
-from .delivery import accelerator_available, map_tensors
 from .annotation_table import AnnotationTable
+from .batch_decoder import DECODE_CHOICES, ON_ERROR_CHOICES, ImageFolderBatchDecoder
 from .coco_decoder import CocoBatchDecoder
+from .delivery import accelerator_available, map_tensors
 from .eligibility import IMAGEFOLDER, Eligibility, evaluate, fallback_message
 from .engine import Engine
 from .file_table import FileTable

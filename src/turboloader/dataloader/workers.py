@@ -22,6 +22,7 @@ from torch._utils import ExceptionWrapper
 from torch.utils.data._utils import worker as torch_worker
 
 from .batch_decoder import BatchDecoder, SampleFailure
+from .ring import unmap_pages
 
 WATCHDOG_SECONDS = 1.0
 
@@ -99,3 +100,6 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
         except Exception:
             report = ExceptionWrapper(sys.exc_info(), where=where)
         results.put(Result(task.epoch, task.batch_no, task.slot_id, worker_id, report))
+        if decoder.release_written_slots:  # NOTE [ Workers let go of written slots ]
+            for a in arrays:
+                unmap_pages(a)

@@ -1,6 +1,12 @@
 """Decoders: the libjpeg-turbo C core (``_jpeg``) and its Python wrapper."""
-from .jpeg import (DEFAULT_MAX_PIXELS, PLAN_DTYPE, EncodedBatch, decode_batch,
-                   libjpeg_turbo_version, probe)
+from .jpeg import (
+                   DEFAULT_MAX_PIXELS,
+                   PLAN_DTYPE,
+                   EncodedBatch,
+                   decode_batch,
+                   libjpeg_turbo_version,
+                   probe,
+)
 
 __all__ = ["DEFAULT_MAX_PIXELS", "PLAN_DTYPE", "EncodedBatch", "decode_batch",
            "libjpeg_turbo_version", "probe"]

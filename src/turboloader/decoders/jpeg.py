@@ -37,7 +37,7 @@ class EncodedBatch:
     offsets: np.ndarray  # int64[n + 1]
 
     @classmethod
-    def from_files(cls, contents: list[bytes]) -> "EncodedBatch":
+    def from_files(cls, contents: list[bytes]) -> EncodedBatch:
         offsets = np.zeros(len(contents) + 1, dtype=np.int64)
         np.cumsum([len(c) for c in contents], out=offsets[1:])
         return cls(b"".join(contents), offsets)

@@ -72,7 +72,7 @@ def _accepts(boxes: np.ndarray, left, top, w, h, min_iou) -> np.ndarray:
         iou_ok = (ious > min_iou[..., None]).all(axis=-1)
     xc = np.float32(0.5) * (b[:, 0] + b[:, 2])
     yc = np.float32(0.5) * (b[:, 1] + b[:, 3])
-    f32 = lambda v: v.astype(np.float32)[..., None]  # noqa: E731
+    f32 = lambda v: v.astype(np.float32)[..., None]
     inside = ((xc > f32(left)) & (xc < f32(right)) & (yc > f32(top))
               & (yc < f32(bottom))).any(axis=-1)
     ratio = w / h
