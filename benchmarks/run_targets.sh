@@ -10,6 +10,9 @@ PY=${PYTHON:-python3}
 "$PY" -m turboloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 7 \
     --json "$OUT/imagenet-sample-2000.json"
 
+"$PY" -m turboloader.benchmark --pipeline ssd,ssd-val --data "$DATA/coco-sample" --files 1000 \
+    --batch-size 32 --epochs 5 --json "$OUT/coco-sample-1000.json"
+
 large=$(mktemp -d)
 trap 'rm -rf "$large"' EXIT
 mkdir -p "$large/photos"
@@ -20,3 +23,5 @@ cp "$DATA"/edge-cases/large/*.jpg "$large/photos/"
 cc -O2 -o "$large/jpeg_limit" ../shared/tools/jpeg_limit.c -ljpeg -lm
 find "$DATA/imagenet-sample" -name '*.JPEG' | "$large/jpeg_limit" -r 5 full roiful ctr \
     | tee "$OUT/jpeg_limit-imagenet-sample.txt"
+find "$DATA/coco-sample" -name '*.jpg' | "$large/jpeg_limit" -r 5 full \
+    | tee "$OUT/jpeg_limit-coco-sample.txt"

@@ -1,3 +1,4 @@
+# ruff: noqa  -- deliberately in the style of the reference code users carry
 """The SSD reference data classes as a user's training script carries them
 (written out independently here, in the reference's style: Python ``random``
 for the crop and flip, in-place box edits, the reference's own loops).  The

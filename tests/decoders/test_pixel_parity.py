@@ -107,3 +107,11 @@ def test_odd_sized_flipped_output_matches_pillow(imagenet_files):
     diffs = _run(imagenet_files[:40], transform, allow_dct=False)
     worst = max(diffs, key=diffs.get)
     assert diffs[worst] <= 0.5, f"{worst}: mean abs diff {diffs[worst]:.3f}"
+
+
+@pytest.mark.parametrize("shift", [0, 13, 243])
+def test_fast_hue_equals_pillow_formulas_on_every_rgb_value(shift):
+    # NOTE [ Fast exact HSV ] in color.c: the table-driven hue step against the
+    # per-pixel transcription of Pillow's conversions, all 2**24 inputs.
+    from turboloader.decoders import _jpeg
+    assert _jpeg.hue_selfcheck(shift) == 0

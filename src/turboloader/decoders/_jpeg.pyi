@@ -26,3 +26,7 @@ def decode_batch(
     """
 
 def libjpeg_turbo_version() -> str: ...
+
+def hue_selfcheck(shift: int) -> int:
+    """Runs all 2**24 RGB values through the table-driven hue step and the
+    per-pixel Pillow reference with this H shift; returns how many differ."""
