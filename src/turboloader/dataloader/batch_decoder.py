@@ -81,6 +81,11 @@ class BatchDecoder:
     #: go of written slots ]): worth its page faults only for large slots.
     release_written_slots = False
 
+    def __init__(self, decode: str, on_error: str, max_pixels: int):
+        self.allow_dct_scaling = decode == "auto"
+        self.on_error = on_error
+        self.max_pixels = max_pixels
+
     def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
                where: str) -> BatchReport:
         raise NotImplementedError
@@ -107,12 +112,10 @@ class ImageFolderBatchDecoder(BatchDecoder):
     def __init__(self, table: FileTable, pipeline: LoweredPipeline,
                  image_loader: Callable, decode: str = "auto", on_error: str = "raise",
                  max_pixels: int = DEFAULT_MAX_PIXELS):
+        super().__init__(decode, on_error, max_pixels)
         self.table = table
         self.pipeline = pipeline
         self.image_loader = image_loader
-        self.allow_dct_scaling = decode == "auto"
-        self.on_error = on_error
-        self.max_pixels = max_pixels
 
     @property
     def layout(self):

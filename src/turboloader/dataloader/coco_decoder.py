@@ -39,11 +39,9 @@ class CocoBatchDecoder(BatchDecoder):
 
     def __init__(self, table: AnnotationTable, lowered: LoweredSSD, decode: str = "auto",
                  on_error: str = "raise", max_pixels: int = DEFAULT_MAX_PIXELS):
+        super().__init__(decode, on_error, max_pixels)
         self.table = table
         self.lowered = lowered
-        self.allow_dct_scaling = decode == "auto"
-        self.on_error = on_error
-        self.max_pixels = max_pixels
         self.n_boxes = lowered.max_num if lowered.val else lowered.dboxes_ltrb.shape[0]
 
     @property

@@ -175,8 +175,8 @@ def evaluate(dataset, **loader_args) -> Eligibility:
     else:
         try:
             lowered = lowerer(getattr(dataset, "transform", None))
-            what = "SSD validation: " if kind == COCO and lowered.val else \
-                "SSD training: " if kind == COCO else ""
+            what = ("SSD validation: " if lowered.val else "SSD training: ") \
+                if kind == COCO else ""
             checks.append(Check("dataset.transform", True, what + " -> ".join(lowered.names)))
         except NotLowerable as e:
             checks.append(Check("dataset.transform", False, str(e),

@@ -49,6 +49,9 @@ class SSDDraw:
     flip: np.ndarray     # bool[n]
     order: np.ndarray    # int32[n, 4]: ColorJitter op per step (JITTER_NONE: absent)
     factors: np.ndarray  # float32[n, 4]: brightness, contrast, saturation, hue
+    # per sample, its (boxes, labels) after the crop (None when not cropped): the
+    # window was confirmed by computing them, so they are kept, not recomputed
+    cropped: list[tuple[torch.Tensor, torch.Tensor] | None]
 
 
 _MIN_IOU = np.array([np.nan] + [o[0] if o[0] is not None else -np.inf
@@ -80,7 +83,8 @@ def _accepts(boxes: np.ndarray, left, top, w, h, min_iou) -> np.ndarray:
 
 
 def _draw_crop(boxes: np.ndarray, labels: torch.Tensor, seed: int, index: int,
-               iterations: int) -> tuple[int, np.ndarray]:
+               iterations: int) -> tuple[int, np.ndarray, tuple | None]:
+    """(mode, window (left, top, w, h), (kept boxes, kept labels) or None)."""
     stride = 1 + 4 * iterations
     for start in range(0, MAX_TRIALS, TRIALS_PER_CHUNK):
         u = uniforms(seed, [index], TRIALS_PER_CHUNK * stride,
@@ -94,14 +98,14 @@ def _draw_crop(boxes: np.ndarray, labels: torch.Tensor, seed: int, index: int,
         ok = _accepts(boxes, left, top, w, h, np.broadcast_to(_MIN_IOU[mode][:, None], w.shape))
         for t in range(TRIALS_PER_CHUNK):
             if mode[t] == 0:
-                return 0, np.zeros(4)
+                return 0, np.zeros(4), None
             for k in np.flatnonzero(ok[t]):
                 window = np.array([left[t, k], top[t, k], w[t, k], h[t, k]])
                 # Confirm with the exact operations used on the boxes.
-                kept, _ = B.crop_boxes(torch.from_numpy(boxes), labels, *map(float, window))
-                if kept.size(0):
-                    return int(mode[t]), window
-    return 0, np.zeros(4)
+                kept = B.crop_boxes(torch.from_numpy(boxes), labels, *map(float, window))
+                if kept[0].size(0):
+                    return int(mode[t]), window, kept
+    return 0, np.zeros(4), None
 
 
 def _permutations(u: np.ndarray) -> np.ndarray:
@@ -121,9 +125,11 @@ def draw_ssd(lowered: LoweredSSD, boxes: list[np.ndarray], labels: list[torch.Te
     u = uniforms(seed, indices, CROP_FIRST_SLOT)
     mode = np.zeros(n, dtype=np.int64)
     window = np.zeros((n, 4))
+    cropped = []
     for i in range(n):
-        mode[i], window[i] = _draw_crop(boxes[i], labels[i], seed, int(indices[i]),
-                                        lowered.crop_iterations)
+        mode[i], window[i], kept = _draw_crop(boxes[i], labels[i], seed, int(indices[i]),
+                                              lowered.crop_iterations)
+        cropped.append(kept)
     order = _permutations(u[:, ORDER_SLOTS:ORDER_SLOTS + 3])
     factors = np.zeros((n, 4), dtype=np.float32)
     for op, rng in enumerate(lowered.jitter):
@@ -132,7 +138,7 @@ def draw_ssd(lowered: LoweredSSD, boxes: list[np.ndarray], labels: list[torch.Te
         else:
             lo, hi = rng
             factors[:, op] = lo + u[:, FACTOR_SLOTS + op] * (hi - lo)
-    return SSDDraw(mode, window, u[:, FLIP_SLOT] < lowered.flip_p, order, factors)
+    return SSDDraw(mode, window, u[:, FLIP_SLOT] < lowered.flip_p, order, factors, cropped)
 
 
 def hue_shift(hue_factor: float) -> int:
@@ -176,8 +182,8 @@ def plans_for(lowered: LoweredSSD, d: SSDDraw | None, json_hw: np.ndarray,
 def boxes_for(d: SSDDraw, k: int, bboxes: torch.Tensor,
               labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Sample k's boxes after its crop and flip (before encoding)."""
-    if d.mode[k] > 0:
-        bboxes, labels = B.crop_boxes(bboxes, labels, *map(float, d.window[k]))
+    if d.cropped[k] is not None:
+        bboxes, labels = d.cropped[k]
     if d.flip[k]:
         bboxes = B.flip_boxes(bboxes)
     return bboxes, labels

@@ -207,12 +207,12 @@ static void hue(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, int shift)
         int R = r[i], G = g[i], B = b[i], mx, mn, c, mid, h, s, v;
         float f, fs;
         uint8_t up, uq, ut;
+        /* c: see fill_tables (2 * max channel + 1 when the later channel is the smaller) */
         if (R >= G && R >= B) {
             mx = R;
-            c = G <= B ? 1 : 0;  /* 1: g is the smaller: the middle is b */
-            mid = c ? B : G;
-            mn = c ? G : B;
-            c = c ? 0 : 1;
+            c = G <= B ? 0 : 1;
+            mid = c == 0 ? B : G;
+            mn = c == 0 ? G : B;
         } else if (G >= B) {
             mx = G;
             c = R <= B ? 2 : 3;
