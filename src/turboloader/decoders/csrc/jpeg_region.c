@@ -17,6 +17,7 @@ struct tl_error_mgr {
 struct tl_decoder {
     struct jpeg_decompress_struct cinfo;
     struct tl_error_mgr err;
+    struct jpeg_progress_mgr progress;
     uint8_t *buf;
     size_t buf_size;
 };
@@ -38,6 +39,22 @@ static void on_emit_message(j_common_ptr cinfo, int level)
         (*cinfo->err->format_message)(cinfo, err->message);
 }
 
+/* A progressive file may hold any number of scans, each a pass over the
+ * whole coefficient buffer: a few kilobytes can cost minutes of CPU.  Real
+ * encoders write about ten; refuse past TL_MAX_SCANS, as djpeg -maxscans and
+ * TurboJPEG's scan limit do.  The sample then takes the Python path. */
+static void on_progress(j_common_ptr cinfo)
+{
+    j_decompress_ptr d = (j_decompress_ptr)cinfo;
+    struct tl_error_mgr *err = (struct tl_error_mgr *)cinfo->err;
+    if (cinfo->is_decompressor && d->input_scan_number > TL_MAX_SCANS) {
+        snprintf(err->message, sizeof(err->message),
+                 "more than %d scans in a progressive file (malformed or hostile)",
+                 TL_MAX_SCANS);
+        longjmp(err->jump, 1);
+    }
+}
+
 static void set_msg(char *msg, const char *text)
 {
     if (msg) {
@@ -54,11 +71,13 @@ tl_decoder *tl_decoder_new(void)
     d->cinfo.err = jpeg_std_error(&d->err.pub);
     d->err.pub.error_exit = on_error_exit;
     d->err.pub.emit_message = on_emit_message;
+    d->progress.progress_monitor = on_progress;
     if (setjmp(d->err.jump)) {
         free(d);
         return NULL;
     }
     jpeg_create_decompress(&d->cinfo);
+    d->cinfo.progress = &d->progress;
     return d;
 }
 

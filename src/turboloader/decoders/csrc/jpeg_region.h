@@ -10,6 +10,9 @@
 
 #define TL_MSG_LEN 160
 
+/* Progressive scans decoded before a file is refused (see on_progress). */
+#define TL_MAX_SCANS 1000
+
 /* Per-sample status codes, mirrored in turboloader/decoders/status.py. */
 enum {
     TL_OK = 0,
