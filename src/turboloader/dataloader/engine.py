@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import os
 import queue
+import signal
 import threading
 import time
 import weakref
@@ -34,6 +35,16 @@ POLL_SECONDS = 1.0  # how often a waiting main process checks that workers live
 
 class WorkerDied(RuntimeError):
     pass
+
+
+def _how_it_ended(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            sig = signal.Signals(-exitcode)
+            return f"killed by signal {sig.name} ({signal.strsignal(sig)})"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit code {exitcode}"
 
 
 def _shutdown(workers, task_queues, result_queue) -> None:
@@ -178,6 +189,13 @@ class Engine:
     def _check_workers(self) -> None:
         dead = [w for w in self.workers if not w.is_alive()]
         if dead:
-            pids = ", ".join(f"{w.pid} ({w.name}, exit code {w.exitcode})" for w in dead)
+            # torch's wording first, so code matching torch's message keeps working.
+            pids = ", ".join(str(w.pid) for w in dead)
+            how = "; ".join(f"{w.name} (pid {w.pid}) {_how_it_ended(w.exitcode)}" for w in dead)
+            hint = ""
+            if any(w.exitcode == -signal.SIGKILL for w in dead):
+                hint = (" SIGKILL often comes from the out-of-memory killer (see dmesg): "
+                        "lower num_workers, batch_size or prefetch_factor.")
             self.shutdown()
-            raise WorkerDied(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")
+            raise WorkerDied(f"DataLoader worker (pid(s) {pids}) exited unexpectedly: "
+                             f"{how}.{hint}")

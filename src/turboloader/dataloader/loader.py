@@ -18,7 +18,7 @@ from .eligibility import IMAGEFOLDER, Eligibility, evaluate, fallback_message
 from .engine import Engine
 from .file_table import FileTable
 from .iterator import AcceleratedIterator
-from .ring import BatchRing
+from .ring import BatchRing, fit_prefetch, layout_bytes, shared_memory_free
 
 _LG = logging.getLogger("turboloader")
 _TORCH_HAS_IN_ORDER = "in_order" in inspect.signature(torch.utils.data.DataLoader.__init__).parameters
@@ -69,6 +69,7 @@ class DataLoader(torch.utils.data.DataLoader):
         self._epochs = 0
         self._engine: Engine | None = None
         self._rings: list[BatchRing] | None = None
+        self._ring_prefetch = 0  # set with the rings, to what /dev/shm holds
         self._pin_note_given = False
         self.eligibility: Eligibility = evaluate(
             dataset, batch_size=batch_size, batch_sampler=batch_sampler, collate_fn=collate_fn)
@@ -106,16 +107,32 @@ class DataLoader(torch.utils.data.DataLoader):
         if self._engine is not None and self._engine.alive and self.persistent_workers:
             return self._engine
         context = self.multiprocessing_context or torch.multiprocessing
-        prefetch = self.prefetch_factor or 2
         if self._rings is None:
-            self._rings = [BatchRing(BatchRing.slots_per_worker(prefetch),
+            self._ring_prefetch = self._fit_ring_to_shared_memory()
+            self._rings = [BatchRing(BatchRing.slots_per_worker(self._ring_prefetch),
                                      self._batch_decoder.layout, self.batch_size or 1)
                            for _ in range(self.num_workers)]
         self._engine = Engine(self._batch_decoder, self._rings, num_workers=self.num_workers,
-                              prefetch_factor=prefetch, context=context,
+                              prefetch_factor=self._ring_prefetch, context=context,
                               base_seed=base_seed, worker_init_fn=self.worker_init_fn,
                               dataset=self.dataset)
         return self._engine
+
+    def _fit_ring_to_shared_memory(self) -> int:
+        """The prefetch factor the ring can have in the free /dev/shm; warns when
+        it is below the one asked for (see ring.py's NOTE [ When /dev/shm is small ])."""
+        asked = self.prefetch_factor or 2
+        slot_bytes = layout_bytes(self._batch_decoder.layout, self.batch_size or 1)
+        free = shared_memory_free()
+        fitted = fit_prefetch(asked, self.num_workers, slot_bytes, free)
+        if fitted < asked:
+            _LG.warning(
+                "/dev/shm has %.0f MiB free, too little for prefetch_factor=%d (a ring of "
+                "%d x %d slots of %.1f MiB); running with prefetch_factor=%d. Give the machine "
+                "more shared memory (Docker: --shm-size=2g) to prefetch fully.",
+                free / 2**20, asked, self.num_workers, BatchRing.slots_per_worker(asked),
+                slot_bytes / 2**20, fitted)
+        return fitted
 
     def _next_epoch(self) -> int:
         self._epochs += 1

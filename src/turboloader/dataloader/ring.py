@@ -13,12 +13,21 @@ and a fresh one takes its place.  So a yielded tensor is never overwritten,
 and in the usual loop, where the batch is dropped before the ring comes
 round, nothing is copied.  Where torch cannot report use counts, batches are
 copied out instead.
+
+NOTE [ When /dev/shm is small ]
+Slots live in /dev/shm, which containers often keep at 64 MB.  torch reserves
+each slot's pages when it creates it (posix_fallocate), so a full /dev/shm is
+an allocation error, never a bus error on first touch.  Before the first
+epoch the loader sizes the ring to the free space (``fit_prefetch``): fewer
+batches in flight, with a warning, or a clear error when even one batch per
+worker and the one the user holds do not fit.
 """
 from __future__ import annotations
 
 import ctypes
 import itertools
 import mmap
+import os
 import sys
 from dataclasses import dataclass
 
@@ -59,6 +68,54 @@ def unmap_pages(a: np.ndarray) -> None:
         _madvise(first, end - first, _MADV_DONTNEED)
 
 
+SHM_DIR = "/dev/shm"
+MIB = 1 << 20
+
+
+class SharedMemoryError(RuntimeError):
+    """Not enough shared memory for the batch ring; the message says what to change."""
+
+
+def shared_memory_free() -> int | None:
+    """Bytes free in /dev/shm, where torch creates shared tensors (None if unknown)."""
+    try:
+        fs = os.statvfs(SHM_DIR)
+    except OSError:
+        return None
+    return fs.f_bavail * fs.f_frsize
+
+
+def layout_bytes(layout: Layout, capacity: int) -> int:
+    """The size of one slot of ``capacity`` samples."""
+    total = 0
+    for shape, dtype in layout:
+        total += int(np.prod(shape, dtype=np.int64)) * torch.empty((), dtype=dtype).element_size()
+    return total * capacity
+
+
+_SHM_ADVICE = ("Give the machine more shared memory (Docker: --shm-size=2g; Kubernetes: an "
+               "emptyDir with medium Memory on /dev/shm), or lower batch_size or num_workers (num_workers=0 needs none).")
+
+
+def fit_prefetch(prefetch_factor: int, num_workers: int, slot_bytes: int,
+                 free: int | None) -> int:
+    """The largest prefetch factor up to ``prefetch_factor`` whose ring fits in
+    ``free`` bytes of /dev/shm (see NOTE [ When /dev/shm is small ])."""
+    if free is None:
+        return prefetch_factor
+    budget = free * 9 // 10  # leave room for other users of /dev/shm
+
+    def ring(p: int) -> int:
+        return num_workers * BatchRing.slots_per_worker(p) * slot_bytes
+    for p in range(prefetch_factor, 0, -1):
+        if ring(p) <= budget:
+            return p
+    raise SharedMemoryError(
+        f"{SHM_DIR} has {free / MIB:.0f} MiB free, too little for the batch ring: it needs "
+        f"at least {ring(1) / MIB:.0f} MiB ({num_workers} workers x "
+        f"{BatchRing.slots_per_worker(1)} slots of {slot_bytes / MIB:.1f} MiB). {_SHM_ADVICE}")
+
+
 def _storage_refs(t: torch.Tensor) -> int:
     return _use_count(t.untyped_storage()._cdata)
 
@@ -74,7 +131,17 @@ def _shared_empty(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
     numel = 1
     for n in shape:
         numel *= n
-    storage = new_shared(numel * torch.empty((), dtype=dtype).element_size())
+    nbytes = numel * torch.empty((), dtype=dtype).element_size()
+    try:
+        storage = new_shared(nbytes)
+    except RuntimeError as e:
+        if "shared memory" not in str(e):
+            raise
+        free = shared_memory_free()
+        raise SharedMemoryError(
+            f"could not allocate a {nbytes / MIB:.1f} MiB batch slot in {SHM_DIR} "
+            f"({'unknown' if free is None else f'{free / MIB:.0f} MiB'} free): {e}. "
+            f"{_SHM_ADVICE}") from None
     return torch.empty(0, dtype=dtype).set_(storage, 0, shape)
 
 

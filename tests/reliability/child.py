@@ -1,0 +1,63 @@
+"""A training process for the fault tests, run as
+``python -m tests.reliability.child MODE DATA_DIR``.  It prints one JSON line
+per event (worker pids, batch counts) so the test can check, from outside,
+what happened to it and to its workers.
+
+Modes:
+    interrupt  Ctrl-C (SIGINT to the whole process group) mid-epoch: caught
+               once, a full epoch follows, then a second one is not caught.
+    exit       sys.exit(0) mid-epoch with the iterator alive.
+    hold       mid-epoch, then sleeps until killed (the parent-death test).
+    epoch      one full epoch (the small /dev/shm test).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+
+from torchvision import datasets
+
+import turboloader
+from tests.conftest import train_transform
+
+
+def say(**event) -> None:
+    print(json.dumps(event), flush=True)
+
+
+def main(mode: str, root: str) -> None:
+    ds = datasets.ImageFolder(root, train_transform())
+    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2, shuffle=True)
+    if mode == "epoch":
+        say(count=sum(len(b[1]) for b in loader))
+        return
+    it = iter(loader)
+    next(it)
+    say(workers=[w.pid for w in loader._engine.workers])
+    if mode == "exit":
+        sys.exit(0)
+    if mode == "hold":
+        time.sleep(120)
+        return
+    if mode == "interrupt":
+        try:
+            for _ in it:
+                os.killpg(os.getpgid(0), signal.SIGINT)
+                time.sleep(5)  # the interrupt arrives here
+            say(error="not interrupted")
+        except KeyboardInterrupt:
+            say(interrupted=1)
+        say(count=sum(len(b[1]) for b in loader))
+        it = iter(loader)
+        next(it)
+        say(workers=[w.pid for w in loader._engine.workers])
+        for _ in it:  # this time the interrupt ends the program
+            os.killpg(os.getpgid(0), signal.SIGINT)
+            time.sleep(5)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
