@@ -1,0 +1,376 @@
+/* Fuzz driver for the C decode core (csrc/): probe + tl_decode_batch on
+ * mutated JPEGs with random sample plans, built with AddressSanitizer and
+ * UndefinedBehaviorSanitizer by tests/fuzz/build.sh.
+ *
+ * Each input is decoded as a batch of two samples (the same bytes, two
+ * plans) into an output filled with NaN first; afterwards a sample with
+ * status OK must hold only finite values inside the lookup table's range and
+ * any other status must leave zeros and a message.  A breach aborts with the
+ * input saved as crash-<n>.jpg.  ASan catches reads and writes outside any
+ * buffer, LeakSanitizer leaks at exit, UBSan undefined arithmetic.
+ *
+ * Two front ends share LLVMFuzzerTestOneInput:
+ *  - built with -DTL_LIBFUZZER and clang -fsanitize=fuzzer, it is a libFuzzer
+ *    target (coverage-guided, where clang exists);
+ *  - otherwise main() below is a self-contained mutation fuzzer (no coverage
+ *    feedback): seeds from files or folders, byte- and marker-level
+ *    mutations, a fixed PRNG seed so a run can be repeated.
+ *
+ * usage: fuzz_decode [-n INPUTS] [-t SECONDS] [-s SEED] [-r] PATH...
+ *        -r decodes each PATH once, unmutated (to reproduce a crash).
+ */
+#define _POSIX_C_SOURCE 200809L /* fileno, opendir under -std=c11 */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "jpeg_region.h"
+#include "pipeline.h"
+
+#define OUT_MAX 48
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static uint64_t next_u64(void)
+{ /* xorshift64* */
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return rng * 2685821657736338717ull;
+}
+
+static int below(int n) { return n > 0 ? (int)(next_u64() % (uint64_t)n) : 0; }
+
+static double unit(void) { return (double)(next_u64() >> 11) / 9007199254740992.0; }
+
+static const uint8_t *current_input;
+static size_t current_size;
+static long crash_count;
+
+static void fail(const char *what, int sample, int status)
+{
+    char name[64];
+    FILE *f;
+    snprintf(name, sizeof(name), "crash-%ld.jpg", crash_count++);
+    f = fopen(name, "wb");
+    if (f) {
+        fwrite(current_input, 1, current_size, f);
+        fclose(f);
+    }
+    fprintf(stderr, "FAIL: %s (sample %d, status %d); input saved as %s\n", what, sample,
+            status, name);
+    abort();
+}
+
+/* One axis of a random plan inside a scaled image of `full` pixels. */
+static void random_axis(tl_axis *a, int full, int out)
+{
+    int lo = below(full), size = 1 + below(full - lo);
+    double in0 = unit() * size * 0.9, in1 = in0 + (size - in0) * (0.05 + 0.95 * unit());
+    a->src_lo = lo;
+    a->src_size = size;
+    a->in0 = in0;
+    a->in1 = in1 > size ? size : in1;
+    a->out_size = out + below(16);
+    a->out_start = below(a->out_size - out + 1);
+}
+
+static void random_plan(tl_plan *p, int width, int height, int out_w, int out_h)
+{
+    static const int scales[4] = {1, 2, 4, 8};
+    int k;
+    memset(p, 0, sizeof(*p));
+    p->scale_denom = scales[below(4)];
+    p->flip = below(2);
+    random_axis(&p->x, (width + p->scale_denom - 1) / p->scale_denom, out_w);
+    random_axis(&p->y, (height + p->scale_denom - 1) / p->scale_denom, out_h);
+    p->jitter_on = below(2);
+    for (k = 0; k < 4; k++)
+        p->jitter.order[k] = below(5) - 1; /* -1 (none) .. TL_JITTER_HUE */
+    for (k = 0; k < 3; k++)
+        p->jitter.factor[k] = (float)(2.0 * unit());
+    p->jitter.hue_shift = below(256);
+    if (below(16) == 0) { /* garbage fields: the core must refuse, not trust them */
+        int32_t *words = (int32_t *)&p->x;
+        words[below((int)(sizeof(tl_axis) / 4))] = (int32_t)next_u64();
+        p->scale_denom = below(3) ? p->scale_denom : (int32_t)next_u64();
+        p->jitter.hue_shift = below(3) ? p->jitter.hue_shift : (int32_t)next_u64();
+    }
+}
+
+static void check_sample(const float *out, size_t n, const float *lut, int status,
+                         const char *msg, int sample)
+{
+    size_t i;
+    if (status == TL_OK) {
+        for (i = 0; i < n; i++)
+            if (!isfinite(out[i]) || out[i] < lut[0] || out[i] > lut[3 * 256 - 1])
+                fail("status OK but a value is missing or out of range", sample, status);
+    } else {
+        if (msg[0] == '\0')
+            fail("failure without a message", sample, status);
+        for (i = 0; i < n; i++)
+            if (out[i] != 0.0f)
+                fail("failed sample not zeroed (stale pixels)", sample, status);
+    }
+}
+
+static long status_counts[8];
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* The lookup table is ascending per channel and across channels, so the
+     * overall range check is the first and last entry. */
+    static float lut[3 * 256];
+    int64_t offsets[3] = {0, (int64_t)size, 2 * (int64_t)size};
+    uint8_t *twice = malloc(2 * size + 1);
+    int32_t info[8], status[2];
+    char messages[2 * TL_MSG_LEN];
+    tl_plan plans[2];
+    int out_w = 1 + below(OUT_MAX), out_h = 1 + below(OUT_MAX), k, width, height;
+    size_t sample = (size_t)3 * out_w * out_h;
+    float *out = malloc(2 * sample * sizeof(float));
+    int64_t max_pixels = below(8) ? 2 * 89478485LL : 1 + below(1 << 16);
+
+    current_input = data;
+    current_size = size;
+    for (k = 0; k < 3 * 256; k++)
+        lut[k] = (float)k / 255.0f - 1.0f;
+    memcpy(twice, data, size);
+    memcpy(twice + size, data, size);
+    tl_probe_batch(twice, offsets, 2, info, status, messages);
+    /* Plans from the header, as the loader makes them; sometimes from other
+     * dimensions, as when a file changed after its size was recorded. */
+    width = status[0] == TL_OK && info[0] > 0 ? info[0] : 1 + below(4096);
+    height = status[0] == TL_OK && info[1] > 0 ? info[1] : 1 + below(4096);
+    if (below(8) == 0) {
+        width = 1 + below(2 * width);
+        height = 1 + below(2 * height);
+    }
+    for (k = 0; k < 2; k++)
+        random_plan(&plans[k], width, height, out_w, out_h);
+    for (k = 0; k < (int)(2 * sample); k++)
+        out[k] = NAN;
+    tl_decode_batch(twice, offsets, plans, 2, out, out_h, out_w, lut, max_pixels, status,
+                    messages);
+    for (k = 0; k < 2; k++) {
+        status_counts[status[k] & 7]++;
+        check_sample(out + k * sample, sample, lut, status[k], messages + k * TL_MSG_LEN, k);
+    }
+    free(out);
+    free(twice);
+    return 0;
+}
+
+#ifndef TL_LIBFUZZER
+/* ---- the self-contained mutation fuzzer ------------------------------- */
+typedef struct {
+    uint8_t *data;
+    size_t size;
+} blob;
+
+static blob *seeds;
+static int nseeds, seeds_cap;
+
+static void add_seed(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    blob b;
+    if (!f)
+        return;
+    if (fstat(fileno(f), &st) != 0 || st.st_size > (8 << 20)) {
+        fclose(f);
+        return; /* too large to mutate quickly */
+    }
+    b.size = (size_t)st.st_size;
+    b.data = malloc(b.size + 1); /* never NULL for an empty file */
+    if (fread(b.data, 1, b.size, f) != b.size) {
+        free(b.data);
+        fclose(f);
+        return;
+    }
+    fclose(f);
+    if (nseeds == seeds_cap) {
+        seeds_cap = seeds_cap ? 2 * seeds_cap : 64;
+        seeds = realloc(seeds, (size_t)seeds_cap * sizeof(blob));
+    }
+    seeds[nseeds++] = b;
+}
+
+static void add_path(const char *path)
+{
+    struct stat st;
+    DIR *dir;
+    struct dirent *e;
+    char child[4096];
+    if (stat(path, &st) != 0)
+        return;
+    if (!S_ISDIR(st.st_mode)) {
+        add_seed(path);
+        return;
+    }
+    dir = opendir(path);
+    if (!dir)
+        return;
+    while ((e = readdir(dir)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
+        add_path(child);
+    }
+    closedir(dir);
+}
+
+/* Positions just after a marker (FF xx, xx not 00/FF), or -1. */
+static long random_marker(const uint8_t *d, size_t n)
+{
+    size_t start = (size_t)below((int)(n > 1 ? n - 1 : 1)), i;
+    for (i = 0; i + 1 < n; i++) {
+        size_t p = (start + i) % (n - 1);
+        if (d[p] == 0xFF && d[p + 1] != 0x00 && d[p + 1] != 0xFF)
+            return (long)p + 2;
+    }
+    return -1;
+}
+
+/* Applies 1-4 mutations to buf[0..*n) (capacity cap). */
+static void mutate(uint8_t *buf, size_t *n, size_t cap)
+{
+    static const uint8_t bytes8[] = {0x00, 0x01, 0x7F, 0x80, 0xFF, 0xC0, 0xC2, 0xC4,
+                                     0xD8, 0xD9, 0xDA, 0xDB, 0xDD, 0xE1, 0xE2, 0x10};
+    static const uint16_t words[] = {0, 1, 2, 0x7FFF, 0x8000, 0xFFFF, 65500, 8, 16, 255};
+    int rounds = 1 + below(4), r;
+    for (r = 0; r < rounds && *n > 2; r++) {
+        /* Half of the edits land in the first 2 KB, where the headers are. */
+        size_t span = below(2) && *n > 2048 ? 2048 : *n;
+        size_t pos = 2 + (size_t)below((int)(span - 2));
+        switch (below(10)) {
+        case 0:
+            buf[pos] ^= (uint8_t)(1u << below(8));
+            break;
+        case 1:
+            buf[pos] = (uint8_t)next_u64();
+            break;
+        case 2:
+            buf[pos] = bytes8[below(sizeof(bytes8))];
+            break;
+        case 3:
+            if (pos + 1 < *n) {
+                uint16_t w = words[below(sizeof(words) / 2)];
+                buf[pos] = (uint8_t)(w >> 8);
+                buf[pos + 1] = (uint8_t)w;
+            }
+            break;
+        case 4: { /* delete a chunk */
+            size_t len = 1 + (size_t)below((int)(*n - pos > 256 ? 256 : *n - pos));
+            memmove(buf + pos, buf + pos + len, *n - pos - len);
+            *n -= len;
+            break;
+        }
+        case 5: { /* copy a chunk from elsewhere in, shifting the rest */
+            size_t len = 1 + (size_t)below(256), from = (size_t)below((int)*n);
+            if (from + len > *n)
+                len = *n - from;
+            if (*n + len > cap)
+                break;
+            memmove(buf + pos + len, buf + pos, *n - pos);
+            memmove(buf + pos, buf + (from < pos ? from : from + len), len);
+            *n += len;
+            break;
+        }
+        case 6: /* truncate */
+            *n = pos;
+            break;
+        case 7: { /* splice: the tail of another seed */
+            const blob *o = &seeds[below(nseeds)];
+            size_t from = (size_t)below((int)o->size), len = o->size - from;
+            if (pos + len > cap)
+                len = cap - pos;
+            memcpy(buf + pos, o->data + from, len);
+            *n = pos + len;
+            break;
+        }
+        case 8: { /* a marker segment's length field */
+            long m = random_marker(buf, *n);
+            if (m >= 0 && (size_t)m + 1 < *n) {
+                uint16_t w = below(2) ? words[below(sizeof(words) / 2)] : (uint16_t)next_u64();
+                buf[m] = (uint8_t)(w >> 8);
+                buf[m + 1] = (uint8_t)w;
+            }
+            break;
+        }
+        default: { /* a byte just after a marker (dimensions, table ids, counts) */
+            long m = random_marker(buf, *n);
+            if (m >= 0) {
+                size_t p = (size_t)m + 2 + (size_t)below(16);
+                if (p < *n)
+                    buf[p] = below(2) ? bytes8[below(sizeof(bytes8))] : (uint8_t)next_u64();
+            }
+            break;
+        }
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    long inputs = 100000, done = 0, k;
+    double seconds = 0;
+    int replay = 0, i;
+    uint8_t *buf;
+    size_t cap = 0;
+    clock_t start = clock();
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-n") && i + 1 < argc)
+            inputs = atol(argv[++i]);
+        else if (!strcmp(argv[i], "-t") && i + 1 < argc)
+            seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "-s") && i + 1 < argc)
+            rng = strtoull(argv[++i], NULL, 0) | 1;
+        else if (!strcmp(argv[i], "-r"))
+            replay = 1;
+        else
+            add_path(argv[i]);
+    }
+    if (nseeds == 0) {
+        fprintf(stderr, "no seed files found\n");
+        return 2;
+    }
+    if (replay) {
+        for (i = 0; i < nseeds; i++)
+            LLVMFuzzerTestOneInput(seeds[i].data, seeds[i].size);
+        printf("replayed %d inputs\n", nseeds);
+        return 0;
+    }
+    for (i = 0; i < nseeds; i++)
+        if (seeds[i].size > cap)
+            cap = seeds[i].size;
+    cap = 2 * cap + 4096;
+    buf = malloc(cap);
+    for (done = 0; done < inputs; done++) {
+        const blob *s = &seeds[below(nseeds)];
+        size_t n = s->size;
+        if (seconds > 0 && (done & 63) == 0 &&
+            (double)(clock() - start) / CLOCKS_PER_SEC > seconds)
+            break;
+        memcpy(buf, s->data, n);
+        mutate(buf, &n, cap);
+        LLVMFuzzerTestOneInput(buf, n);
+    }
+    printf("{\"inputs\": %ld, \"seeds\": %d, \"cpu_seconds\": %.1f, \"statuses\": {", done, nseeds,
+           (double)(clock() - start) / CLOCKS_PER_SEC);
+    for (k = 0; k < 7; k++)
+        printf("%s\"%ld\": %ld", k ? ", " : "", k, status_counts[k]);
+    printf("}}\n");
+    for (i = 0; i < nseeds; i++)
+        free(seeds[i].data);
+    free(seeds);
+    free(buf);
+    return 0;
+}
+#endif

@@ -1,0 +1,140 @@
+"""Builds and runs the sanitizer-instrumented fuzz driver (fuzz_decode.c).
+
+    python -m tests.fuzz.run_fuzz [--inputs N] [--jobs J] [--json FILE]
+
+runs N mutated inputs split over J processes (different PRNG seeds) from
+the seed corpus: small generated JPEGs (baseline 4:2:0/4:2:2/4:4:4,
+progressive, optimized, greyscale, restart markers) plus, when present, the
+real files of ../shared/data/edge-cases (all but the multi-megapixel ones)
+and the first 24 of ../shared/data/imagenet-sample.  Prints one JSON summary;
+exits non-zero on any crash, sanitizer report or leak.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from PIL import Image
+
+from tests.conftest import REPO, SHARED_DATA
+from tests.hostile_jpegs import photo_like
+
+BUILD = REPO / "tests" / "fuzz" / "build.sh"
+SANITIZER_ENV = {
+    "ASAN_OPTIONS": "abort_on_error=1:detect_leaks=1:allocator_may_return_null=1",
+    "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1",
+}
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                   "FAIL:")
+
+
+class SanitizersUnavailable(RuntimeError):
+    pass
+
+
+def build(out_dir: Path) -> Path:
+    """The driver, built into out_dir.  Raises SanitizersUnavailable when the C
+    compiler cannot link ASan/UBSan at all (an environment limit, not a bug)."""
+    cc = os.environ.get("CC", "cc")
+    if shutil.which(cc.split()[0]) is None:
+        raise SanitizersUnavailable(f"no C compiler ({cc})")
+    probe = subprocess.run([*cc.split(), "-x", "c", "-fsanitize=address,undefined", "-",
+                            "-o", str(out_dir / "probe")], input="int main(void){return 0;}",
+                           capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        raise SanitizersUnavailable(f"{cc} cannot link ASan/UBSan: {probe.stderr.strip()}")
+    binary = out_dir / "fuzz_decode"
+    subprocess.run(["bash", str(BUILD), str(binary)], check=True, capture_output=True,
+                   text=True)
+    return binary
+
+
+def write_seeds(seed_dir: Path) -> list[Path]:
+    """The generated seeds, written to seed_dir; returns every seed path to pass."""
+    seed_dir.mkdir(parents=True, exist_ok=True)
+    variants = {"baseline420": {}, "q422": {"subsampling": 1}, "q444": {"subsampling": 0},
+                "progressive": {"progressive": True}, "optimized": {"optimize": True}}
+    for name, options in variants.items():
+        (seed_dir / f"{name}.jpg").write_bytes(photo_like(72, 56, seed=1, **options))
+    grey = Image.open(io.BytesIO(photo_like(64, 48, seed=2))).convert("L")
+    grey.save(seed_dir / "grey.jpg", quality=90)
+    # Restart markers every MCU row: the decoder's resynchronisation paths.
+    Image.open(io.BytesIO(photo_like(80, 64, seed=3))).save(
+        seed_dir / "restart.jpg", quality=85, restart_marker_rows=1)
+    paths = [seed_dir]
+    edge = SHARED_DATA / "edge-cases"
+    if edge.is_dir():
+        paths += [d for d in sorted(edge.iterdir()) if d.is_dir() and d.name != "large"]
+    sample = SHARED_DATA / "imagenet-sample"
+    if sample.is_dir():
+        paths += sorted(sample.glob("*/*.JPEG"))[:24]
+    return paths
+
+
+def fuzz(binary: Path, seeds: list[Path], *, inputs: int, jobs: int, cwd: Path,
+         seconds: float = 0) -> dict:
+    """``inputs`` mutated inputs split over ``jobs`` processes (PRNG seeds 1..jobs),
+    each stopping early after ``seconds`` of CPU when given; the summed summary.
+    Raises AssertionError with the output on any crash or sanitizer report."""
+    procs = []
+    for j in range(jobs):
+        args = [str(binary), "-n", str(inputs // jobs + (j < inputs % jobs)), "-s", str(j + 1)]
+        if seconds:
+            args += ["-t", str(seconds)]
+        procs.append(subprocess.Popen([*args, *map(str, seeds)], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, cwd=cwd,
+                                      env={**os.environ, **SANITIZER_ENV}))
+    total = {"inputs": 0, "seeds": 0, "cpu_seconds": 0.0, "statuses": {}}
+    for j, proc in enumerate(procs):
+        out, err = proc.communicate()
+        found = [m for m in SANITIZER_MARKS if m in err]
+        if proc.returncode != 0 or found:
+            raise AssertionError(f"fuzz job {j + 1} failed, exit {proc.returncode}, "
+                                 f"{found}:\n{err[-4000:]}")
+        summary = json.loads(out.strip().splitlines()[-1])
+        total["inputs"] += summary["inputs"]
+        total["seeds"] = summary["seeds"]
+        total["cpu_seconds"] = round(total["cpu_seconds"] + summary["cpu_seconds"], 1)
+        for k, v in summary["statuses"].items():
+            total["statuses"][k] = total["statuses"].get(k, 0) + v
+    return total
+
+
+def replay(binary: Path, paths: list[Path], cwd: Path) -> str:
+    """Decodes each file once, unmutated, under the sanitizers; returns stdout."""
+    proc = subprocess.run([str(binary), "-r", *map(str, paths)], capture_output=True,
+                          text=True, env={**os.environ, **SANITIZER_ENV}, cwd=cwd, check=False)
+    found = [m for m in SANITIZER_MARKS if m in proc.stderr]
+    if proc.returncode != 0 or found:
+        raise AssertionError(f"replay failed, exit {proc.returncode}, {found}:\n"
+                             f"{proc.stderr[-4000:]}")
+    return proc.stdout
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--inputs", type=int, default=100_000)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="turboloader-fuzz-") as tmp:
+        tmp = Path(tmp)
+        binary = build(tmp)
+        summary = fuzz(binary, write_seeds(tmp / "seeds"), inputs=args.inputs,
+                       jobs=args.jobs, cwd=tmp)
+    summary["sanitizers"] = "address,undefined,leak"
+    print(json.dumps(summary))
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

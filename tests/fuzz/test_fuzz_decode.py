@@ -1,0 +1,56 @@
+"""The C decode core under AddressSanitizer + UndefinedBehaviorSanitizer.
+
+A bounded run (seconds) is part of the normal suite; the 100,000-input run
+is marked slow (``python -m tests.fuzz.run_fuzz`` runs any size).  Every run
+fails on a crash, a sanitizer report, a leak, or a sample whose output
+breaks the contract (see fuzz_decode.c)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.fuzz.run_fuzz import SanitizersUnavailable, build, fuzz, replay, write_seeds
+from tests.hostile_jpegs import (
+    photo_like,
+    truncations,
+    with_app_segments,
+    with_dimensions,
+    with_repeated_last_scan,
+)
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory):
+    work = tmp_path_factory.mktemp("fuzz")
+    try:
+        binary = build(work)
+    except SanitizersUnavailable as e:
+        pytest.skip(f"fuzz driver not built: {e}")
+    return binary, write_seeds(work / "seeds"), work
+
+
+def test_bounded_fuzz_run(driver):
+    binary, seeds, work = driver
+    summary = fuzz(binary, seeds, inputs=10_000_000, jobs=1, cwd=work, seconds=4)
+    assert summary["inputs"] >= 1000
+    statuses = summary["statuses"]
+    assert statuses["0"] > 0 and statuses["3"] + statuses["4"] > 0  # both outcomes reached
+
+
+def test_hostile_files_replayed_under_sanitizers(driver, tmp_path):
+    binary, _, work = driver
+    good = photo_like(160, 120, seed=1)
+    progressive = photo_like(160, 120, seed=2, progressive=True)
+    files = {f"t{k}": d for k, (_, d) in enumerate(truncations(good))}
+    files |= {"bomb": with_dimensions(good, 65500, 65500),
+              "scans": with_repeated_last_scan(progressive, 1500),
+              "exif": with_app_segments(good, 0xE1, 20, b"Exif\0\0")}
+    for name, data in files.items():
+        (tmp_path / f"{name}.jpg").write_bytes(data)
+    assert f"replayed {len(files)} inputs" in replay(binary, [tmp_path], work)
+
+
+@pytest.mark.slow
+def test_hundred_thousand_inputs(driver):
+    binary, seeds, work = driver
+    summary = fuzz(binary, seeds, inputs=100_000, jobs=2, cwd=work)
+    assert summary["inputs"] == 100_000
