@@ -180,8 +180,8 @@ def evaluate(dataset, **loader_args) -> Eligibility:
             checks.append(Check("dataset.transform", True, what + " -> ".join(lowered.names)))
         except NotLowerable as e:
             checks.append(Check("dataset.transform", False, str(e),
-                                "use only the supported transforms (see the README's "
-                                "eligibility rules)"))
+                                e.hint or "use only the supported transforms (see the "
+                                "README's eligibility rules)"))
     ok = all(c.passed for c in checks)
     return Eligibility(ok, kind if ok else None, tuple(checks), lowered if ok else None)
 

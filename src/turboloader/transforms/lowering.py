@@ -27,7 +27,12 @@ from . import ops
 
 
 class NotLowerable(Exception):
-    """The pipeline cannot run natively; the message says why and what to change."""
+    """The pipeline cannot run natively; the message says why and ``hint``, when
+    given, the change that would make it run."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
 
 
 @dataclass(frozen=True)
@@ -217,7 +222,10 @@ def lower(transform) -> LoweredPipeline:
             raise NotLowerable(
                 f"transform {type(t).__name__} has no native lowering ({what}); supported: "
                 "RandomResizedCrop, Resize, CenterCrop, RandomHorizontalFlip, ToTensor, "
-                "Normalize and their transforms.v2 forms")
+                "Normalize and their transforms.v2 forms",
+                hint=f"remove {type(t).__name__} from the dataset's transform and apply it to "
+                     "each batch after loading (for example on the GPU), or keep the native "
+                     "loader for this dataset")
         lowering(b, t)
     if not b.is_float:
         raise NotLowerable("the pipeline does not end in a float tensor; add ToTensor()")
