@@ -323,3 +323,13 @@ def test_timeout_is_honoured(small_folder):
     with pytest.raises(RuntimeError, match="DataLoader timed out after 1 seconds"):
         list(loader)
     assert not worker_pids()
+
+
+def test_stage_seconds_cover_worker_and_main_process_stages(small_folder):
+    ds = datasets.ImageFolder(str(small_folder), train_transform())
+    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2)
+    assert sum(len(b[1]) for b in loader) == len(ds)
+    stages = loader.stage_seconds
+    assert {"read", "decode", "augment", "python_path", "wait", "assembly"} <= set(stages)
+    assert all(isinstance(v, float) and v >= 0 for v in stages.values())
+    assert stages["decode"] > 0 and stages["augment"] > 0

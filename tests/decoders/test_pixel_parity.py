@@ -79,7 +79,8 @@ def test_bad_buffers_raise_value_error():
         from turboloader.decoders.jpeg import PLAN_DTYPE
         _jpeg.decode_batch(batch.data, batch.offsets, np.zeros(1, PLAN_DTYPE),
                            np.zeros(10, np.float32), 224, 224, pipeline.lut, 100,
-                           np.zeros(1, np.int32), np.zeros((1, _jpeg.MESSAGE_LENGTH), np.uint8))
+                           np.zeros(1, np.int32), np.zeros((1, _jpeg.MESSAGE_LENGTH), np.uint8),
+                           np.zeros(2))
 
 
 def test_corrupt_sample_reports_status_and_zeroes_slot(imagenet_files):

@@ -129,6 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int64_t offsets[3] = {0, (int64_t)size, 2 * (int64_t)size};
     uint8_t *twice = malloc(2 * size + 1);
     int32_t info[8], status[2];
+    double seconds[2] = {0.0, 0.0};
     char messages[2 * TL_MSG_LEN];
     tl_plan plans[2];
     int out_w = 1 + below(OUT_MAX), out_h = 1 + below(OUT_MAX), k, width, height;
@@ -156,7 +157,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (k = 0; k < (int)(2 * sample); k++)
         out[k] = NAN;
     tl_decode_batch(twice, offsets, plans, 2, out, out_h, out_w, lut, max_pixels, status,
-                    messages);
+                    messages, seconds);
+    if (!(seconds[0] >= 0.0 && seconds[1] >= 0.0))
+        fail("negative stage time", 0, status[0]);
     for (k = 0; k < 2; k++) {
         status_counts[status[k] & 7]++;
         check_sample(out + k * sample, sample, lut, status[k], messages + k * TL_MSG_LEN, k);

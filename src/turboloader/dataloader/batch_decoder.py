@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -42,14 +43,38 @@ class SampleFailure(Exception):
         self.wrapper = wrapper
 
 
+#: Where a worker's time goes, per batch (seconds, in BatchReport.seconds).
+WORKER_STAGES = ("read", "decode", "augment", "python_path")
+
+
 @dataclass
 class BatchReport:
     """What became of a batch: how many samples were written, which were dropped,
-    and how many took the Python path."""
+    how many took the Python path, and the seconds spent in each of WORKER_STAGES."""
 
     count: int
     skipped: list[tuple[int, str, str]] = field(default_factory=list)  # (index, path, why)
     python_path: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+class Stopwatch:
+    """Charges the time since the previous lap to a stage of ``seconds``."""
+
+    def __init__(self, seconds: dict[str, float]):
+        self.seconds = seconds
+        self.last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + now - self.last
+        self.last = now
+
+    def lap_c_core(self, c_seconds: np.ndarray) -> None:
+        """Ends a C core call: its decode time to "decode", the rest to "augment"."""
+        self.lap("augment")
+        self.seconds["augment"] -= float(c_seconds[0])
+        self.seconds["decode"] = self.seconds.get("decode", 0.0) + float(c_seconds[0])
 
 
 def read_files(paths: Sequence[str]) -> EncodedBatch:
@@ -130,17 +155,21 @@ class ImageFolderBatchDecoder(BatchDecoder):
         samples at ``indices``.  ``where`` names this process in errors."""
         images, labels = arrays
         n = len(indices)
+        report = BatchReport(n)
+        watch = Stopwatch(report.seconds)
         paths = [self.table.path(i) for i in indices]
         batch = read_files(paths)
+        watch.lap("read")
         sizes = image_sizes(self.table, indices, batch)
         fast = sizes[:, 0] > 0
         widths, heights = np.maximum(sizes[:, 0], 1), np.maximum(sizes[:, 1], 1)
         geometry = draw(self.pipeline, widths, heights, seed, indices)
         plans = to_plans(geometry, widths, heights, self.allow_dct_scaling, skip=~fast)
+        c_seconds = np.zeros(2)
         status, messages = decode_batch(batch, plans, images[:n], self.pipeline.lut,
-                                        self.max_pixels)
+                                        self.max_pixels, c_seconds)
         labels[:n] = self.table.targets_of(indices)
-        report = BatchReport(n)
+        watch.lap_c_core(c_seconds)
         keep = np.ones(n, dtype=bool)
         for k in np.flatnonzero(status != st.OK):
             report.python_path += 1
@@ -150,6 +179,7 @@ class ImageFolderBatchDecoder(BatchDecoder):
                 keep[k] = False
                 self._python_path_failed(report, int(indices[k]), paths[k],
                                          messages[k] or st.DESCRIPTIONS[int(status[k])], where)
+        watch.lap("python_path")
         if not keep.all():
             report.count = compact((images, labels), keep)
         return report

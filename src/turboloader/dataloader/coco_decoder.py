@@ -22,7 +22,14 @@ from ..transforms import boxes as B
 from ..transforms.ssd_draw import boxes_for, draw_ssd, plans_for, replay_image
 from ..transforms.ssd_lowering import LoweredSSD
 from .annotation_table import AnnotationTable
-from .batch_decoder import BatchDecoder, BatchReport, compact, image_sizes, read_files
+from .batch_decoder import (
+    BatchDecoder,
+    BatchReport,
+    Stopwatch,
+    compact,
+    image_sizes,
+    read_files,
+)
 
 
 def _load_rgb(path: str) -> Image.Image:
@@ -61,8 +68,11 @@ class CocoBatchDecoder(BatchDecoder):
         images, ids, heights, widths, bboxes, labels = arrays
         n = len(indices)
         table, lowered = self.table, self.lowered
+        report = BatchReport(n)
+        watch = Stopwatch(report.seconds)
         paths = [table.files.path(i) for i in indices]
         batch = read_files(paths)
+        watch.lap("read")
         header_wh = image_sizes(table.files, indices, batch)
         json_hw = table.json_sizes(indices)
         # The crop box is computed from the JSON's size, as in the reference; a
@@ -74,10 +84,12 @@ class CocoBatchDecoder(BatchDecoder):
             d = draw_ssd(lowered, [a[0].numpy() for a in annotations],
                          [a[1] for a in annotations], seed, indices)
         plans, out_hw = plans_for(lowered, d, json_hw, self.allow_dct_scaling, ~fast)
-        status, messages = decode_batch(batch, plans, images[:n], lowered.lut, self.max_pixels)
+        c_seconds = np.zeros(2)
+        status, messages = decode_batch(batch, plans, images[:n], lowered.lut, self.max_pixels,
+                                        c_seconds)
         ids[:n] = table.files.targets_of(indices)
         heights[:n], widths[:n] = out_hw[:, 0], out_hw[:, 1]
-        report = BatchReport(n)
+        watch.lap_c_core(c_seconds)
         keep = np.ones(n, dtype=bool)
         for k in range(n):
             try:
@@ -85,6 +97,7 @@ class CocoBatchDecoder(BatchDecoder):
             except ValueError:
                 keep[k] = False
                 self._python_path_failed(report, int(indices[k]), paths[k], "boxes", where)
+        watch.lap("augment")  # box cropping, flipping and encoding
         for k in np.flatnonzero((status != st.OK) & keep):
             report.python_path += 1
             try:
@@ -95,6 +108,7 @@ class CocoBatchDecoder(BatchDecoder):
                 keep[k] = False
                 self._python_path_failed(report, int(indices[k]), paths[k],
                                          messages[k] or st.DESCRIPTIONS[int(status[k])], where)
+        watch.lap("python_path")
         if not keep.all():
             report.count = compact(arrays, keep)
         return report

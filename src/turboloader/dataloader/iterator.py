@@ -1,6 +1,8 @@
 """Iterating an accelerated loader: one epoch of batches in the sampler's order."""
 from __future__ import annotations
 
+import time
+
 import torch
 
 from ..transforms.random_stream import epoch_seed
@@ -94,11 +96,14 @@ class AcceleratedIterator:
                     engine.finished(self._holding)
                     self._holding = None
                 raise StopIteration
+            waiting = time.perf_counter()
             try:
                 result, slot = engine.receive(self._loader.timeout)
             except TimeoutError as e:
                 engine.shutdown()
                 raise RuntimeError(str(e)) from None
+            finally:
+                self._loader._note_seconds({"wait": time.perf_counter() - waiting})
             if result.epoch != self._epoch:  # from an abandoned epoch or a failed init
                 engine.finished(result)
                 if slot is not None:
@@ -120,12 +125,17 @@ class AcceleratedIterator:
         if report.count == 0:
             self._engine.release(slot)
             return None
+        start = time.perf_counter()
         if self._pin or self._feed is not None or not ZERO_COPY_SUPPORTED:
             tensors = [_copy(t[:report.count], self._pin) for t in slot.tensors]
             self._engine.release(slot)
+            stage = "pin_copy" if self._pin or self._feed is not None else "assembly"
         else:
             tensors = self._engine.lend(slot, report.count)
-        return self._decoder.assemble(tensors)
+            stage = "assembly"
+        batch = self._decoder.assemble(tensors)
+        self._loader._note_seconds({stage: time.perf_counter() - start})
+        return batch
 
     def _next_batch(self):
         if self._engine is None:
@@ -142,13 +152,22 @@ class AcceleratedIterator:
         if self._feed is None:
             return self._next_batch()
         if self._staged is None:
-            self._staged = self._feed.start(self._next_batch())
+            self._staged = self._start_copy(self._next_batch())
         current = self._staged
         try:
-            self._staged = self._feed.start(self._next_batch())
+            self._staged = self._start_copy(self._next_batch())
         except StopIteration:
             self._staged = None
-        return self._feed.finish(current)
+        start = time.perf_counter()
+        batch = self._feed.finish(current)
+        self._loader._note_seconds({"pin_copy": time.perf_counter() - start})
+        return batch
+
+    def _start_copy(self, batch):
+        start = time.perf_counter()
+        moved = self._feed.start(batch)
+        self._loader._note_seconds({"pin_copy": time.perf_counter() - start})
+        return moved
 
 
 def _copy(t: torch.Tensor, pinned: bool) -> torch.Tensor:

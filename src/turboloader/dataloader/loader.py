@@ -66,6 +66,8 @@ class DataLoader(torch.utils.data.DataLoader):
         self.decode = decode
         self.skipped_samples: list[tuple[int, str, str]] = []
         self.python_path_samples = 0
+        #: Seconds spent per stage since the loader was built (see NOTE [ Stage times ]).
+        self.stage_seconds: dict[str, float] = {}
         self._epochs = 0
         self._engine: Engine | None = None
         self._rings: list[BatchRing] | None = None
@@ -141,6 +143,17 @@ class DataLoader(torch.utils.data.DataLoader):
     def _note_report(self, report) -> None:
         self.skipped_samples.extend(report.skipped)
         self.python_path_samples += report.python_path
+        self._note_seconds(report.seconds)
+
+    def _note_seconds(self, seconds: dict[str, float]) -> None:
+        """NOTE [ Stage times ]
+        Worker stages (read, decode, augment, python_path) are summed over all
+        workers, so with several workers they can exceed the wall time; main
+        process stages are: wait (the consumer blocked for the next batch),
+        assembly (handing the batch over) and pin_copy (copies into pinned
+        memory and to the device)."""
+        for stage, t in seconds.items():
+            self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + t
 
     def _to_device(self, it):
         if self.device is None:

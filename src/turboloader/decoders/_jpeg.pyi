@@ -16,13 +16,14 @@ def probe(data: Buffer, offsets: Buffer, info: Buffer, status: Buffer, messages:
 
 def decode_batch(
     data: Buffer, offsets: Buffer, plans: Buffer, out: Buffer, out_h: int, out_w: int,
-    lut: Buffer, max_pixels: int, status: Buffer, messages: Buffer, /,
+    lut: Buffer, max_pixels: int, status: Buffer, messages: Buffer, seconds: Buffer, /,
 ) -> None:
     """Decodes n samples into out: float32 Tensor[n, 3, out_h, out_w].
 
     plans: n PLAN_DTYPE records; lut: float32[3, 256].  Runs without the GIL.
     A failed sample gets a non-zero status, a message and zeroed pixels; there
-    are no partial results.  Raises ValueError only for wrong buffers.
+    are no partial results.  seconds (float64[2]) is increased by the time
+    spent decoding and augmenting.  Raises ValueError only for wrong buffers.
     """
 
 def libjpeg_turbo_version() -> str: ...

@@ -62,11 +62,14 @@ def probe(batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray, list[str]]:
 
 
 def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray, lut: np.ndarray,
-                 max_pixels: int = DEFAULT_MAX_PIXELS) -> tuple[np.ndarray, list[str]]:
+                 max_pixels: int = DEFAULT_MAX_PIXELS, seconds: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, list[str]]:
     """Runs the fused pipeline for a batch into ``out`` (float32[n, 3, H, W]).
 
     Returns (status int32[n], messages).  Failed samples are zero-filled and
-    must be completed by the caller; there are no partial results.
+    must be completed by the caller; there are no partial results.  When given,
+    ``seconds`` (float64[2]) is increased by the time spent decoding and
+    augmenting.
     """
     n = len(batch)
     if plans.dtype != PLAN_DTYPE or plans.shape != (n,):
@@ -78,8 +81,13 @@ def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray, lut: n
     lut = np.ascontiguousarray(lut, dtype=np.float32)
     status = np.zeros(n, dtype=np.int32)
     messages = np.zeros((n, MESSAGE_LENGTH), dtype=np.uint8)
+    if seconds is None:
+        seconds = np.zeros(2)
+    if seconds.dtype != np.float64 or seconds.shape != (2,):
+        raise ValueError(f"seconds must be float64[2], got {seconds.dtype}{seconds.shape}")
     _jpeg.decode_batch(batch.data, batch.offsets, np.ascontiguousarray(plans), out,
-                       out.shape[2], out.shape[3], lut, int(max_pixels), status, messages)
+                       out.shape[2], out.shape[3], lut, int(max_pixels), status, messages,
+                       seconds)
     return status, _messages_to_text(messages)
 
 

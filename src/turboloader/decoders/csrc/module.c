@@ -89,22 +89,23 @@ static PyObject *py_probe(PyObject *self, PyObject *args)
 
 PyDoc_STRVAR(decode_batch_doc,
 "decode_batch(data, offsets, plans, out, out_h, out_w, lut, max_pixels,\n"
-"             status, messages) -> None\n\n"
+"             status, messages, seconds) -> None\n\n"
 "Decodes, resamples, flips and normalizes n samples into out, a float32\n"
 "buffer of n * 3 * out_h * out_w values (Tensor[n, 3, out_h, out_w]).\n"
 "plans holds n PLAN_DTYPE records, lut float32[3, 256].  A sample that\n"
 "fails gets a non-zero status, a message, and zeroed pixels; the call\n"
-"raises only when its buffers are wrong.");
+"raises only when its buffers are wrong.  seconds, float64[2], is\n"
+"increased by the time spent decoding and augmenting.");
 
 static PyObject *py_decode_batch(PyObject *self, PyObject *args)
 {
-    Py_buffer b[7] = {{0}};
+    Py_buffer b[8] = {{0}};
     int out_h, out_w;
     long long max_pixels;
     Py_ssize_t n;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*w*iiy*Lw*w*:decode_batch", &b[0], &b[1], &b[2],
-                          &b[3], &out_h, &out_w, &b[4], &max_pixels, &b[5], &b[6]))
+    if (!PyArg_ParseTuple(args, "y*y*y*w*iiy*Lw*w*w*:decode_batch", &b[0], &b[1], &b[2],
+                          &b[3], &out_h, &out_w, &b[4], &max_pixels, &b[5], &b[6], &b[7]))
         return NULL;
     n = check_inputs(&b[0], &b[1]);
     if (n >= 0 && (out_h <= 0 || out_w <= 0 || max_pixels <= 0)) {
@@ -118,15 +119,16 @@ static PyObject *py_decode_batch(PyObject *self, PyObject *args)
                    "out") ||
         check_size(&b[4], 3 * 256 * (Py_ssize_t)sizeof(float), "lut") ||
         check_size(&b[5], n * (Py_ssize_t)sizeof(int32_t), "status") ||
-        check_size(&b[6], n * TL_MSG_LEN, "messages")) {
-        release_all(b, 7);
+        check_size(&b[6], n * TL_MSG_LEN, "messages") ||
+        check_size(&b[7], 2 * (Py_ssize_t)sizeof(double), "seconds")) {
+        release_all(b, 8);
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
     tl_decode_batch(b[0].buf, b[1].buf, b[2].buf, (int)n, b[3].buf, out_h, out_w,
-                    b[4].buf, (int64_t)max_pixels, b[5].buf, b[6].buf);
+                    b[4].buf, (int64_t)max_pixels, b[5].buf, b[6].buf, b[7].buf);
     Py_END_ALLOW_THREADS
-    release_all(b, 7);
+    release_all(b, 8);
     Py_RETURN_NONE;
 }
 

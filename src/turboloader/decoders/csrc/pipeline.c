@@ -1,8 +1,10 @@
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 #include "pipeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "resample.h"
 
@@ -16,6 +18,13 @@ typedef struct {
     int32_t *acc;
     size_t acc_size;
 } tl_scratch;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static int grow(void **p, size_t *have, size_t need)
 {
@@ -71,7 +80,7 @@ static int plan_is_valid(const tl_plan *p, int out_h, int out_w)
 static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
                       size_t size, const tl_plan *p, float *out, int out_h,
                       int out_w, const float *lut, int64_t max_pixels,
-                      char *msg)
+                      char *msg, double *decode_seconds)
 {
     tl_coeffs cx, cy;
     tl_region r;
@@ -92,10 +101,12 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
     }
     tl_coeffs_span(&cx, &xlo, &xhi);
     tl_coeffs_span(&cy, &ylo, &yhi);
+    *decode_seconds = now();
     status = tl_jpeg_decode_region(
         dec, data, size, p->scale_denom, p->x.src_lo + xlo - TL_MARGIN,
         p->y.src_lo + ylo - TL_MARGIN, p->x.src_lo + xhi + TL_MARGIN,
         p->y.src_lo + yhi + TL_MARGIN, max_pixels, &r, msg);
+    *decode_seconds = now() - *decode_seconds;
     if (status == TL_OK &&
         (p->x.src_lo + p->x.src_size > r.scaled_width ||
          p->y.src_lo + p->y.src_size > r.scaled_height ||
@@ -161,7 +172,7 @@ done:
 void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
                      const tl_plan *plans, int n, float *out, int out_h,
                      int out_w, const float *lut, int64_t max_pixels,
-                     int32_t *status, char *messages)
+                     int32_t *status, char *messages, double *seconds)
 {
     tl_scratch s;
     tl_decoder *dec = tl_decoder_new();
@@ -179,9 +190,12 @@ void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
             snprintf(msg, TL_MSG_LEN, "out of memory for the JPEG decoder");
             status[i] = TL_NO_MEMORY;
         } else {
+            double start = now(), decoding = 0.0;
             status[i] = run_sample(dec, &s, data + offsets[i],
                                    (size_t)(offsets[i + 1] - offsets[i]), &plans[i],
-                                   dst, out_h, out_w, lut, max_pixels, msg);
+                                   dst, out_h, out_w, lut, max_pixels, msg, &decoding);
+            seconds[0] += decoding;
+            seconds[1] += now() - start - decoding;
         }
         /* Never leave a previous batch's pixels in a failed sample's slot. */
         if (status[i] != TL_OK)

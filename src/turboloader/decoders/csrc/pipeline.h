@@ -34,11 +34,13 @@ typedef struct {
 /* Writes n samples of float32 [3, out_h, out_w] into out.  lut is float32
  * [3][256]: the value of each 8-bit level after ToTensor and Normalize.
  * Each sample gets a status and, when not TL_OK, a message of TL_MSG_LEN
- * bytes; its pixels are then zero so a slot never keeps stale data. */
+ * bytes; its pixels are then zero so a slot never keeps stale data.
+ * seconds[0] and seconds[1] are increased by the time spent decoding
+ * (libjpeg-turbo) and augmenting (resample, jitter, flip, normalize). */
 void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
                      const tl_plan *plans, int n, float *out, int out_h,
                      int out_w, const float *lut, int64_t max_pixels,
-                     int32_t *status, char *messages);
+                     int32_t *status, char *messages, double *seconds);
 
 /* Header probe for n samples: info is int32 [n][4] (width, height,
  * components, progressive). */
