@@ -5,13 +5,24 @@
     python -m turboloader.benchmark --data DIR --files 2000 --json out.json
     python -m turboloader.benchmark --pipeline ssd,ssd-val        # built-in COCO-like set
     python -m turboloader.benchmark --pipeline ssd --data COCO_ROOT --files 1000
+    python -m turboloader.benchmark --workers 0,1,2,4 --plot scaling.png
+    python -m turboloader.benchmark --consumer-ms 120     # a model step of 120 ms per batch
 
 Both loaders read the same files with the same transforms, workers and batch
 size, and alternate epoch by epoch (the machine is noisy, so only side-by-side
 ratios mean anything).  Per loader it reports the median img/s over the
 measured epochs, CPU milliseconds per image (main process and workers), the
-peak resident memory of the main process and of the largest worker, and the
-time to the first batch.
+peak resident memory of the largest worker, and the time to the first batch;
+for turboloader also where the time goes (NOTE [ Stage times ] in loader.py)
+and whether the loader or the simulated model (--consumer-ms) is the limit.
+The native loader's PIL is named (Pillow or pillow-simd): pillow-simd speeds
+up torch's path, and the comparison is against whichever is installed.
+
+JSON (--json): {"dataset", "workers": [..], "batch_size", "epochs", "warmup",
+"consumer_ms", "native_pil": {"distribution", "version"}, "torch", "python",
+"cpus", "results": {pipeline: {workers: {"native": {...}, "turboloader":
+{..., "stages_ms_per_img": {stage: ms}}, "ratio", "ratio_per_epoch_pair",
+"waited_fraction", "advice"}}}}.
 """
 from __future__ import annotations
 
@@ -25,11 +36,14 @@ import sys
 import tempfile
 import threading
 import time
+from importlib import metadata, util
 from pathlib import Path
 
+import PIL
 import torch
 from torchvision import datasets
 from torchvision import transforms as T
+from tqdm import tqdm
 
 import turboloader
 from turboloader import bench_datasets as bd
@@ -113,29 +127,75 @@ def _cpu_seconds() -> float:
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
 
-def run_epoch(loader) -> dict:
-    """One full epoch, workers started and joined inside it (persistent_workers=False)."""
+def native_pil() -> dict:
+    """Which distribution provides PIL here: pillow-simd or Pillow."""
+    for name in ("pillow-simd", "Pillow"):
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+        if version.split(".post")[0].split(".")[:2] == PIL.__version__.split(".")[:2] \
+                or name == "Pillow":
+            return {"distribution": name, "version": version}
+    return {"distribution": "PIL", "version": PIL.__version__}
+
+
+def run_epoch(loader, label: str = "", consumer_ms: float = 0.0) -> dict:
+    """One full epoch, workers started and joined inside it (persistent_workers=False).
+    ``consumer_ms`` of simulated model time follow each batch (a sleep: a model on
+    an accelerator leaves the CPU to the loader)."""
+    stages0 = dict(getattr(loader, "stage_seconds", {}))
     cpu0, t0 = _cpu_seconds(), time.perf_counter()
     first = None
     images = 0
     with PeakMemory() as mem:
-        for batch in loader:
+        # Progress on stderr; tqdm stays quiet when it is not a terminal.
+        for batch in tqdm(loader, desc=label, total=len(loader), unit="batch", leave=False,
+                          disable=None):
             if first is None:
                 first = time.perf_counter() - t0
             images += batch[0].shape[0]
+            if consumer_ms:
+                time.sleep(consumer_ms / 1000)
     wall = time.perf_counter() - t0
     # Workers' CPU time reaches RUSAGE_CHILDREN only once they are reaped, which
     # turboloader does in the background after an epoch: wait for that (outside
     # the timed window) so each epoch is charged its own workers.
     _wait_for_children_to_exit(timeout=10.0)
     cpu = _cpu_seconds() - cpu0
+    stages = {k: v - stages0.get(k, 0.0) for k, v in getattr(loader, "stage_seconds", {}).items()}
     return dict(images=images, seconds=wall, img_per_s=images / wall,
                 cpu_ms_per_img=1000 * cpu / max(images, 1), first_batch_s=first,
-                worker_peak_mib=max(mem.workers.values(), default=0) / 1024)
+                worker_peak_mib=max(mem.workers.values(), default=0) / 1024,
+                stage_seconds=stages)
+
+
+def advice(summary: dict, consumer_ms: float, batch_size: int, workers: int) -> str:
+    """One line: is the loader or the (simulated) model the limit?"""
+    t = summary["turboloader"]
+    waited = summary["waited_fraction"]
+    if not consumer_ms:
+        return ("no model time simulated, so the loop only waits for data; pass "
+                "--consumer-ms with your model's time per batch to see whether loading hides "
+                "behind compute")
+    needed = batch_size / (consumer_ms / 1000)
+    if waited <= 0.05:
+        return (f"loading is hidden behind compute: the loop waited {waited:.0%} of the time "
+                f"(the model takes {needed:.0f} img/s; turboloader can give more)")
+    stages = t["stages_ms_per_img"]
+    worker_stages = {k: v for k, v in stages.items() if k in ("read", "decode", "augment",
+                                                               "python_path")}
+    heaviest = max(worker_stages, key=worker_stages.get) if worker_stages else "decode"
+    cpus = os.cpu_count() or 1
+    more = (f"more workers (num_workers={workers}, {cpus} CPUs here)" if workers < cpus
+            else "more CPU cores (every core here already runs a worker)")
+    return (f"the loader is the limit: the loop waited {waited:.0%} of the time; the model "
+            f"could take {needed:.0f} img/s, turboloader gave {t['img_per_s']:.0f}; "
+            f"{heaviest} is the largest stage, so {more} would help")
 
 
 def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
-              warmup: int, log=print) -> dict:
+              warmup: int, log=print, consumer_ms: float = 0.0) -> dict:
     """root: an ImageFolder root, or (image folder, instances JSON) for detection."""
     if pipeline in DETECTION:
         dataset = COCODetection(str(root[0]), str(root[1]), PIPELINES[pipeline]())
@@ -155,11 +215,13 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     order = list(loaders)
     for epoch in range(warmup + epochs):
         for name in order if epoch % 2 == 0 else order[::-1]:  # alternate who goes first
-            r = run_epoch(loaders[name])
+            r = run_epoch(loaders[name], f"{pipeline} w={workers} {name} "
+                                         f"{epoch + 1}/{warmup + epochs}", consumer_ms)
             if epoch >= warmup:
                 runs[name].append(r)
-            log(f"  {pipeline:7s} epoch {epoch + 1}/{warmup + epochs} {name:11s} "
-                f"{r['img_per_s']:7.0f} img/s{'  (warm-up)' if epoch < warmup else ''}")
+            log(f"  {pipeline:7s} workers={workers} epoch {epoch + 1}/{warmup + epochs} "
+                f"{name:11s} {r['img_per_s']:7.0f} img/s"
+                f"{'  (warm-up)' if epoch < warmup else ''}")
     summary = {}
     for name, rs in runs.items():
         summary[name] = {
@@ -169,23 +231,94 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
             "worker_peak_mib": max(r["worker_peak_mib"] for r in rs),
             "epochs": rs,
         }
+    images = sum(r["images"] for r in runs["turboloader"])
+    stages: dict[str, float] = {}
+    for r in runs["turboloader"]:
+        for k, v in r.pop("stage_seconds").items():
+            stages[k] = stages.get(k, 0.0) + v
+    for r in runs["native"]:
+        r.pop("stage_seconds")
+    summary["turboloader"]["stages_ms_per_img"] = {k: 1000 * v / max(images, 1)
+                                                   for k, v in stages.items()}
+    wall = sum(r["seconds"] for r in runs["turboloader"])
+    # With num_workers=0 the loop decodes the batches itself: all of that is waiting.
+    waited = stages.get("wait", 0.0) if workers else \
+        sum(v for k, v in stages.items() if k not in ("wait", "pin_copy"))
+    summary["waited_fraction"] = waited / wall if wall else 0.0
     ratios = [t["img_per_s"] / n["img_per_s"] for t, n in zip(runs["turboloader"], runs["native"])]
     summary["ratio"] = summary["turboloader"]["img_per_s"] / summary["native"]["img_per_s"]
     summary["ratio_per_epoch_pair"] = ratios
+    summary["advice"] = advice(summary, consumer_ms, batch_size, workers)
     return summary
 
 
-def _table(results: dict) -> str:
-    lines = [f"{'pipeline':9s} {'loader':12s} {'img/s':>8s} {'ratio':>6s} {'CPU-ms/img':>10s} "
-             f"{'1st batch s':>11s} {'worker peak MiB':>15s}"]
-    for pipeline, r in results.items():
-        for name in ("native", "turboloader"):
-            s = r[name]
-            ratio = f"{r['ratio']:.2f}x" if name == "turboloader" else ""
-            lines.append(f"{pipeline:9s} {name:12s} {s['img_per_s']:8.0f} {ratio:>6s} "
-                         f"{s['cpu_ms_per_img']:10.2f} {s['first_batch_s']:11.2f} "
-                         f"{s['worker_peak_mib']:15.0f}")
+STAGE_LABELS = {"read": "read", "decode": "decode", "augment": "augment",
+                "python_path": "PIL path", "wait": "waited", "assembly": "assembly",
+                "pin_copy": "pin/copy"}
+
+
+def _table(results: dict, pil: dict) -> str:
+    lines = [f"{'pipeline':9s} {'workers':>7s} {'loader':12s} {'img/s':>8s} {'ratio':>6s} "
+             f"{'CPU ms/img':>10s} {'1st batch s':>11s} {'worker peak MiB':>15s}"]
+    for pipeline, by_workers in results.items():
+        for workers, r in by_workers.items():
+            for name in ("native", "turboloader"):
+                s = r[name]
+                ratio = f"{r['ratio']:.2f}x" if name == "turboloader" else ""
+                lines.append(f"{pipeline:9s} {workers:>7} {name:12s} {s['img_per_s']:8.0f} "
+                             f"{ratio:>6s} {s['cpu_ms_per_img']:10.2f} "
+                             f"{s['first_batch_s']:11.2f} {s['worker_peak_mib']:15.0f}")
+    lines.append(f"native = torch.utils.data.DataLoader, PIL from {pil['distribution']} "
+                 f"{pil['version']}" + (" (SIMD resize: a faster native path than Pillow's)"
+                                        if pil["distribution"] == "pillow-simd" else ""))
+    lines.append("")
+    lines.append("where turboloader's time goes, ms per image (worker stages summed over "
+                 "workers; 'waited' is the training loop blocked on the next batch):")
+    for pipeline, by_workers in results.items():
+        for workers, r in by_workers.items():
+            stages = r["turboloader"]["stages_ms_per_img"]
+            parts = "  ".join(f"{STAGE_LABELS.get(k, k)} {stages[k]:.2f}"
+                              for k in STAGE_LABELS if k in stages)
+            lines.append(f"  {pipeline:9s} workers={workers}: {parts}")
+            lines.append(f"    -> {r['advice']}")
     return "\n".join(lines)
+
+
+def plot(results: dict, path: Path) -> None:
+    """img/s per loader and pipeline, and (with several worker counts) against
+    num_workers.  Needs matplotlib (pip install 'turboloader[plot]')."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pipelines = list(results)
+    counts = sorted({w for r in results.values() for w in r})
+    panels = 2 if len(counts) > 1 else 1
+    fig, axes = plt.subplots(1, panels, figsize=(6 * panels, 4), squeeze=False)
+    bars = axes[0][0]
+    top = counts[-1]
+    for k, name in enumerate(("native", "turboloader")):
+        values = [results[p][top][name]["img_per_s"] for p in pipelines if top in results[p]]
+        bars.bar([i + 0.4 * k for i in range(len(values))], values, width=0.4, label=name)
+    bars.set_xticks([i + 0.2 for i in range(len(pipelines))], pipelines)
+    bars.set_ylabel("images / s")
+    bars.set_title(f"throughput, num_workers={top}")
+    bars.legend()
+    if panels == 2:
+        lines = axes[0][1]
+        for p in pipelines:
+            for name, style in (("native", "--o"), ("turboloader", "-o")):
+                ws = [w for w in counts if w in results[p]]
+                lines.plot(ws, [results[p][w][name]["img_per_s"] for w in ws], style,
+                           label=f"{p} {name}")
+        lines.set_xlabel("num_workers")
+        lines.set_ylabel("images / s")
+        lines.set_xticks(counts)
+        lines.set_title("throughput against num_workers")
+        lines.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def _dataset(args, detection: bool, tmp: Path):
@@ -229,7 +362,15 @@ def main(argv=None) -> int:
                         "dataset of exactly this many images")
     p.add_argument("--pipeline", default="train,eval",
                    help="comma-separated: train, eval, ssd, ssd-val (default: train,eval)")
-    p.add_argument("--workers", type=int, default=2, help="num_workers for both loaders")
+    p.add_argument("--workers", default="2",
+                   help="num_workers for both loaders; a comma-separated list (0,1,2,4) "
+                        "benchmarks each")
+    p.add_argument("--consumer-ms", type=float, default=0.0,
+                   help="simulated model time per batch in ms, to see whether loading hides "
+                        "behind compute")
+    p.add_argument("--plot", type=Path, metavar="FILE.png",
+                   help="draw img/s per loader and pipeline (and against num_workers) "
+                        "(needs matplotlib: pip install 'turboloader[plot]')")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--epochs", type=int, default=5, help="measured epochs per loader")
     p.add_argument("--warmup", type=int, default=1, help="unmeasured epochs per loader")
@@ -239,6 +380,17 @@ def main(argv=None) -> int:
     unknown = [s for s in pipelines if s not in PIPELINES]
     if unknown:
         p.error(f"unknown pipeline(s) {unknown}; choose from {sorted(PIPELINES)}")
+
+    try:
+        worker_counts = [int(w) for w in args.workers.split(",") if w.strip()]
+    except ValueError:
+        p.error(f"--workers takes integers separated by commas, got {args.workers!r}")
+    if not worker_counts or min(worker_counts) < 0:
+        p.error(f"--workers needs counts >= 0, got {args.workers!r}")
+    if args.consumer_ms < 0:
+        p.error("--consumer-ms must be >= 0")
+    if args.plot is not None and util.find_spec("matplotlib") is None:
+        p.error("--plot needs matplotlib: pip install 'turboloader[plot]'")
 
     kinds = {pl in DETECTION for pl in pipelines}
     if args.data is not None and len(kinds) > 1:
@@ -252,21 +404,30 @@ def main(argv=None) -> int:
             root, description = _dataset(args, detection, Path(tmp))
             roots[detection] = root
             descriptions.append(description)
+        pil = native_pil()
         print("\ndataset: " + "\ndataset: ".join(descriptions))
-        print(f"workers={args.workers} batch={args.batch_size} epochs={args.epochs} "
-              f"(+{args.warmup} warm-up), alternating; torch {torch.__version__}, "
-              f"libjpeg-turbo {turboloader.libjpeg_turbo_version()}, {os.cpu_count()} CPUs")
-        results = {pl: benchmark(roots[pl in DETECTION], pl, args.workers, args.batch_size,
-                                 args.epochs, args.warmup) for pl in pipelines}
+        print(f"workers={','.join(map(str, worker_counts))} batch={args.batch_size} "
+              f"epochs={args.epochs} (+{args.warmup} warm-up), alternating; consumer "
+              f"{args.consumer_ms:g} ms/batch; torch {torch.__version__}, libjpeg-turbo "
+              f"{turboloader.libjpeg_turbo_version()}, native PIL from {pil['distribution']} "
+              f"{pil['version']}, {os.cpu_count()} CPUs")
+        results = {pl: {w: benchmark(roots[pl in DETECTION], pl, w, args.batch_size,
+                                     args.epochs, args.warmup, consumer_ms=args.consumer_ms)
+                        for w in worker_counts}
+                   for pl in pipelines}
     print()
-    print(_table(results))
+    print(_table(results, pil))
     if args.json:
         args.json.write_text(json.dumps({
-            "dataset": description, "workers": args.workers, "batch_size": args.batch_size,
-            "epochs": args.epochs, "warmup": args.warmup, "torch": torch.__version__,
+            "dataset": "; ".join(descriptions), "workers": worker_counts,
+            "batch_size": args.batch_size, "epochs": args.epochs, "warmup": args.warmup,
+            "consumer_ms": args.consumer_ms, "native_pil": pil, "torch": torch.__version__,
             "python": platform.python_version(), "cpus": os.cpu_count(),
             "results": results}, indent=2))
         print(f"\nwrote {args.json}")
+    if args.plot is not None:
+        plot(results, args.plot)
+        print(f"wrote {args.plot}")
     return 0
 
 

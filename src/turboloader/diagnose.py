@@ -47,7 +47,6 @@ import argparse
 import contextlib
 import inspect
 import json
-import os
 import runpy
 import sys
 import time
@@ -199,9 +198,8 @@ def _pull(loader, batches: int) -> dict:
     """Time to the first batch, and img/s over the batches after it."""
     start = time.perf_counter()
     it = iter(loader)
-    images, first, pulled = 0, None, 0
-    for batch in it:
-        pulled += 1
+    images, first = 0, None
+    for pulled, batch in enumerate(it, 1):
         if first is None:
             first = time.perf_counter()
         else:

@@ -1,0 +1,106 @@
+"""python -m turboloader.benchmark: options, JSON schema, stage breakdown,
+advice, plot and the native PIL label.  (Speed itself is measured in
+benchmarks/, never asserted here.)"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import metadata, util
+
+import pytest
+
+from tests.conftest import REPO
+from turboloader import benchmark
+
+
+def _cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "turboloader.benchmark", *map(str, args)],
+                          capture_output=True, text=True, cwd=REPO, timeout=300, check=False)
+
+
+def test_help_and_option_errors(tmp_path):
+    shown = _cli("--help")
+    assert shown.returncode == 0
+    for option in ("--workers", "--consumer-ms", "--plot", "--json", "--pipeline"):
+        assert option in shown.stdout
+    assert _cli("--workers", "two").returncode == 2
+    assert _cli("--workers", "-1").returncode == 2
+    assert _cli("--consumer-ms", "-5").returncode == 2
+    unknown = _cli("--pipeline", "resnet")
+    assert unknown.returncode == 2 and "unknown pipeline" in unknown.stderr
+
+
+def test_plot_without_matplotlib_is_a_usage_error(monkeypatch, capsys):
+    real = util.find_spec
+    monkeypatch.setattr(util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    with pytest.raises(SystemExit) as info:
+        benchmark.main(["--plot", "x.png"])
+    assert info.value.code == 2
+    assert "turboloader[plot]" in capsys.readouterr().err
+
+
+def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
+    out, png = tmp_path / "r.json", tmp_path / "r.png"
+    args = ["--data", small_folder, "--workers", "0,2", "--epochs", "1", "--warmup", "0",
+            "--batch-size", "4", "--consumer-ms", "2", "--json", out]
+    if util.find_spec("matplotlib") is not None:
+        args += ["--plot", png]
+    assert benchmark.main([str(a) for a in args]) == 0
+    text = capsys.readouterr().out
+    assert "where turboloader's time goes" in text and "PIL from" in text
+    report = json.loads(out.read_text())
+    assert set(report) >= {"dataset", "workers", "batch_size", "epochs", "warmup",
+                           "consumer_ms", "native_pil", "torch", "python", "cpus", "results"}
+    assert report["workers"] == [0, 2] and report["consumer_ms"] == 2
+    assert set(report["results"]) == {"train", "eval"}
+    for pipeline in ("train", "eval"):
+        by_workers = report["results"][pipeline]
+        assert set(by_workers) == {"0", "2"}
+        for workers, r in by_workers.items():
+            assert set(r) >= {"native", "turboloader", "ratio", "ratio_per_epoch_pair",
+                              "waited_fraction", "advice"}
+            stages = r["turboloader"]["stages_ms_per_img"]
+            assert stages["decode"] > 0 and stages["augment"] > 0 and stages["read"] > 0
+            assert ("wait" in stages) == (workers != "0")
+            assert 0 <= r["waited_fraction"] <= 1
+            assert r["native"]["epochs"][0]["images"] == 24
+    if util.find_spec("matplotlib") is not None:
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _summary(img_per_s: float, waited: float) -> dict:
+    return {"turboloader": {"img_per_s": img_per_s,
+                            "stages_ms_per_img": {"read": 0.1, "decode": 0.8,
+                                                  "augment": 0.4, "wait": 0.5}},
+            "waited_fraction": waited}
+
+
+def test_advice_names_the_limit():
+    assert "pass --consumer-ms" in benchmark.advice(_summary(900, 0.9), 0, 64, 2)
+    hidden = benchmark.advice(_summary(900, 0.01), 200, 64, 2)
+    assert hidden.startswith("loading is hidden behind compute")
+    limit = benchmark.advice(_summary(900, 0.4), 20, 64, 1)
+    assert limit.startswith("the loader is the limit") and "decode is the largest stage" in limit
+
+
+def test_native_pil_names_pillow_simd_when_installed(monkeypatch):
+    import PIL
+    real = metadata.version
+
+    def version(name):
+        if name == "pillow-simd":
+            return PIL.__version__ + ".post0"
+        if name == "Pillow":
+            raise metadata.PackageNotFoundError(name)
+        return real(name)
+    monkeypatch.setattr(metadata, "version", version)
+    pil = benchmark.native_pil()
+    assert pil["distribution"] == "pillow-simd"
+    results = {"train": {2: {**_summary(900, 0.3), "ratio": 2.0, "advice": "x",
+                             "native": {"img_per_s": 450, "cpu_ms_per_img": 4.0,
+                                        "first_batch_s": 0.2, "worker_peak_mib": 500}}}}
+    results["train"][2]["turboloader"].update(cpu_ms_per_img=2.0, first_batch_s=0.1,
+                                              worker_peak_mib=480)
+    assert "PIL from pillow-simd" in benchmark._table(results, pil)
