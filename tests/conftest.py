@@ -60,6 +60,11 @@ def small_folder(tmp_path):
     return write_image_folder(tmp_path / "data", 24)
 
 
+def shm_entries() -> set[str]:
+    """Names in /dev/shm (where a leaked shared-memory segment would show)."""
+    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+
+
 def worker_pids() -> set[int]:
     """Live child processes of this test process, leaving out the helpers
     multiprocessing keeps for the whole session (resource tracker, forkserver)."""

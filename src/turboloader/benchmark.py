@@ -47,6 +47,7 @@ from tqdm import tqdm
 
 import turboloader
 from turboloader import bench_datasets as bd
+from turboloader.dataloader.batch_decoder import WORKER_STAGES
 from turboloader.datasets import COCODetection
 from turboloader.transforms.ssd import SSDTransformer, dboxes300_coco
 
@@ -183,8 +184,7 @@ def advice(summary: dict, consumer_ms: float, batch_size: int, workers: int) -> 
         return (f"loading is hidden behind compute: the loop waited {waited:.0%} of the time "
                 f"(the model takes {needed:.0f} img/s; turboloader can give more)")
     stages = t["stages_ms_per_img"]
-    worker_stages = {k: v for k, v in stages.items() if k in ("read", "decode", "augment",
-                                                               "python_path")}
+    worker_stages = {k: v for k, v in stages.items() if k in WORKER_STAGES}
     heaviest = max(worker_stages, key=worker_stages.get) if worker_stages else "decode"
     cpus = os.cpu_count() or 1
     more = (f"more workers (num_workers={workers}, {cpus} CPUs here)" if workers < cpus
@@ -243,7 +243,7 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     wall = sum(r["seconds"] for r in runs["turboloader"])
     # With num_workers=0 the loop decodes the batches itself: all of that is waiting.
     waited = stages.get("wait", 0.0) if workers else \
-        sum(v for k, v in stages.items() if k not in ("wait", "pin_copy"))
+        sum(stages.get(k, 0.0) for k in WORKER_STAGES)
     summary["waited_fraction"] = waited / wall if wall else 0.0
     ratios = [t["img_per_s"] / n["img_per_s"] for t, n in zip(runs["turboloader"], runs["native"])]
     summary["ratio"] = summary["turboloader"]["img_per_s"] / summary["native"]["img_per_s"]

@@ -137,6 +137,10 @@ def _short(obj, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def _class_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 def _describe_dataset(dataset) -> str:
     """Class, root and size: the dataset's own repr also prints its transform."""
     parts = []
@@ -150,8 +154,7 @@ def _describe_dataset(dataset) -> str:
     classes = getattr(dataset, "classes", None)
     if isinstance(classes, list):
         parts.append(f"{len(classes)} classes")
-    name = f"{type(dataset).__module__}.{type(dataset).__qualname__}"
-    return f"{name}({', '.join(parts)})"
+    return f"{_class_name(type(dataset))}({', '.join(parts)})"
 
 
 def _caller() -> str:
@@ -276,7 +279,7 @@ class Interceptor:
         dataset = arguments["dataset"]
         record = LoaderRecord(
             index=len(self.diagnosis.loaders), built_at=_caller(),
-            cls=f"{base.__module__}.{base.__qualname__}",
+            cls=_class_name(base),
             dataset=_describe_dataset(dataset),
             transform=_short(getattr(dataset, "transform", None))
             if getattr(dataset, "transform", None) is not None else None,
@@ -360,7 +363,7 @@ def render(diagnosis: Diagnosis) -> str:
                 f"  transform: {r.transform}",
                 "  arguments: " + ", ".join(f"{k}={v!r}" for k, v in r.arguments.items()),
                 f"  verdict:   {verdict}", _indent(v.report(), "    ")]
-        if v.accelerated and r.cls == "torch.utils.data.dataloader.DataLoader":
+        if v.accelerated and r.cls == _class_name(_TORCH):
             out.append("  to accelerate it: build turboloader.DataLoader with the same "
                        "arguments (import turboloader; turboloader.DataLoader(...))")
         if r.measured:

@@ -18,6 +18,7 @@ import turboloader
 from tests.conftest import (
     eval_transform,
     shared,
+    shm_entries,
     to_255,
     train_transform,
     worker_pids,
@@ -27,10 +28,6 @@ from tests.conftest import (
 
 def _batches(loader):
     return [[t.clone() for t in b] for b in loader]
-
-
-def _shm_entries() -> set[str]:
-    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
 
 
 # -- parity with the native loader ------------------------------------------------------
@@ -164,7 +161,7 @@ def test_worker_init_fn_error_reaches_user(small_folder):
 
 
 def test_no_worker_or_shared_memory_outlives_the_loader(small_folder):
-    before = _shm_entries()
+    before = shm_entries()
     ds = datasets.ImageFolder(str(small_folder), train_transform())
     loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2, persistent_workers=True)
     it = iter(loader)
@@ -173,7 +170,7 @@ def test_no_worker_or_shared_memory_outlives_the_loader(small_folder):
     del it, loader
     gc.collect()
     assert not worker_pids()
-    assert _shm_entries() <= before
+    assert shm_entries() <= before
 
 
 # -- eligibility and fallback --------------------------------------------------------------

@@ -78,6 +78,13 @@ def write_seeds(seed_dir: Path) -> list[Path]:
     return paths
 
 
+def _check(what: str, returncode: int, stderr: str) -> None:
+    """Raises AssertionError with the output on a crash or any sanitizer report."""
+    found = [m for m in SANITIZER_MARKS if m in stderr]
+    if returncode != 0 or found:
+        raise AssertionError(f"{what} failed, exit {returncode}, {found}:\n{stderr[-4000:]}")
+
+
 def fuzz(binary: Path, seeds: list[Path], *, inputs: int, jobs: int, cwd: Path,
          seconds: float = 0) -> dict:
     """``inputs`` mutated inputs split over ``jobs`` processes (PRNG seeds 1..jobs),
@@ -94,10 +101,7 @@ def fuzz(binary: Path, seeds: list[Path], *, inputs: int, jobs: int, cwd: Path,
     total = {"inputs": 0, "seeds": 0, "cpu_seconds": 0.0, "statuses": {}}
     for j, proc in enumerate(procs):
         out, err = proc.communicate()
-        found = [m for m in SANITIZER_MARKS if m in err]
-        if proc.returncode != 0 or found:
-            raise AssertionError(f"fuzz job {j + 1} failed, exit {proc.returncode}, "
-                                 f"{found}:\n{err[-4000:]}")
+        _check(f"fuzz job {j + 1}", proc.returncode, err)
         summary = json.loads(out.strip().splitlines()[-1])
         total["inputs"] += summary["inputs"]
         total["seeds"] = summary["seeds"]
@@ -111,10 +115,7 @@ def replay(binary: Path, paths: list[Path], cwd: Path) -> str:
     """Decodes each file once, unmutated, under the sanitizers; returns stdout."""
     proc = subprocess.run([str(binary), "-r", *map(str, paths)], capture_output=True,
                           text=True, env={**os.environ, **SANITIZER_ENV}, cwd=cwd, check=False)
-    found = [m for m in SANITIZER_MARKS if m in proc.stderr]
-    if proc.returncode != 0 or found:
-        raise AssertionError(f"replay failed, exit {proc.returncode}, {found}:\n"
-                             f"{proc.stderr[-4000:]}")
+    _check("replay", proc.returncode, proc.stderr)
     return proc.stdout
 
 

@@ -33,12 +33,12 @@ from pathlib import Path
 from torchvision import datasets
 
 import turboloader
+from tests.conftest import SHARED_DATA, shm_entries, worker_pids
 from turboloader import bench_datasets as bd
 from turboloader.benchmark import PIPELINES
 from turboloader.datasets import COCODetection
 
 RSS_TOLERANCE = 0.05
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def rss_mib(pid: int) -> float:
@@ -53,18 +53,9 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
-def children() -> list[int]:
-    pids = []
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        pids += [int(p) for p in (task / "children").read_text().split()]
-    helpers = (b"resource_tracker", b"forkserver")
-    return [p for p in pids
-            if not any(h in Path(f"/proc/{p}/cmdline").read_bytes() for h in helpers)]
-
-
 def resources() -> dict:
     return {"fds": len(os.listdir("/proc/self/fd")), "threads": threading.active_count(),
-            "shm": len(os.listdir("/dev/shm")), "children": len(children())}
+            "shm": len(shm_entries()), "children": len(worker_pids())}
 
 
 def soak_loader(dataset, epochs: int, persistent: bool, batch_size: int, log) -> dict:
@@ -128,7 +119,7 @@ def check(run: dict) -> list[str]:
 
 def datasets_for(args, tmp: Path) -> dict:
     """{name: (dataset, batch_size, description)}"""
-    sample, coco = SHARED / "imagenet-sample", SHARED / "coco-sample"
+    sample, coco = SHARED_DATA / "imagenet-sample", SHARED_DATA / "coco-sample"
     if sample.is_dir():
         folder_src, what = sample, f"../shared/data/imagenet-sample copied to {args.files} files"
     else:

@@ -25,7 +25,14 @@ from PIL import UnidentifiedImageError
 from torchvision import datasets
 
 import turboloader
-from tests.conftest import REPO, eval_transform, to_255, train_transform, worker_pids
+from tests.conftest import (
+    REPO,
+    eval_transform,
+    shm_entries,
+    to_255,
+    train_transform,
+    worker_pids,
+)
 from tests.hostile_jpegs import (
     byte_flips,
     photo_like,
@@ -40,21 +47,17 @@ from turboloader.dataloader.ring import SharedMemoryError, fit_prefetch
 from turboloader.transforms import lower
 
 
-def _shm() -> set[str]:
-    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
-
-
 @pytest.fixture
 def clean():
     """Checks, after the test, that no worker and no /dev/shm segment is left."""
-    before = _shm()
+    before = shm_entries()
     yield
     gc.collect()
     deadline = time.monotonic() + 10
     while worker_pids() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not worker_pids(), "a worker outlived the scenario"
-    assert _shm() <= before, f"leaked /dev/shm segments: {_shm() - before}"
+    assert shm_entries() <= before, f"leaked /dev/shm segments: {shm_entries() - before}"
 
 
 def _alive(pid: int) -> bool:

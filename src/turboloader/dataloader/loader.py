@@ -18,7 +18,7 @@ from .eligibility import IMAGEFOLDER, Eligibility, evaluate, fallback_message
 from .engine import Engine
 from .file_table import FileTable
 from .iterator import AcceleratedIterator
-from .ring import BatchRing, fit_prefetch, layout_bytes, shared_memory_free
+from .ring import MIB, BatchRing, fit_prefetch, layout_bytes, shared_memory_free
 
 _LG = logging.getLogger("turboloader")
 _TORCH_HAS_IN_ORDER = "in_order" in inspect.signature(torch.utils.data.DataLoader.__init__).parameters
@@ -132,8 +132,8 @@ class DataLoader(torch.utils.data.DataLoader):
                 "/dev/shm has %.0f MiB free, too little for prefetch_factor=%d (a ring of "
                 "%d x %d slots of %.1f MiB); running with prefetch_factor=%d. Give the machine "
                 "more shared memory (Docker: --shm-size=2g) to prefetch fully.",
-                free / 2**20, asked, self.num_workers, BatchRing.slots_per_worker(asked),
-                slot_bytes / 2**20, fitted)
+                free / MIB, asked, self.num_workers, BatchRing.slots_per_worker(asked),
+                slot_bytes / MIB, fitted)
         return fitted
 
     def _next_epoch(self) -> int:

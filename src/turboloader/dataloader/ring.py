@@ -85,16 +85,21 @@ def shared_memory_free() -> int | None:
     return fs.f_bavail * fs.f_frsize
 
 
+def _nbytes(shape: tuple[int, ...], dtype: torch.dtype) -> int:
+    numel = 1
+    for n in shape:
+        numel *= n
+    return numel * torch.empty((), dtype=dtype).element_size()
+
+
 def layout_bytes(layout: Layout, capacity: int) -> int:
     """The size of one slot of ``capacity`` samples."""
-    total = 0
-    for shape, dtype in layout:
-        total += int(np.prod(shape, dtype=np.int64)) * torch.empty((), dtype=dtype).element_size()
-    return total * capacity
+    return sum(_nbytes((capacity, *shape), dtype) for shape, dtype in layout)
 
 
 _SHM_ADVICE = ("Give the machine more shared memory (Docker: --shm-size=2g; Kubernetes: an "
-               "emptyDir with medium Memory on /dev/shm), or lower batch_size or num_workers (num_workers=0 needs none).")
+               "emptyDir with medium Memory on /dev/shm), or lower batch_size or num_workers "
+               "(num_workers=0 needs none).")
 
 
 def fit_prefetch(prefetch_factor: int, num_workers: int, slot_bytes: int,
@@ -128,10 +133,7 @@ def _shared_empty(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
     new_shared = getattr(torch.UntypedStorage, "_new_shared", None)
     if new_shared is None:
         return torch.empty(shape, dtype=dtype).share_memory_()
-    numel = 1
-    for n in shape:
-        numel *= n
-    nbytes = numel * torch.empty((), dtype=dtype).element_size()
+    nbytes = _nbytes(shape, dtype)
     try:
         storage = new_shared(nbytes)
     except RuntimeError as e:
