@@ -1,4 +1,5 @@
-"""Builds the C decode core, turboloader.decoders._jpeg, against libjpeg-turbo.
+"""Builds the C decode core, turboloader.decoders._jpeg, against libjpeg-turbo,
+and the SSD box encoder, turboloader.transforms._boxes (plain C).
 
 By default it links the system's shared libjpeg (Debian/Ubuntu:
 libjpeg62-turbo-dev; Fedora: libjpeg-turbo-devel).  Distributions ship
@@ -32,6 +33,11 @@ def _libjpeg_settings():
 
 
 csrc = "src/turboloader/decoders/csrc"
+box_csrc = "src/turboloader/transforms/csrc"
+_COMMON_FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter",
+                 "-fvisibility=hidden",
+                 # Pillow's and torch's float arithmetic is reproduced to the bit: no FMA
+                 "-ffp-contract=off"]
 setup(
     ext_modules=[
         Extension(
@@ -41,12 +47,17 @@ setup(
             depends=glob.glob(f"{csrc}/*.h"),
             define_macros=[("Py_LIMITED_API", "0x030B0000")],
             py_limited_api=True,
-            extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter",
-                                "-fvisibility=hidden",
-                                # Pillow's float arithmetic is reproduced to the bit: no FMA
-                                "-ffp-contract=off"],
+            extra_compile_args=_COMMON_FLAGS,
             **_libjpeg_settings(),
-        )
+        ),
+        Extension(
+            "turboloader.transforms._boxes",
+            sources=[f"{box_csrc}/module.c", f"{box_csrc}/box_encode.c"],
+            depends=[f"{box_csrc}/box_encode.h"],
+            define_macros=[("Py_LIMITED_API", "0x030B0000")],
+            py_limited_api=True,
+            extra_compile_args=_COMMON_FLAGS,
+        ),
     ],
     options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )

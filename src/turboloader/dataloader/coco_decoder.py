@@ -125,7 +125,5 @@ class CocoBatchDecoder(BatchDecoder):
             out_labels[:len(labels)] = labels.numpy()
             return
         boxes, labels = boxes_for(d, k, boxes, labels)
-        enc_boxes, enc_labels = B.encode(boxes, labels, self.lowered.dboxes_ltrb,
-                                         self.lowered.criteria)
-        out_boxes[:] = enc_boxes.numpy()
-        out_labels[:] = enc_labels.numpy()
+        B.encode_into(boxes, labels, self.lowered.dboxes_ltrb, self.lowered.criteria,
+                      out_boxes, out_labels)

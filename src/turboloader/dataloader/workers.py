@@ -22,7 +22,7 @@ from torch._utils import ExceptionWrapper
 from torch.utils.data._utils import worker as torch_worker
 
 from .batch_decoder import BatchDecoder, SampleFailure
-from .ring import unmap_pages
+from .ring import map_pages, unmap_pages
 
 WATCHDOG_SECONDS = 1.0
 
@@ -93,6 +93,9 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
         if task.slot_tensors is not None:
             slots[task.slot_id] = (task.generation, tuple(t.numpy() for t in task.slot_tensors))
         _, arrays = slots[task.slot_id]
+        if decoder.release_written_slots:
+            for a in arrays:
+                map_pages(a)
         try:
             report = decoder.decode(task.indices, task.seed, arrays, where)
         except SampleFailure as failure:

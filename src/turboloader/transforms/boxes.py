@@ -2,13 +2,18 @@
 transforms (the native path) and the accelerated workers, so both give the
 same float32 results for the same random parameters.
 
+``encode_into`` is ``encode`` in C (csrc/box_encode.c), for the workers.
+
 Boxes are float32 [N, 4] in (left, top, right, bottom) order, normalised to
 [0, 1] by the image size.  The operations and their order follow the public
 SSD reference (ssd-reference.md), including its float32 rounding.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
+
+from . import _boxes
 
 
 def iou(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -75,3 +80,14 @@ def encode(bboxes: torch.Tensor, labels: torch.Tensor, dboxes_ltrb: torch.Tensor
     xywh[:, 2] = ltrb[:, 2] - ltrb[:, 0]
     xywh[:, 3] = ltrb[:, 3] - ltrb[:, 1]
     return xywh, labels_out
+
+
+def encode_into(bboxes: torch.Tensor, labels: torch.Tensor, dboxes_ltrb: torch.Tensor,
+                criteria: float, out_boxes: np.ndarray, out_labels: np.ndarray) -> None:
+    """``encode`` in C, written into out_boxes float32[M, 4] and out_labels
+    int64[M] (bit-identical results; the workers' path).  Raises ValueError
+    when there is no box to encode, where ``encode`` cannot run either."""
+    _boxes.encode(np.ascontiguousarray(bboxes.numpy(), dtype=np.float32),
+                  np.ascontiguousarray(labels.numpy(), dtype=np.int64),
+                  np.ascontiguousarray(dboxes_ltrb.numpy(), dtype=np.float32), float(criteria),
+                  out_boxes, out_labels)

@@ -199,6 +199,17 @@ static inline int round_half_away(double x) /* x >= 0 */
     return r + (x - (double)r >= 0.5);
 }
 
+/* Pillow's q = round(v * (1 - s * f)) and t = round(v * (1 - s * (1 - f))) */
+static inline uint8_t q_of(int v, float fs, float f)
+{
+    return clip8i(round_half_away((float)v * (1.0 - fs * f)));
+}
+
+static inline uint8_t t_of(int v, float fs, float f)
+{
+    return clip8i(round_half_away((float)v * (1.0 - fs * (1.0 - f))));
+}
+
 static void hue(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, int shift)
 {
     size_t i;
@@ -206,7 +217,7 @@ static void hue(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, int shift)
     for (i = 0; i < n; i++) {
         int R = r[i], G = g[i], B = b[i], mx, mn, c, mid, h, s, v;
         float f, fs;
-        uint8_t up, uq, ut;
+        uint8_t up;
         /* c: see fill_tables (2 * max channel + 1 when the later channel is the smaller) */
         if (R >= G && R >= B) {
             mx = R;
@@ -237,15 +248,14 @@ static void hue(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, int shift)
         f = frac[h];
         fs = sat[s];
         up = p_table[v][s];
-        uq = clip8i(round_half_away((float)v * (1.0 - fs * f)));
-        ut = clip8i(round_half_away((float)v * (1.0 - fs * (1.0 - f))));
+        /* each sector needs one of q (odd sectors) and t (even ones) */
         switch (sector[h]) {
-        case 0: r[i] = (uint8_t)v; g[i] = ut; b[i] = up; break;
-        case 1: r[i] = uq; g[i] = (uint8_t)v; b[i] = up; break;
-        case 2: r[i] = up; g[i] = (uint8_t)v; b[i] = ut; break;
-        case 3: r[i] = up; g[i] = uq; b[i] = (uint8_t)v; break;
-        case 4: r[i] = ut; g[i] = up; b[i] = (uint8_t)v; break;
-        default: r[i] = (uint8_t)v; g[i] = up; b[i] = uq; break;
+        case 0: r[i] = (uint8_t)v; g[i] = t_of(v, fs, f); b[i] = up; break;
+        case 1: r[i] = q_of(v, fs, f); g[i] = (uint8_t)v; b[i] = up; break;
+        case 2: r[i] = up; g[i] = (uint8_t)v; b[i] = t_of(v, fs, f); break;
+        case 3: r[i] = up; g[i] = q_of(v, fs, f); b[i] = (uint8_t)v; break;
+        case 4: r[i] = t_of(v, fs, f); g[i] = up; b[i] = (uint8_t)v; break;
+        default: r[i] = (uint8_t)v; g[i] = up; b[i] = q_of(v, fs, f); break;
         }
     }
 }

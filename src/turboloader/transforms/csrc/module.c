@@ -1,0 +1,72 @@
+/* Python binding of the box encoder: buffer checks, the GIL released
+ * around the call.  Built against the stable ABI (3.11+). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "box_encode.h"
+
+static int check_size(Py_buffer *b, Py_ssize_t expected, const char *name)
+{
+    if (b->len != expected) {
+        PyErr_Format(PyExc_ValueError, "%s is a %zd-byte buffer, expected %zd bytes",
+                     name, b->len, expected);
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(encode_doc,
+"encode(boxes, labels, dboxes, criteria, out_boxes, out_labels) -> None\n\n"
+"SSD Encoder.encode for one image: boxes float32[n, 4] and labels int64[n]\n"
+"(n >= 1) against dboxes float32[m, 4] (all ltrb); writes out_boxes\n"
+"float32[m, 4] (xywh) and out_labels int64[m].");
+
+static PyObject *py_encode(PyObject *self, PyObject *args)
+{
+    Py_buffer b[5] = {{0}};
+    double criteria;
+    Py_ssize_t n, m;
+    int rc = -1, i;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*dw*w*:encode", &b[0], &b[1], &b[2], &criteria, &b[3],
+                          &b[4]))
+        return NULL;
+    n = b[0].len / (Py_ssize_t)(4 * sizeof(float));
+    m = b[2].len / (Py_ssize_t)(4 * sizeof(float));
+    if (n < 1 || n > INT32_MAX || m < 1 || m > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "need at least one box and one default box, got %zd "
+                     "and %zd", n, m);
+    } else if (!check_size(&b[0], n * 4 * (Py_ssize_t)sizeof(float), "boxes") &&
+               !check_size(&b[1], n * (Py_ssize_t)sizeof(int64_t), "labels") &&
+               !check_size(&b[2], m * 4 * (Py_ssize_t)sizeof(float), "dboxes") &&
+               !check_size(&b[3], m * 4 * (Py_ssize_t)sizeof(float), "out_boxes") &&
+               !check_size(&b[4], m * (Py_ssize_t)sizeof(int64_t), "out_labels")) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = tl_encode_boxes(b[0].buf, b[1].buf, (int)n, b[2].buf, (int)m, (float)criteria,
+                             b[3].buf, b[4].buf);
+        Py_END_ALLOW_THREADS
+        if (rc)
+            PyErr_NoMemory();
+    }
+    for (i = 0; i < 5; i++)
+        if (b[i].obj)
+            PyBuffer_Release(&b[i]);
+    if (rc)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"encode", py_encode, METH_VARARGS, encode_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_boxes", "SSD box encoding in C (see _boxes.pyi).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__boxes(void)
+{
+    return PyModule_Create(&module);
+}
