@@ -102,10 +102,6 @@ class BatchDecoder:
     """The interface the engine and the iterator use; see the module docstring."""
 
     layout: tuple[tuple[tuple[int, ...], torch.dtype], ...]
-    #: Unmap a slot from the worker once written (see ring.py's NOTE [ Workers let
-    #: go of written slots ]): worth its page faults only for large slots.
-    release_written_slots = False
-
     def __init__(self, decode: str, on_error: str, max_pixels: int):
         self.allow_dct_scaling = decode == "auto"
         self.on_error = on_error

@@ -93,9 +93,8 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
         if task.slot_tensors is not None:
             slots[task.slot_id] = (task.generation, tuple(t.numpy() for t in task.slot_tensors))
         _, arrays = slots[task.slot_id]
-        if decoder.release_written_slots:
-            for a in arrays:
-                map_pages(a)
+        for a in arrays:  # NOTE [ Workers let go of written slots ]
+            map_pages(a)
         try:
             report = decoder.decode(task.indices, task.seed, arrays, where)
         except SampleFailure as failure:
@@ -103,6 +102,5 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
         except Exception:
             report = ExceptionWrapper(sys.exc_info(), where=where)
         results.put(Result(task.epoch, task.batch_no, task.slot_id, worker_id, report))
-        if decoder.release_written_slots:  # NOTE [ Workers let go of written slots ]
-            for a in arrays:
-                unmap_pages(a)
+        for a in arrays:
+            unmap_pages(a)
