@@ -18,12 +18,16 @@ import sysconfig
 from setuptools import Extension, setup
 
 
+common_csrc = "src/turboloader/_csrc"  # headers shared by both bindings
+
+
 def _libjpeg_settings():
     prefix = os.environ.get("TURBOLOADER_LIBJPEG_PREFIX", "/usr")
     multiarch = sysconfig.get_config_var("MULTIARCH") or ""
     libdirs = [os.path.join(prefix, "lib", multiarch), os.path.join(prefix, "lib64"),
                os.path.join(prefix, "lib")]
-    includes = [os.path.join(prefix, "include", multiarch), os.path.join(prefix, "include")]
+    includes = [common_csrc, os.path.join(prefix, "include", multiarch),
+                os.path.join(prefix, "include")]
     static = os.environ.get("TURBOLOADER_LIBJPEG_STATIC")
     if static:
         return dict(include_dirs=includes, extra_objects=[static],
@@ -44,7 +48,7 @@ setup(
             "turboloader.decoders._jpeg",
             sources=[f"{csrc}/module.c", f"{csrc}/pipeline.c", f"{csrc}/jpeg_region.c",
                      f"{csrc}/resample.c", f"{csrc}/color.c"],
-            depends=glob.glob(f"{csrc}/*.h"),
+            depends=glob.glob(f"{csrc}/*.h") + glob.glob(f"{common_csrc}/*.h"),
             define_macros=[("Py_LIMITED_API", "0x030B0000")],
             py_limited_api=True,
             extra_compile_args=_COMMON_FLAGS,
@@ -53,7 +57,8 @@ setup(
         Extension(
             "turboloader.transforms._boxes",
             sources=[f"{box_csrc}/module.c", f"{box_csrc}/box_encode.c"],
-            depends=[f"{box_csrc}/box_encode.h"],
+            depends=[f"{box_csrc}/box_encode.h", f"{common_csrc}/buffer_checks.h"],
+            include_dirs=[common_csrc],
             define_macros=[("Py_LIMITED_API", "0x030B0000")],
             py_limited_api=True,
             extra_compile_args=_COMMON_FLAGS,

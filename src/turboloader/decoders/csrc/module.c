@@ -9,6 +9,7 @@
 #include "jpeg_region.h"
 #include "color.h"
 #include "pipeline.h"
+#include "buffer_checks.h"
 
 #define STR2(x) #x
 #define STR(x) STR2(x)
@@ -16,14 +17,6 @@
 typedef struct {
     Py_buffer data, offsets, plans, out, lut, status, messages;
 } batch_buffers;
-
-static void release_all(Py_buffer *bufs, int count)
-{
-    int i;
-    for (i = 0; i < count; i++)
-        if (bufs[i].obj)
-            PyBuffer_Release(&bufs[i]);
-}
 
 /* Validates the concatenated-bytes input shared by both calls and returns the
  * sample count, or -1 with an exception set. */
@@ -50,16 +43,6 @@ static Py_ssize_t check_inputs(Py_buffer *data, Py_buffer *offsets)
     return n;
 }
 
-static int check_size(Py_buffer *b, Py_ssize_t expected, const char *name)
-{
-    if (b->len != expected) {
-        PyErr_Format(PyExc_ValueError, "%s is a %zd-byte buffer, expected %zd bytes",
-                     name, b->len, expected);
-        return -1;
-    }
-    return 0;
-}
-
 PyDoc_STRVAR(probe_doc,
 "probe(data, offsets, info, status, messages) -> None\n\n"
 "Reads the JPEG header of each sample data[offsets[i]:offsets[i+1]].\n"
@@ -74,16 +57,16 @@ static PyObject *py_probe(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*y*w*w*w*:probe", &b[0], &b[1], &b[2], &b[3], &b[4]))
         return NULL;
     n = check_inputs(&b[0], &b[1]);
-    if (n < 0 || check_size(&b[2], n * 4 * (Py_ssize_t)sizeof(int32_t), "info") ||
-        check_size(&b[3], n * (Py_ssize_t)sizeof(int32_t), "status") ||
-        check_size(&b[4], n * TL_MSG_LEN, "messages")) {
-        release_all(b, 5);
+    if (n < 0 || tl_check_size(&b[2], n * 4 * (Py_ssize_t)sizeof(int32_t), "info") ||
+        tl_check_size(&b[3], n * (Py_ssize_t)sizeof(int32_t), "status") ||
+        tl_check_size(&b[4], n * TL_MSG_LEN, "messages")) {
+        tl_release_all(b, 5);
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
     tl_probe_batch(b[0].buf, b[1].buf, (int)n, b[2].buf, b[3].buf, b[4].buf);
     Py_END_ALLOW_THREADS
-    release_all(b, 5);
+    tl_release_all(b, 5);
     Py_RETURN_NONE;
 }
 
@@ -114,21 +97,21 @@ static PyObject *py_decode_batch(PyObject *self, PyObject *args)
                      out_h, out_w, max_pixels);
         n = -1;
     }
-    if (n < 0 || check_size(&b[2], n * (Py_ssize_t)sizeof(tl_plan), "plans") ||
-        check_size(&b[3], n * 3 * (Py_ssize_t)out_h * out_w * (Py_ssize_t)sizeof(float),
+    if (n < 0 || tl_check_size(&b[2], n * (Py_ssize_t)sizeof(tl_plan), "plans") ||
+        tl_check_size(&b[3], n * 3 * (Py_ssize_t)out_h * out_w * (Py_ssize_t)sizeof(float),
                    "out") ||
-        check_size(&b[4], 3 * 256 * (Py_ssize_t)sizeof(float), "lut") ||
-        check_size(&b[5], n * (Py_ssize_t)sizeof(int32_t), "status") ||
-        check_size(&b[6], n * TL_MSG_LEN, "messages") ||
-        check_size(&b[7], 2 * (Py_ssize_t)sizeof(double), "seconds")) {
-        release_all(b, 8);
+        tl_check_size(&b[4], 3 * 256 * (Py_ssize_t)sizeof(float), "lut") ||
+        tl_check_size(&b[5], n * (Py_ssize_t)sizeof(int32_t), "status") ||
+        tl_check_size(&b[6], n * TL_MSG_LEN, "messages") ||
+        tl_check_size(&b[7], 2 * (Py_ssize_t)sizeof(double), "seconds")) {
+        tl_release_all(b, 8);
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
     tl_decode_batch(b[0].buf, b[1].buf, b[2].buf, (int)n, b[3].buf, out_h, out_w,
                     b[4].buf, (int64_t)max_pixels, b[5].buf, b[6].buf, b[7].buf);
     Py_END_ALLOW_THREADS
-    release_all(b, 8);
+    tl_release_all(b, 8);
     Py_RETURN_NONE;
 }
 

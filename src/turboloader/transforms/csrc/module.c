@@ -4,16 +4,7 @@
 #include <Python.h>
 
 #include "box_encode.h"
-
-static int check_size(Py_buffer *b, Py_ssize_t expected, const char *name)
-{
-    if (b->len != expected) {
-        PyErr_Format(PyExc_ValueError, "%s is a %zd-byte buffer, expected %zd bytes",
-                     name, b->len, expected);
-        return -1;
-    }
-    return 0;
-}
+#include "buffer_checks.h"
 
 PyDoc_STRVAR(encode_doc,
 "encode(boxes, labels, dboxes, criteria, out_boxes, out_labels) -> None\n\n"
@@ -26,7 +17,7 @@ static PyObject *py_encode(PyObject *self, PyObject *args)
     Py_buffer b[5] = {{0}};
     double criteria;
     Py_ssize_t n, m;
-    int rc = -1, i;
+    int rc = -1;
     (void)self;
     if (!PyArg_ParseTuple(args, "y*y*y*dw*w*:encode", &b[0], &b[1], &b[2], &criteria, &b[3],
                           &b[4]))
@@ -36,11 +27,11 @@ static PyObject *py_encode(PyObject *self, PyObject *args)
     if (n < 1 || n > INT32_MAX || m < 1 || m > INT32_MAX) {
         PyErr_Format(PyExc_ValueError, "need at least one box and one default box, got %zd "
                      "and %zd", n, m);
-    } else if (!check_size(&b[0], n * 4 * (Py_ssize_t)sizeof(float), "boxes") &&
-               !check_size(&b[1], n * (Py_ssize_t)sizeof(int64_t), "labels") &&
-               !check_size(&b[2], m * 4 * (Py_ssize_t)sizeof(float), "dboxes") &&
-               !check_size(&b[3], m * 4 * (Py_ssize_t)sizeof(float), "out_boxes") &&
-               !check_size(&b[4], m * (Py_ssize_t)sizeof(int64_t), "out_labels")) {
+    } else if (!tl_check_size(&b[0], n * 4 * (Py_ssize_t)sizeof(float), "boxes") &&
+               !tl_check_size(&b[1], n * (Py_ssize_t)sizeof(int64_t), "labels") &&
+               !tl_check_size(&b[2], m * 4 * (Py_ssize_t)sizeof(float), "dboxes") &&
+               !tl_check_size(&b[3], m * 4 * (Py_ssize_t)sizeof(float), "out_boxes") &&
+               !tl_check_size(&b[4], m * (Py_ssize_t)sizeof(int64_t), "out_labels")) {
         Py_BEGIN_ALLOW_THREADS
         rc = tl_encode_boxes(b[0].buf, b[1].buf, (int)n, b[2].buf, (int)m, (float)criteria,
                              b[3].buf, b[4].buf);
@@ -48,9 +39,7 @@ static PyObject *py_encode(PyObject *self, PyObject *args)
         if (rc)
             PyErr_NoMemory();
     }
-    for (i = 0; i < 5; i++)
-        if (b[i].obj)
-            PyBuffer_Release(&b[i]);
+    tl_release_all(b, 5);
     if (rc)
         return NULL;
     Py_RETURN_NONE;
