@@ -102,7 +102,7 @@ def _draw_crop(boxes: np.ndarray, labels: torch.Tensor, seed: int, index: int,
             for k in np.flatnonzero(ok[t]):
                 window = np.array([left[t, k], top[t, k], w[t, k], h[t, k]])
                 # Confirm with the exact operations used on the boxes.
-                kept = B.crop_boxes(torch.from_numpy(boxes), labels, *map(float, window))
+                kept = B.crop_boxes_c(torch.from_numpy(boxes), labels, *map(float, window))
                 if kept[0].size(0):
                     return int(mode[t]), window, kept
     return 0, np.zeros(4), None

@@ -100,3 +100,25 @@ int tl_encode_boxes(const float *boxes, const int64_t *labels, int n, const floa
     free(gt_best);
     return 0;
 }
+
+int tl_crop_boxes(const float *boxes, int n, double left, double top, double w, double h,
+                  float *out, int64_t *kept)
+{
+    /* right and bottom are summed in double (Python) and then rounded */
+    const float l = (float)left, t = (float)top, r = (float)(left + w),
+                b = (float)(top + h), fw = (float)w, fh = (float)h;
+    int i, m = 0;
+    for (i = 0; i < n; i++) {
+        const float *a = boxes + 4 * i;
+        const float xc = 0.5f * (a[0] + a[2]), yc = 0.5f * (a[1] + a[3]);
+        float *o = out + 4 * m;
+        if (!(xc > l && xc < r && yc > t && yc < b))
+            continue;
+        o[0] = ((a[0] < l ? l : a[0]) - l) / fw;
+        o[1] = ((a[1] < t ? t : a[1]) - t) / fh;
+        o[2] = ((a[2] > r ? r : a[2]) - l) / fw;
+        o[3] = ((a[3] > b ? b : a[3]) - t) / fh;
+        kept[m++] = i;
+    }
+    return m;
+}

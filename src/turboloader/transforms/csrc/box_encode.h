@@ -1,7 +1,7 @@
-/* The SSD reference's Encoder.encode for one image, in C: the same float32
- * operations in the same order as transforms/boxes.py's torch version, so
- * the results are bit-identical (and ~10x faster than the ~15 small torch
- * calls per image).  No Python here. */
+/* The SSD reference's box arithmetic for one image in C (crop_boxes and
+ * Encoder.encode): the same float32 operations in the same order as
+ * transforms/boxes.py's torch versions, so the results are bit-identical,
+ * without the ~15 small torch calls per image.  No Python here. */
 #ifndef TL_BOX_ENCODE_H
 #define TL_BOX_ENCODE_H
 
@@ -13,5 +13,13 @@
  * Returns 0, or -1 when n < 1 or out of memory (outputs untouched). */
 int tl_encode_boxes(const float *boxes, const int64_t *labels, int n, const float *dboxes,
                     int m, float criteria, float *out_xywh, int64_t *out_labels);
+
+/* crop_boxes: the boxes (float32[n][4] ltrb) whose centre lies strictly
+ * inside the window (left, top, left + w, top + h), clamped to it and
+ * renormalised by w and h, in input order into out (float32[n][4]); their
+ * input indices into kept (int64[n]).  Returns how many.  As torch does with
+ * a Python float, each bound is rounded to float32 before it is used. */
+int tl_crop_boxes(const float *boxes, int n, double left, double top, double w, double h,
+                  float *out, int64_t *kept);
 
 #endif

@@ -1,4 +1,4 @@
-/* Python binding of the box encoder: buffer checks, the GIL released
+/* Python binding of the SSD box arithmetic in C: buffer checks, the GIL released
  * around the call.  Built against the stable ABI (3.11+). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -45,13 +45,43 @@ static PyObject *py_encode(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(crop_doc,
+"crop(boxes, left, top, w, h, out, kept) -> int\n\n"
+"SSD crop_boxes for one image: of boxes float32[n, 4] (ltrb), those whose\n"
+"centre is strictly inside the window, clamped and renormalised, into out\n"
+"float32[n, 4], their indices into kept int64[n]; returns how many.");
+
+static PyObject *py_crop(PyObject *self, PyObject *args)
+{
+    Py_buffer b[3] = {{0}};
+    double left, top, w, h;
+    Py_ssize_t n;
+    int m = -1;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*ddddw*w*:crop", &b[0], &left, &top, &w, &h, &b[1], &b[2]))
+        return NULL;
+    n = b[0].len / (Py_ssize_t)(4 * sizeof(float));
+    if (n > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "too many boxes");
+    } else if (!tl_check_size(&b[0], n * 4 * (Py_ssize_t)sizeof(float), "boxes") &&
+               !tl_check_size(&b[1], n * 4 * (Py_ssize_t)sizeof(float), "out") &&
+               !tl_check_size(&b[2], n * (Py_ssize_t)sizeof(int64_t), "kept")) {
+        m = tl_crop_boxes(b[0].buf, (int)n, left, top, w, h, b[1].buf, b[2].buf);
+    }
+    tl_release_all(b, 3);
+    if (m < 0)
+        return NULL;
+    return PyLong_FromLong(m);
+}
+
 static PyMethodDef methods[] = {
     {"encode", py_encode, METH_VARARGS, encode_doc},
+    {"crop", py_crop, METH_VARARGS, crop_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_boxes", "SSD box encoding in C (see _boxes.pyi).", -1, methods,
+    PyModuleDef_HEAD_INIT, "_boxes", "SSD box cropping and encoding in C (see _boxes.pyi).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

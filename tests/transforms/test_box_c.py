@@ -1,5 +1,6 @@
-"""The C box encoder (transforms.boxes.encode_into) against the torch
-Encoder.encode it replaces in the workers: bit-identical outputs."""
+"""The SSD box arithmetic in C (transforms.boxes.crop_boxes_c and
+encode_into) against the torch versions it replaces in the workers:
+bit-identical outputs."""
 from __future__ import annotations
 
 import numpy as np
@@ -82,3 +83,39 @@ def test_no_boxes_and_wrong_buffers_are_refused():
     with pytest.raises(ValueError, match="out_boxes"):
         B.encode_into(torch.rand(3, 4), torch.zeros(3, dtype=torch.int64), DBOXES, 0.5,
                       out[0][:10], out[1])
+
+
+def assert_same_crop(bboxes, labels, window):
+    want_boxes, want_labels = B.crop_boxes(bboxes, labels, *window)
+    got_boxes, got_labels = B.crop_boxes_c(bboxes, labels, *window)
+    np.testing.assert_array_equal(got_boxes.numpy(), want_boxes.numpy())
+    np.testing.assert_array_equal(got_labels.numpy(), want_labels.numpy())
+    assert got_boxes.dtype == want_boxes.dtype and got_labels.dtype == want_labels.dtype
+    return len(got_boxes)
+
+
+def test_crop_matches_torch_on_random_windows():
+    g = torch.Generator().manual_seed(2)
+    rng = np.random.default_rng(2)
+    sizes = set()
+    for _ in range(500):
+        n = int(torch.randint(0, 30, (1,), generator=g))
+        w, h = rng.uniform(0.3, 1.0, 2)
+        window = (float(rng.uniform(0, 1 - w)), float(rng.uniform(0, 1 - h)), float(w), float(h))
+        sizes.add(assert_same_crop(random_boxes(g, n), torch.randint(1, 81, (n,), generator=g),
+                                   window))
+    assert 0 in sizes and max(sizes) > 10  # windows that keep nothing, and many
+
+
+def test_crop_rounds_the_bounds_to_float32_as_torch_does():
+    # a centre exactly at float32(left) with left a double just below it: inside
+    # in double arithmetic, outside in torch's float32 comparison
+    xc = np.float32(0.4)
+    left = float(np.nextafter(np.float64(xc), 0))
+    boxes = torch.tensor([[0.3, 0.3, float(2 * xc) - 0.3, 0.5],  # centre x == float32(left)
+                          [0.45, 0.45, 0.6, 0.6],
+                          [0.1, 0.2, 0.9, 0.8]], dtype=torch.float32)
+    assert assert_same_crop(boxes, torch.tensor([1, 2, 3]), (left, 0.1, 0.5, 0.7)) >= 1
+    # bounds that clamp every side, and a window over the whole image
+    assert assert_same_crop(boxes, torch.tensor([1, 2, 3]), (0.35, 0.35, 0.3, 0.3)) >= 1
+    assert assert_same_crop(boxes, torch.tensor([1, 2, 3]), (0.0, 0.0, 1.0, 1.0)) == 3
