@@ -1,5 +1,5 @@
 """Builds the C decode core, turboloader.decoders._jpeg, against libjpeg-turbo,
-and the SSD box encoder, turboloader.transforms._boxes (plain C).
+and the SSD box arithmetic, turboloader.transforms._boxes (plain C).
 
 By default it links the system's shared libjpeg (Debian/Ubuntu:
 libjpeg62-turbo-dev; Fedora: libjpeg-turbo-devel).  Distributions ship
@@ -56,8 +56,8 @@ setup(
         ),
         Extension(
             "turboloader.transforms._boxes",
-            sources=[f"{box_csrc}/module.c", f"{box_csrc}/box_encode.c"],
-            depends=[f"{box_csrc}/box_encode.h", f"{common_csrc}/buffer_checks.h"],
+            sources=[f"{box_csrc}/module.c", f"{box_csrc}/boxes.c"],
+            depends=[f"{box_csrc}/boxes.h", f"{common_csrc}/buffer_checks.h"],
             include_dirs=[common_csrc],
             define_macros=[("Py_LIMITED_API", "0x030B0000")],
             py_limited_api=True,

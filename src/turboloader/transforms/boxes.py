@@ -3,7 +3,7 @@ transforms (the native path) and the accelerated workers, so both give the
 same float32 results for the same random parameters.
 
 ``crop_boxes_c`` and ``encode_into`` are ``crop_boxes`` and ``encode`` in C
-(csrc/box_encode.c), bit-identical, for the workers.
+(csrc/boxes.c), bit-identical, for the workers.
 
 Boxes are float32 [N, 4] in (left, top, right, bottom) order, normalised to
 [0, 1] by the image size.  The operations and their order follow the public

@@ -14,10 +14,6 @@
 #define STR2(x) #x
 #define STR(x) STR2(x)
 
-typedef struct {
-    Py_buffer data, offsets, plans, out, lut, status, messages;
-} batch_buffers;
-
 /* Validates the concatenated-bytes input shared by both calls and returns the
  * sample count, or -1 with an exception set. */
 static Py_ssize_t check_inputs(Py_buffer *data, Py_buffer *offsets)

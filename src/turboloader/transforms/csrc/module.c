@@ -3,7 +3,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "box_encode.h"
+#include "boxes.h"
 #include "buffer_checks.h"
 
 PyDoc_STRVAR(encode_doc,
@@ -81,8 +81,8 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_boxes", "SSD box cropping and encoding in C (see _boxes.pyi).", -1, methods,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "_boxes", "SSD box cropping and encoding in C (see _boxes.pyi).",
+    -1, methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__boxes(void)

@@ -2,8 +2,8 @@
  * Encoder.encode): the same float32 operations in the same order as
  * transforms/boxes.py's torch versions, so the results are bit-identical,
  * without the ~15 small torch calls per image.  No Python here. */
-#ifndef TL_BOX_ENCODE_H
-#define TL_BOX_ENCODE_H
+#ifndef TL_BOXES_H
+#define TL_BOXES_H
 
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-#include "box_encode.h"
+#include "boxes.h"
 
 #include <math.h>
 #include <stdlib.h>
