@@ -7,17 +7,17 @@ OUT=benchmarks/results
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 
-"$PY" -m turboloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 7 \
+"$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 7 \
     --json "$OUT/imagenet-sample-2000.json"
 
-"$PY" -m turboloader.benchmark --pipeline ssd,ssd-val --data "$DATA/coco-sample" --files 1000 \
+"$PY" -m jpegloader.benchmark --pipeline ssd,ssd-val --data "$DATA/coco-sample" --files 1000 \
     --batch-size 32 --epochs 5 --json "$OUT/coco-sample-1000.json"
 
 large=$(mktemp -d)
 trap 'rm -rf "$large"' EXIT
 mkdir -p "$large/photos"
 cp "$DATA"/edge-cases/large/*.jpg "$large/photos/"
-"$PY" -m turboloader.benchmark --data "$large" --files 200 --batch-size 16 --epochs 3 \
+"$PY" -m jpegloader.benchmark --data "$large" --files 200 --batch-size 16 --epochs 3 \
     --json "$OUT/large-200.json"
 
 cc -O2 -o "$large/jpeg_limit" ../shared/tools/jpeg_limit.c -ljpeg -lm

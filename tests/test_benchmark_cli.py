@@ -1,4 +1,4 @@
-"""python -m turboloader.benchmark: options, JSON schema, stage breakdown,
+"""python -m jpegloader.benchmark: options, JSON schema, stage breakdown,
 advice, plot and the native PIL label.  (Speed itself is measured in
 benchmarks/, never asserted here.)"""
 from __future__ import annotations
@@ -11,11 +11,11 @@ from importlib import metadata, util
 import pytest
 
 from tests.conftest import REPO
-from turboloader import benchmark
+from jpegloader import benchmark
 
 
 def _cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "turboloader.benchmark", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "jpegloader.benchmark", *map(str, args)],
                           capture_output=True, text=True, cwd=REPO, timeout=300, check=False)
 
 
@@ -38,7 +38,7 @@ def test_plot_without_matplotlib_is_a_usage_error(monkeypatch, capsys):
     with pytest.raises(SystemExit) as info:
         benchmark.main(["--plot", "x.png"])
     assert info.value.code == 2
-    assert "turboloader[plot]" in capsys.readouterr().err
+    assert "jpegloader[plot]" in capsys.readouterr().err
 
 
 def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
@@ -49,7 +49,7 @@ def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
         args += ["--plot", png]
     assert benchmark.main([str(a) for a in args]) == 0
     text = capsys.readouterr().out
-    assert "where turboloader's time goes" in text and "PIL from" in text
+    assert "where jpegloader's time goes" in text and "PIL from" in text
     report = json.loads(out.read_text())
     assert set(report) >= {"dataset", "workers", "batch_size", "epochs", "warmup",
                            "consumer_ms", "native_pil", "torch", "python", "cpus", "results"}
@@ -59,9 +59,9 @@ def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
         by_workers = report["results"][pipeline]
         assert set(by_workers) == {"0", "2"}
         for workers, r in by_workers.items():
-            assert set(r) >= {"native", "turboloader", "ratio", "ratio_per_epoch_pair",
+            assert set(r) >= {"native", "jpegloader", "ratio", "ratio_per_epoch_pair",
                               "waited_fraction", "advice"}
-            stages = r["turboloader"]["stages_ms_per_img"]
+            stages = r["jpegloader"]["stages_ms_per_img"]
             assert stages["decode"] > 0 and stages["augment"] > 0 and stages["read"] > 0
             assert ("wait" in stages) == (workers != "0")
             assert 0 <= r["waited_fraction"] <= 1
@@ -71,9 +71,9 @@ def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
 
 
 def _summary(img_per_s: float, waited: float) -> dict:
-    return {"turboloader": {"img_per_s": img_per_s,
-                            "stages_ms_per_img": {"read": 0.1, "decode": 0.8,
-                                                  "augment": 0.4, "wait": 0.5}},
+    return {"jpegloader": {"img_per_s": img_per_s,
+                           "stages_ms_per_img": {"read": 0.1, "decode": 0.8,
+                                                 "augment": 0.4, "wait": 0.5}},
             "waited_fraction": waited}
 
 
@@ -101,6 +101,6 @@ def test_native_pil_names_pillow_simd_when_installed(monkeypatch):
     results = {"train": {2: {**_summary(900, 0.3), "ratio": 2.0, "advice": "x",
                              "native": {"img_per_s": 450, "cpu_ms_per_img": 4.0,
                                         "first_batch_s": 0.2, "worker_peak_mib": 500}}}}
-    results["train"][2]["turboloader"].update(cpu_ms_per_img=2.0, first_batch_s=0.1,
-                                              worker_peak_mib=480)
+    results["train"][2]["jpegloader"].update(cpu_ms_per_img=2.0, first_batch_s=0.1,
+                                             worker_peak_mib=480)
     assert "PIL from pillow-simd" in benchmark._table(results, pil)

@@ -1,4 +1,4 @@
-"""python -m turboloader.diagnose on small training scripts written the way users
+"""python -m jpegloader.diagnose on small training scripts written the way users
 write them: argparse, a main() under ``if __name__ == "__main__":``, a
 torch.distributed guard, torch's DataLoader or HabanaDataLoader."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from tests.conftest import REPO
-from turboloader import diagnose
+from jpegloader import diagnose
 
 IMAGENET_SCRIPT = '''
 import argparse
@@ -134,7 +134,7 @@ def test_imagenet_script_no_run_reports_both_loaders(scripts, small_folder, caps
     assert all(r["change"] is None for r in val["rules"] if r["passed"])
     # The human report says the same.
     assert "ACCELERATED (imagefolder pipeline)" in out and "FALLBACK (2 rules failed)" in out
-    assert "to accelerate it: build turboloader.DataLoader" in out
+    assert "to accelerate it: build jpegloader.DataLoader" in out
 
 
 def test_script_runs_unchanged_to_completion(scripts, small_folder, capsys):
@@ -155,7 +155,7 @@ def test_habana_loader_is_intercepted_and_measured(scripts, small_folder, capsys
     assert loader["class"] == "habana_dataloader.HabanaDataLoader"
     assert loader["built_at"] == _at(script, "# HABANA")
     m = loader["measured"]
-    assert m["batches"] == 3 and m["turboloader"]["img_per_s"] > 0
+    assert m["batches"] == 3 and m["jpegloader"]["img_per_s"] > 0
     assert m["native"]["img_per_s"] > 0 and m["ratio"] > 0
 
 
@@ -200,16 +200,16 @@ def test_the_loader_classes_are_restored(scripts, small_folder, capsys):
     import torch.utils.data
 
     import habana_dataloader
-    import turboloader
+    import jpegloader
     before = (torch.utils.data.DataLoader, habana_dataloader.HabanaDataLoader,
-              turboloader.DataLoader)
+              jpegloader.DataLoader)
     _diagnose(capsys, scripts["crash.py"], small_folder)
     assert (torch.utils.data.DataLoader, habana_dataloader.HabanaDataLoader,
-            turboloader.DataLoader) == before
+            jpegloader.DataLoader) == before
 
 
 def _cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "turboloader.diagnose", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "jpegloader.diagnose", *map(str, args)],
                           capture_output=True, text=True, cwd=REPO, timeout=300, check=False)
 
 

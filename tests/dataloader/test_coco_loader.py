@@ -9,15 +9,15 @@ from scipy import stats
 from torch.utils.data import DataLoader as TorchLoader
 from torchvision import transforms as T
 
-import turboloader
+import jpegloader
 from habana_dataloader import HabanaDataLoader
 from tests import ssd_user_copy as user
 from tests.coco_fixtures import coco_sample, scripted_draws
 from tests.conftest import to_255
-from turboloader.dataloader.annotation_table import AnnotationTable
-from turboloader.dataloader.coco_decoder import CocoBatchDecoder
-from turboloader.transforms.ssd_draw import draw_ssd
-from turboloader.transforms.ssd_lowering import lower_ssd
+from jpegloader.dataloader.annotation_table import AnnotationTable
+from jpegloader.dataloader.coco_decoder import CocoBatchDecoder
+from jpegloader.transforms.ssd_draw import draw_ssd
+from jpegloader.transforms.ssd_lowering import lower_ssd
 
 
 def user_dataset(val=False, transform=None):
@@ -134,7 +134,7 @@ def test_structure_and_workers_invariance(val):
     runs = []
     for workers in (0, 2):
         torch.manual_seed(7)
-        loader = turboloader.DataLoader(ds, batch_size=8, shuffle=True, num_workers=workers)
+        loader = jpegloader.DataLoader(ds, batch_size=8, shuffle=True, num_workers=workers)
         assert loader.eligibility.accelerated and loader.eligibility.pipeline == "coco"
         runs.append(list(loader))
         assert _structure(runs[-1][0]) == _structure(native)
@@ -150,8 +150,8 @@ def test_structure_and_workers_invariance(val):
 
 def test_package_classes_and_habana_compat():
     folder, ann = coco_sample()
-    from turboloader.datasets import COCODetection
-    from turboloader.transforms.ssd import SSDTransformer, dboxes300_coco
+    from jpegloader.datasets import COCODetection
+    from jpegloader.transforms.ssd import SSDTransformer, dboxes300_coco
     ds = COCODetection(folder, ann, SSDTransformer(dboxes300_coco()))
     loader = HabanaDataLoader(ds, batch_size=4, shuffle=False, num_workers=0)
     assert loader.eligibility.accelerated
@@ -181,8 +181,8 @@ def _modified(change):
 ])
 def test_modified_copy_falls_back_naming_the_difference(change, fragment, caplog):
     ds = user_dataset(transform=_modified(change))
-    with caplog.at_level("WARNING", logger="turboloader"):
-        loader = turboloader.DataLoader(ds, batch_size=4)
+    with caplog.at_level("WARNING", logger="jpegloader"):
+        loader = jpegloader.DataLoader(ds, batch_size=4)
     assert not loader.eligibility.accelerated
     assert fragment in loader.eligibility.summary()
     assert caplog.text.count("Failed to initialize Habana Dataloader") == 1
@@ -196,10 +196,10 @@ def test_missing_image_names_file_and_index(tmp_path):
     ds = user.COCODetection(str(local), str(ann), user.SSDTransformer(user.dboxes300_coco()))
     victim = ds.images[ds.img_keys[3]][0]
     (local / victim).unlink()
-    loader = turboloader.DataLoader(ds, batch_size=8, num_workers=2)
+    loader = jpegloader.DataLoader(ds, batch_size=8, num_workers=2)
     with pytest.raises(FileNotFoundError) as e:
         list(loader)
     assert victim in str(e.value) and "sample 3" in str(e.value)
-    skipping = turboloader.DataLoader(ds, batch_size=8, num_workers=0, on_error="skip")
+    skipping = jpegloader.DataLoader(ds, batch_size=8, num_workers=0, on_error="skip")
     assert sum(b[0].shape[0] for b in skipping) == len(ds) - 1
     assert [s[0] for s in skipping.skipped_samples] == [3]

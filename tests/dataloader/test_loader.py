@@ -1,4 +1,4 @@
-"""turboloader.DataLoader end to end: parity with torch's loader, determinism,
+"""jpegloader.DataLoader end to end: parity with torch's loader, determinism,
 fallback, compatibility, errors and clean shutdown."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from torchvision import datasets
 from torchvision import transforms as T
 
 import habana_dataloader
-import turboloader
+import jpegloader
 from tests.conftest import (
     eval_transform,
     shared,
@@ -33,7 +33,7 @@ def _batches(loader):
 # -- parity with the native loader ------------------------------------------------------
 def test_eval_pipeline_matches_native_on_imagenet_sample():
     ds = datasets.ImageFolder(str(shared("imagenet-sample")), eval_transform())
-    ours = turboloader.DataLoader(ds, batch_size=50, num_workers=2)
+    ours = jpegloader.DataLoader(ds, batch_size=50, num_workers=2)
     assert ours.eligibility.accelerated
     native = TorchDataLoader(ds, batch_size=50, num_workers=2)
     diffs = []
@@ -47,7 +47,7 @@ def test_eval_pipeline_matches_native_on_imagenet_sample():
 def test_sample_order_matches_native_under_one_seed(small_folder):
     ds = datasets.ImageFolder(str(small_folder), train_transform())
     torch.manual_seed(5)
-    ours = [b[1] for b in turboloader.DataLoader(ds, batch_size=5, shuffle=True)]
+    ours = [b[1] for b in jpegloader.DataLoader(ds, batch_size=5, shuffle=True)]
     torch.manual_seed(5)
     native = [b[1] for b in TorchDataLoader(ds, batch_size=5, shuffle=True)]
     assert all(torch.equal(a, b) for a, b in zip(ours, native, strict=True))
@@ -58,8 +58,8 @@ def test_batches_identical_for_any_num_workers(small_folder):
     runs = []
     for workers in (0, 1, 2):
         g = torch.Generator().manual_seed(11)
-        runs.append(_batches(turboloader.DataLoader(ds, batch_size=5, shuffle=True,
-                                                    num_workers=workers, generator=g)))
+        runs.append(_batches(jpegloader.DataLoader(ds, batch_size=5, shuffle=True,
+                                                   num_workers=workers, generator=g)))
     for other in runs[1:]:
         assert len(other) == len(runs[0])
         for a, b in zip(runs[0], other, strict=True):
@@ -68,8 +68,8 @@ def test_batches_identical_for_any_num_workers(small_folder):
 
 def test_epochs_differ_and_default_collate_structure(small_folder):
     ds = datasets.ImageFolder(str(small_folder), train_transform())
-    loader = turboloader.DataLoader(ds, batch_size=8, shuffle=False, num_workers=2,
-                                    persistent_workers=True)
+    loader = jpegloader.DataLoader(ds, batch_size=8, shuffle=False, num_workers=2,
+                                   persistent_workers=True)
     first, second = _batches(loader), _batches(loader)
     native = next(iter(TorchDataLoader(ds, batch_size=8)))
     assert isinstance(first[0], list) and len(first[0]) == len(native)
@@ -81,9 +81,9 @@ def test_epochs_differ_and_default_collate_structure(small_folder):
 
 def test_yielded_batches_are_never_overwritten(small_folder):
     ds = datasets.ImageFolder(str(small_folder), eval_transform())
-    loader = turboloader.DataLoader(ds, batch_size=2, num_workers=2)
+    loader = jpegloader.DataLoader(ds, batch_size=2, num_workers=2)
     kept = list(loader)  # every batch held while the ring comes round many times
-    fresh = _batches(turboloader.DataLoader(ds, batch_size=2, num_workers=0))
+    fresh = _batches(jpegloader.DataLoader(ds, batch_size=2, num_workers=0))
     for a, b in zip(kept, fresh, strict=True):
         assert torch.equal(a[0], b[0])
 
@@ -91,8 +91,8 @@ def test_yielded_batches_are_never_overwritten(small_folder):
 def test_break_then_new_epoch_and_persistent_workers(small_folder):
     ds = datasets.ImageFolder(str(small_folder), train_transform())
     for persistent in (False, True):
-        loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2,
-                                        persistent_workers=persistent)
+        loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2,
+                                       persistent_workers=persistent)
         for i, _ in enumerate(loader):
             if i == 1:
                 break
@@ -105,7 +105,7 @@ def test_edge_cases_behave_as_native():
     root = shared("edge-cases")
     ds = datasets.ImageFolder(str(root), eval_transform())
     for index, (path, _) in enumerate(ds.samples):
-        loader = turboloader.DataLoader(ds, batch_size=1, sampler=[index])
+        loader = jpegloader.DataLoader(ds, batch_size=1, sampler=[index])
         try:
             expected = ds[index][0]
         except Exception as native_error:
@@ -124,7 +124,7 @@ def test_corrupt_file_error_names_path_index_and_worker(tmp_path):
     bad.write_bytes(bad.read_bytes()[:300])
     ds = datasets.ImageFolder(str(root), eval_transform())
     bad_index = [p for p, _ in ds.samples].index(str(bad))
-    loader = turboloader.DataLoader(ds, batch_size=3, num_workers=2)
+    loader = jpegloader.DataLoader(ds, batch_size=3, num_workers=2)
     with pytest.raises(OSError) as info:
         list(loader)
     text = str(info.value)
@@ -137,7 +137,7 @@ def test_on_error_skip_drops_and_counts(tmp_path):
     bad = sorted(root.glob("c1/*.jpg"))[0]
     bad.write_bytes(b"garbage")
     ds = datasets.ImageFolder(str(root), eval_transform())
-    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2, on_error="skip")
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, on_error="skip")
     total = sum(len(b[1]) for b in loader)
     assert total == len(ds) - 1
     assert [p for _, p, _ in loader.skipped_samples] == [str(bad)]
@@ -148,7 +148,7 @@ def test_missing_file_after_dataset_built(tmp_path):
     ds = datasets.ImageFolder(str(root), eval_transform())
     os.remove(ds.samples[2][0])
     with pytest.raises(FileNotFoundError, match="sample 2"):
-        list(turboloader.DataLoader(ds, batch_size=4))
+        list(jpegloader.DataLoader(ds, batch_size=4))
 
 
 def test_worker_init_fn_error_reaches_user(small_folder):
@@ -156,14 +156,14 @@ def test_worker_init_fn_error_reaches_user(small_folder):
         raise KeyError(f"bad init {worker_id}")
     ds = datasets.ImageFolder(str(small_folder), eval_transform())
     with pytest.raises(KeyError, match="bad init"):
-        list(turboloader.DataLoader(ds, batch_size=4, num_workers=2, worker_init_fn=init))
+        list(jpegloader.DataLoader(ds, batch_size=4, num_workers=2, worker_init_fn=init))
     assert not worker_pids()
 
 
 def test_no_worker_or_shared_memory_outlives_the_loader(small_folder):
     before = shm_entries()
     ds = datasets.ImageFolder(str(small_folder), train_transform())
-    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2, persistent_workers=True)
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, persistent_workers=True)
     it = iter(loader)
     next(it)
     assert worker_pids()
@@ -202,12 +202,12 @@ def _fallback_cases(root):
                                   "dataset.type"])
 def test_each_fallback_reason_is_named_and_batches_equal_native(small_folder, caplog, rule):
     ds, kwargs = _fallback_cases(str(small_folder))[rule]
-    with caplog.at_level(logging.WARNING, logger="turboloader"):
-        loader = turboloader.DataLoader(ds, batch_size=4, **kwargs)
+    with caplog.at_level(logging.WARNING, logger="jpegloader"):
+        loader = jpegloader.DataLoader(ds, batch_size=4, **kwargs)
     assert not loader.eligibility.accelerated
     assert rule in [r.rule for r in loader.eligibility.reasons]
     assert all(r.hint for r in loader.eligibility.reasons)
-    records = [r for r in caplog.records if r.name == "turboloader"]
+    records = [r for r in caplog.records if r.name == "jpegloader"]
     assert len(records) == 1 and records[0].levelno == logging.WARNING
     lines = records[0].getMessage().splitlines()
     assert lines[0].startswith("Failed to initialize Habana Dataloader, error: ")
@@ -225,23 +225,23 @@ def test_each_fallback_reason_is_named_and_batches_equal_native(small_folder, ca
 
 def test_disable_switch_is_a_real_boolean(small_folder, monkeypatch):
     ds = datasets.ImageFolder(str(small_folder), eval_transform())
-    monkeypatch.setenv("TURBOLOADER_DISABLE", "yes")
-    verdict = turboloader.explain(ds, batch_size=4)
+    monkeypatch.setenv("JPEGLOADER_DISABLE", "yes")
+    verdict = jpegloader.explain(ds, batch_size=4)
     assert not verdict.accelerated and verdict.reasons[0].rule == "env.disable"
-    monkeypatch.setenv("TURBOLOADER_DISABLE", "0")
-    assert turboloader.explain(ds, batch_size=4).accelerated
-    monkeypatch.setenv("TURBOLOADER_DISABLE", "maybe")
-    with pytest.raises(ValueError, match="TURBOLOADER_DISABLE"):
-        turboloader.explain(ds, batch_size=4)
+    monkeypatch.setenv("JPEGLOADER_DISABLE", "0")
+    assert jpegloader.explain(ds, batch_size=4).accelerated
+    monkeypatch.setenv("JPEGLOADER_DISABLE", "maybe")
+    with pytest.raises(ValueError, match="JPEGLOADER_DISABLE"):
+        jpegloader.explain(ds, batch_size=4)
 
 
 def test_all_failed_rules_are_listed_and_report_shows_every_rule(small_folder):
     ds = datasets.ImageFolder(str(small_folder), T.Compose([T.Grayscale(), T.ToTensor()]),
                               target_transform=str)
-    verdict = turboloader.explain(ds, batch_size=4, collate_fn=lambda b: b)
+    verdict = jpegloader.explain(ds, batch_size=4, collate_fn=lambda b: b)
     assert {r.rule for r in verdict.reasons} == {"dataset.transform",
-                                                   "dataset.target_transform",
-                                                   "loader.collate_fn"}
+                                                 "dataset.target_transform",
+                                                 "loader.collate_fn"}
     report = verdict.report()
     assert report.count("PASS") + report.count("FAIL") == len(verdict.checks)
     assert "Grayscale" in report
@@ -249,17 +249,17 @@ def test_all_failed_rules_are_listed_and_report_shows_every_rule(small_folder):
 
 def test_torch_argument_errors_and_isinstance(small_folder):
     ds = datasets.ImageFolder(str(small_folder), eval_transform())
-    assert isinstance(turboloader.DataLoader(ds), torch.utils.data.DataLoader)
+    assert isinstance(jpegloader.DataLoader(ds), torch.utils.data.DataLoader)
     with pytest.raises(ValueError, match="num_workers option should be non-negative"):
-        turboloader.DataLoader(ds, num_workers=-1)
+        jpegloader.DataLoader(ds, num_workers=-1)
     with pytest.raises(ValueError, match="on_error"):
-        turboloader.DataLoader(ds, on_error="ignore")
+        jpegloader.DataLoader(ds, on_error="ignore")
 
 
 def test_habana_compat_with_model_references_arguments(small_folder):
     ds = datasets.ImageFolder(str(small_folder), train_transform())
     sampler = torch.utils.data.distributed.DistributedSampler(ds, num_replicas=2, rank=0,
-                                                               shuffle=True, seed=0)
+                                                              shuffle=True, seed=0)
     sampler.set_epoch(3)
     with pytest.warns(UserWarning, match="no accelerator"):
         loader = habana_dataloader.HabanaDataLoader(
@@ -267,19 +267,19 @@ def test_habana_compat_with_model_references_arguments(small_folder):
             pin_memory_device="hpu", drop_last=True)
         batches = list(loader)
     assert loader.eligibility.accelerated
-    assert isinstance(loader, turboloader.DataLoader)
+    assert isinstance(loader, jpegloader.DataLoader)
     assert sum(len(b[1]) for b in batches) == len(list(sampler)) // 4 * 4
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_cuda_pinned_and_device_feed(small_folder):
     ds = datasets.ImageFolder(str(small_folder), eval_transform())
-    pinned = next(iter(turboloader.DataLoader(ds, batch_size=4, num_workers=2, pin_memory=True)))
+    pinned = next(iter(jpegloader.DataLoader(ds, batch_size=4, num_workers=2, pin_memory=True)))
     assert pinned[0].is_pinned() and pinned[1].is_pinned()
-    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2, pin_memory=True,
-                                    device="cuda")
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, pin_memory=True,
+                                   device="cuda")
     on_device = list(loader)
-    reference = list(turboloader.DataLoader(ds, batch_size=4, num_workers=0))
+    reference = list(jpegloader.DataLoader(ds, batch_size=4, num_workers=0))
     for a, b in zip(on_device, reference, strict=True):
         assert a[0].is_cuda and torch.equal(a[0].cpu(), b[0])
 
@@ -289,9 +289,9 @@ def test_spawn_context_gives_the_same_batches(small_folder):
     runs = []
     for context in ("spawn", None):
         g = torch.Generator().manual_seed(2)
-        runs.append(_batches(turboloader.DataLoader(ds, batch_size=6, shuffle=True,
-                                                    num_workers=2, generator=g,
-                                                    multiprocessing_context=context)))
+        runs.append(_batches(jpegloader.DataLoader(ds, batch_size=6, shuffle=True,
+                                                   num_workers=2, generator=g,
+                                                   multiprocessing_context=context)))
     for a, b in zip(*runs, strict=True):
         assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
 
@@ -307,7 +307,7 @@ def _sleep(worker_id):
 
 def test_killed_worker_is_reported_with_its_pid(small_folder):
     ds = datasets.ImageFolder(str(small_folder), eval_transform())
-    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2, worker_init_fn=_kill_self)
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, worker_init_fn=_kill_self)
     with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+.*exited unexpectedly"):
         list(loader)
     assert not worker_pids()
@@ -315,8 +315,8 @@ def test_killed_worker_is_reported_with_its_pid(small_folder):
 
 def test_timeout_is_honoured(small_folder):
     ds = datasets.ImageFolder(str(small_folder), eval_transform())
-    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=1, timeout=1,
-                                    worker_init_fn=_sleep)
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=1, timeout=1,
+                                   worker_init_fn=_sleep)
     with pytest.raises(RuntimeError, match="DataLoader timed out after 1 seconds"):
         list(loader)
     assert not worker_pids()
@@ -324,7 +324,7 @@ def test_timeout_is_honoured(small_folder):
 
 def test_stage_seconds_cover_worker_and_main_process_stages(small_folder):
     ds = datasets.ImageFolder(str(small_folder), train_transform())
-    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2)
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2)
     assert sum(len(b[1]) for b in loader) == len(ds)
     stages = loader.stage_seconds
     assert {"read", "decode", "augment", "python_path", "wait", "assembly"} <= set(stages)

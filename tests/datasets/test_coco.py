@@ -9,8 +9,8 @@ from PIL import Image
 
 from tests import ssd_user_copy as user
 from tests.coco_fixtures import write_coco
-from turboloader.datasets import COCODetection
-from turboloader.datasets.coco import COCOFormatError
+from jpegloader.datasets import COCODetection
+from jpegloader.datasets.coco import COCOFormatError
 
 
 @pytest.fixture
@@ -82,7 +82,7 @@ def test_odd_boxes_kept_and_reported(tmp_path, caplog):
     img = [{"id": 1, "file_name": "a.jpg", "height": 10, "width": 10}]
     anns = [{"id": 5, "image_id": 1, "category_id": 1, "bbox": [0, 0, 0, 4]},
             {"id": 6, "image_id": 1, "category_id": 1, "bbox": [8, 8, 5, 5]}]
-    with caplog.at_level("WARNING", logger="turboloader"):
+    with caplog.at_level("WARNING", logger="jpegloader"):
         ds = COCODetection(tmp_path, write_coco(tmp_path, img, anns, [{"id": 1, "name": "x"}]))
     assert "ids 5, 6" in caplog.text
     assert len(ds.images[1][2]) == 2

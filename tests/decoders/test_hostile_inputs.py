@@ -20,9 +20,9 @@ from tests.hostile_jpegs import (
     with_dimensions,
     with_repeated_last_scan,
 )
-from turboloader.decoders import EncodedBatch, decode_batch, probe
-from turboloader.decoders import status as st
-from turboloader.transforms import draw, lower, to_plans
+from jpegloader.decoders import EncodedBatch, decode_batch, probe
+from jpegloader.decoders import status as st
+from jpegloader.transforms import draw, lower, to_plans
 
 GUARD = 12345.0
 WIDTH, HEIGHT = 320, 240

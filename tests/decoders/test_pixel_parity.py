@@ -13,8 +13,8 @@ import torch
 from PIL import Image
 
 from tests.conftest import eval_transform, shared, to_255, train_transform
-from turboloader.decoders import EncodedBatch, decode_batch, probe
-from turboloader.transforms import draw, lower, replay, to_plans
+from jpegloader.decoders import EncodedBatch, decode_batch, probe
+from jpegloader.transforms import draw, lower, replay, to_plans
 
 
 def _run(files, transform, allow_dct, seed=123):
@@ -69,14 +69,14 @@ def test_large_images_use_dct_scaling_within_tolerance():
 
 
 def test_bad_buffers_raise_value_error():
-    from turboloader.decoders import _jpeg
+    from jpegloader.decoders import _jpeg
     with pytest.raises(ValueError, match="offsets"):
         _jpeg.probe(b"abc", np.array([0, 10], np.int64), np.zeros((1, 4), np.int32),
                     np.zeros(1, np.int32), np.zeros((1, _jpeg.MESSAGE_LENGTH), np.uint8))
     with pytest.raises(ValueError, match="out is a"):
         pipeline = lower(eval_transform())
         batch = EncodedBatch.from_files([b"\xff\xd8"])
-        from turboloader.decoders.jpeg import PLAN_DTYPE
+        from jpegloader.decoders.jpeg import PLAN_DTYPE
         _jpeg.decode_batch(batch.data, batch.offsets, np.zeros(1, PLAN_DTYPE),
                            np.zeros(10, np.float32), 224, 224, pipeline.lut, 100,
                            np.zeros(1, np.int32), np.zeros((1, _jpeg.MESSAGE_LENGTH), np.uint8),
@@ -114,5 +114,5 @@ def test_odd_sized_flipped_output_matches_pillow(imagenet_files):
 def test_fast_hue_equals_pillow_formulas_on_every_rgb_value(shift):
     # NOTE [ Fast exact HSV ] in color.c: the table-driven hue step against the
     # per-pixel transcription of Pillow's conversions, all 2**24 inputs.
-    from turboloader.decoders import _jpeg
+    from jpegloader.decoders import _jpeg
     assert _jpeg.hue_selfcheck(shift) == 0

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out="${1:-build/fuzz/fuzz_decode}"
 mkdir -p "$(dirname "$out")"
-csrc=src/turboloader/decoders/csrc
+csrc=src/jpegloader/decoders/csrc
 core=("$csrc/pipeline.c" "$csrc/jpeg_region.c" "$csrc/resample.c" "$csrc/color.c")
 flags=(-std=c11 -O1 -g -fno-omit-frame-pointer -ffp-contract=off -I"$csrc"
        -fsanitize=address,undefined -fno-sanitize-recover=all)

@@ -125,7 +125,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="turboloader-fuzz-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="jpegloader-fuzz-") as tmp:
         tmp = Path(tmp)
         binary = build(tmp)
         summary = fuzz(binary, write_seeds(tmp / "seeds"), inputs=args.inputs,

@@ -20,7 +20,7 @@ import time
 
 from torchvision import datasets
 
-import turboloader
+import jpegloader
 from tests.conftest import train_transform
 
 
@@ -30,7 +30,7 @@ def say(**event) -> None:
 
 def main(mode: str, root: str) -> None:
     ds = datasets.ImageFolder(root, train_transform())
-    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2, shuffle=True)
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, shuffle=True)
     if mode == "epoch":
         say(count=sum(len(b[1]) for b in loader))
         return

@@ -32,11 +32,11 @@ from pathlib import Path
 
 from torchvision import datasets
 
-import turboloader
+import jpegloader
 from tests.conftest import SHARED_DATA, shm_entries, worker_pids
-from turboloader import bench_datasets as bd
-from turboloader.benchmark import PIPELINES
-from turboloader.datasets import COCODetection
+from jpegloader import bench_datasets as bd
+from jpegloader.benchmark import PIPELINES
+from jpegloader.datasets import COCODetection
 
 RSS_TOLERANCE = 0.05
 
@@ -61,8 +61,8 @@ def resources() -> dict:
 def soak_loader(dataset, epochs: int, persistent: bool, batch_size: int, log) -> dict:
     gc.collect()
     start = resources()
-    loader = turboloader.DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=2,
-                                    persistent_workers=persistent)
+    loader = jpegloader.DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=2,
+                                   persistent_workers=persistent)
     assert loader.eligibility.accelerated, loader.eligibility.report()
     per_epoch = []
     for epoch in range(epochs):
@@ -151,7 +151,7 @@ def main(argv=None) -> int:
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
     results, failures = {}, []
-    with tempfile.TemporaryDirectory(prefix="turboloader-soak-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="jpegloader-soak-") as tmp:
         for name, (dataset, batch_size, what) in datasets_for(args, Path(tmp)).items():
             for persistent in (True, False):
                 label = f"{name} ({'persistent' if persistent else 'per-epoch'} workers)"

@@ -24,7 +24,7 @@ import torch
 from PIL import UnidentifiedImageError
 from torchvision import datasets
 
-import turboloader
+import jpegloader
 from tests.conftest import (
     REPO,
     eval_transform,
@@ -41,10 +41,10 @@ from tests.hostile_jpegs import (
     with_dimensions,
     with_repeated_last_scan,
 )
-from turboloader.dataloader.batch_decoder import ImageFolderBatchDecoder
-from turboloader.dataloader.file_table import FileTable
-from turboloader.dataloader.ring import SharedMemoryError, fit_prefetch
-from turboloader.transforms import lower
+from jpegloader.dataloader.batch_decoder import ImageFolderBatchDecoder
+from jpegloader.dataloader.file_table import FileTable
+from jpegloader.dataloader.ring import SharedMemoryError, fit_prefetch
+from jpegloader.transforms import lower
 
 
 @pytest.fixture
@@ -93,7 +93,7 @@ def _events(text: str) -> list[dict]:
 @pytest.mark.parametrize("timeout", [0, 30])
 def test_worker_killed_mid_epoch_is_named_with_its_pid(small_folder, clean, timeout):
     ds = datasets.ImageFolder(str(small_folder), train_transform())
-    loader = turboloader.DataLoader(ds, batch_size=2, num_workers=2, timeout=timeout)
+    loader = jpegloader.DataLoader(ds, batch_size=2, num_workers=2, timeout=timeout)
     it = iter(loader)
     next(it)
     victim = loader._engine.workers[1].pid
@@ -122,7 +122,7 @@ def test_keyboard_interrupt_then_new_epoch_then_exit(small_folder, clean):
 
 def test_break_then_new_epoch(small_folder, clean):
     ds = datasets.ImageFolder(str(small_folder), train_transform())
-    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2)
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2)
     for i, _ in enumerate(loader):
         if i == 1:
             break
@@ -134,12 +134,12 @@ def test_break_then_new_epoch(small_folder, clean):
 
 def test_loader_deleted_mid_epoch(small_folder, clean):
     ds = datasets.ImageFolder(str(small_folder), train_transform())
-    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2)
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2)
     it = iter(loader)
     next(it)
     del loader  # the iterator keeps what it needs, as torch's does
     assert sum(len(b[1]) for b in it) == len(ds) - 4
-    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2, persistent_workers=True)
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, persistent_workers=True)
     it = iter(loader)
     next(it)
     pids = [w.pid for w in loader._engine.workers]
@@ -193,7 +193,7 @@ def test_file_changed_after_the_dataset_was_built(tmp_path, clean, change):
     ds = datasets.ImageFolder(str(root), eval_transform())
     index = 5
     path = Path(ds.samples[index][0])
-    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2, persistent_workers=True)
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, persistent_workers=True)
     assert sum(len(b[1]) for b in loader) == 12  # sizes now cached in the shared table
     CHANGES[change](path)
     try:
@@ -203,11 +203,11 @@ def test_file_changed_after_the_dataset_was_built(tmp_path, clean, change):
             list(loader)
         text = str(info.value)
         assert str(path) in text and f"sample {index}" in text and "worker process" in text
-        skipping = turboloader.DataLoader(ds, batch_size=4, num_workers=2, on_error="skip")
+        skipping = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, on_error="skip")
         assert sum(len(b[1]) for b in skipping) == 11
         assert [p for _, p, _ in skipping.skipped_samples] == [str(path)]
     else:  # still a valid image: decoded as native does, whatever its new size
-        batch = next(iter(turboloader.DataLoader(ds, batch_size=12, num_workers=2)))
+        batch = next(iter(jpegloader.DataLoader(ds, batch_size=12, num_workers=2)))
         diff = (to_255(batch[0][index]) - to_255(expected)).abs().mean().item()
         assert diff <= 1.0
     finally:
@@ -241,7 +241,7 @@ def test_hostile_files_behave_as_native(tmp_path, clean):
         except Exception as e:
             native_errors[i] = type(e).__name__
     assert native_errors and native_images
-    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2, on_error="skip")
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, on_error="skip")
     images = torch.cat([b[0] for b in loader])
     assert {i: why.split(":")[0] for i, _, why in loader.skipped_samples} == native_errors
     for k, (i, expected) in enumerate(sorted(native_images.items())):
@@ -325,8 +325,8 @@ def _failing_init(worker_id):
 def test_worker_init_fn_exception_keeps_type_and_message(small_folder, clean):
     ds = datasets.ImageFolder(str(small_folder), eval_transform())
     with pytest.raises(_InitError, match="no licence for worker") as info:
-        list(turboloader.DataLoader(ds, batch_size=4, num_workers=2,
-                                    worker_init_fn=_failing_init))
+        list(jpegloader.DataLoader(ds, batch_size=4, num_workers=2,
+                                   worker_init_fn=_failing_init))
     assert "in DataLoader worker process" in str(info.value)
 
 
@@ -338,7 +338,7 @@ def test_python_path_exception_keeps_type_and_where(tmp_path, clean):
     ds = datasets.ImageFolder(str(root), eval_transform())
     index = [p for p, _ in ds.samples].index(str(bad))
     with pytest.raises(UnidentifiedImageError) as info:
-        list(turboloader.DataLoader(ds, batch_size=2, num_workers=2))
+        list(jpegloader.DataLoader(ds, batch_size=2, num_workers=2))
     text = str(info.value)
     assert str(bad) in text and f"sample {index}" in text
     assert "in DataLoader worker process" in text and "pid" in text
@@ -355,7 +355,7 @@ class _UserDataset(torch.utils.data.Dataset):
 
 
 def test_fallback_loader_worker_exception_keeps_type(clean):
-    loader = turboloader.DataLoader(_UserDataset(), batch_size=2, num_workers=2)
+    loader = jpegloader.DataLoader(_UserDataset(), batch_size=2, num_workers=2)
     assert not loader.eligibility.accelerated
     with pytest.raises(LookupError, match="record 5 is missing") as info:
         list(loader)
@@ -370,7 +370,7 @@ def test_skip_keeps_the_rest_of_the_batch_and_ends_the_epoch(tmp_path, clean):
     bad = {2, 3, 4, 5, 9}  # half of batches 0 and 1, one of batch 2
     for i in bad:
         Path(ds.samples[i][0]).write_bytes(b"not a jpeg")
-    loader = turboloader.DataLoader(ds, batch_size=4, num_workers=2, on_error="skip")
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, on_error="skip")
     batches = list(loader)
     kept = [i for i in range(12) if i not in bad]
     images = torch.cat([b[0] for b in batches])

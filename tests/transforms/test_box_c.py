@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from tests.coco_fixtures import coco_sample
-from turboloader.datasets.coco import COCODetection
-from turboloader.transforms import boxes as B
-from turboloader.transforms.ssd import dboxes300_coco
+from jpegloader.datasets.coco import COCODetection
+from jpegloader.transforms import boxes as B
+from jpegloader.transforms.ssd import dboxes300_coco
 
 DBOXES = dboxes300_coco()("ltrb")
 

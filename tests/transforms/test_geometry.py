@@ -8,9 +8,9 @@ from torchvision import transforms as T
 from torchvision.transforms import v2
 
 from tests.conftest import IMAGENET_MEAN, IMAGENET_STD, train_transform
-from turboloader.transforms import NotLowerable, draw, lower
-from turboloader.transforms.geometry import random_resized_crop_params
-from turboloader.transforms.random_stream import uniforms
+from jpegloader.transforms import NotLowerable, draw, lower
+from jpegloader.transforms.geometry import random_resized_crop_params
+from jpegloader.transforms.random_stream import uniforms
 
 
 def _ks(a, b) -> float:

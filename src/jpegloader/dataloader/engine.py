@@ -96,7 +96,7 @@ class Engine:
                 self._seen[wid][slot.id] = slot.generation
                 self._slot_owner[id(slot)] = wid
             w = context.Process(
-                target=worker_loop, name=f"turboloader-worker-{wid}", daemon=True,
+                target=worker_loop, name=f"jpegloader-worker-{wid}", daemon=True,
                 args=(wid, num_workers, decoder, self.task_queues[wid], self.result_queue,
                       base_seed + wid, worker_init_fn, dataset, os.getpid(), initial))
             w.start()
@@ -115,7 +115,7 @@ class Engine:
         ``shutdown`` waits for that thread."""
         if self._reaper is None:
             self._reaper = threading.Thread(target=self._finalizer, daemon=True,
-                                            name="turboloader-reaper")
+                                            name="jpegloader-reaper")
             self._reaper.start()
 
     def shutdown(self) -> None:

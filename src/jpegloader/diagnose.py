@@ -1,11 +1,11 @@
 """Fallback diagnostics for an existing training script.
 
-    python -m turboloader.diagnose [options] SCRIPT [SCRIPT ARGS...]
+    python -m jpegloader.diagnose [options] SCRIPT [SCRIPT ARGS...]
 
 Runs SCRIPT unchanged (as ``python SCRIPT ARGS...`` would, with
 ``__name__ == "__main__"``) while intercepting the construction of every
 ``torch.utils.data.DataLoader``, ``habana_dataloader.HabanaDataLoader`` and
-``turboloader.DataLoader``.  The loaders the script gets behave exactly as
+``jpegloader.DataLoader``.  The loaders the script gets behave exactly as
 before.  For each one it reports where it was built (file:line), the dataset
 and transform it saw, the verdict (accelerated pipeline or fallback), every
 eligibility rule with pass/fail, and for each failure the change that would
@@ -14,7 +14,7 @@ make it eligible.
 Options:
     --no-run      stop the script at the first batch any loader is asked for
                   (the loaders built before the training loop are reported)
-    --batches N   after each loader is built, pull N batches from a turboloader
+    --batches N   after each loader is built, pull N batches from a jpegloader
                   built with the same arguments and report img/s
     --compare     with --batches, also from torch's DataLoader: the ratio
     --json FILE   also write the report as JSON (schema below); "-" writes it
@@ -25,8 +25,8 @@ options or no such script; 3 the script built no loader; 4 the script
 failed (raised, or exited with a non-zero status) - loaders built before are
 still reported.
 
-JSON schema ``turboloader.diagnose/1`` (stable; fields are only ever added):
-    {"schema": "turboloader.diagnose/1", "script": str, "argv": [str],
+JSON schema ``jpegloader.diagnose/1`` (stable; fields are only ever added):
+    {"schema": "jpegloader.diagnose/1", "script": str, "argv": [str],
      "outcome": {"status": "completed" | "stopped" | "failed",
                  "exit_code": int | null, "error": str | null, "where": str | null},
      "loaders": [{"index": int, "built_at": "file:line", "class": str,
@@ -36,7 +36,7 @@ JSON schema ``turboloader.diagnose/1`` (stable; fields are only ever added):
                   "rules": [{"rule": str, "passed": bool, "detail": str,
                              "change": str | null}],
                   "measured": null | {"batches": int,
-                      "turboloader": {"img_per_s": float, "first_batch_s": float},
+                      "jpegloader": {"img_per_s": float, "first_batch_s": float},
                       "native": null | {"img_per_s": float, "first_batch_s": float},
                       "ratio": float | null}}],
      "exit_status": int}
@@ -58,18 +58,18 @@ import torch
 import torch.utils.data
 
 import habana_dataloader
-import turboloader
+import jpegloader
 
-SCHEMA = "turboloader.diagnose/1"
+SCHEMA = "jpegloader.diagnose/1"
 EXIT_ACCELERATED, EXIT_FALLBACK, EXIT_USAGE, EXIT_NO_LOADER, EXIT_SCRIPT_FAILED = 0, 1, 2, 3, 4
 #: Arguments shown in the report (the rest are passed on but not printed).
 SHOWN_ARGUMENTS = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
                    "collate_fn", "pin_memory", "drop_last", "persistent_workers")
 # The classes as imported, before any interception replaces the module attributes.
-_TURBOLOADER, _TORCH = turboloader.DataLoader, torch.utils.data.DataLoader
-_SIGNATURE = inspect.signature(_TURBOLOADER.__init__)
+_JPEGLOADER, _TORCH = jpegloader.DataLoader, torch.utils.data.DataLoader
+_SIGNATURE = inspect.signature(_JPEGLOADER.__init__)
 _OWN_FILES = tuple(str(Path(m.__file__).resolve().parent)
-                   for m in (torch, turboloader, habana_dataloader))
+                   for m in (torch, jpegloader, habana_dataloader))
 
 
 class _StopScript(BaseException):
@@ -85,7 +85,7 @@ class LoaderRecord:
     dataset: str
     transform: str | None
     arguments: dict
-    verdict: turboloader.Eligibility
+    verdict: jpegloader.Eligibility
     measured: dict | None = None
 
     def to_json(self) -> dict:
@@ -158,7 +158,7 @@ def _describe_dataset(dataset) -> str:
 
 
 def _caller() -> str:
-    """file:line of the innermost frame outside torch and turboloader."""
+    """file:line of the innermost frame outside torch and jpegloader."""
     for frame in inspect.stack()[2:]:
         path = str(Path(frame.filename).resolve())
         if not path.startswith(_OWN_FILES) and not frame.filename.startswith("<frozen"):
@@ -178,12 +178,12 @@ def _bind(args: tuple, kwargs: dict) -> dict:
     return {k: v for k, v in bound.arguments.items() if k != "self"}
 
 
-def _verdict(loader, arguments: dict) -> turboloader.Eligibility:
-    if isinstance(loader, _TURBOLOADER):
+def _verdict(loader, arguments: dict) -> jpegloader.Eligibility:
+    if isinstance(loader, _JPEGLOADER):
         return loader.eligibility
-    return turboloader.explain(arguments["dataset"], arguments.get("batch_size", 1),
-                               batch_sampler=arguments.get("batch_sampler"),
-                               collate_fn=arguments.get("collate_fn"))
+    return jpegloader.explain(arguments["dataset"], arguments.get("batch_size", 1),
+                              batch_sampler=arguments.get("batch_sampler"),
+                              collate_fn=arguments.get("collate_fn"))
 
 
 # -- measuring ---------------------------------------------------------------------------
@@ -225,14 +225,14 @@ def _measure(arguments: dict, batches: int, compare: bool) -> dict:
     generator = kwargs.get("generator")
     results = {"batches": batches, "native": None, "ratio": None}
     with torch.random.fork_rng(devices=[]):
-        for name, cls in (("turboloader", _TURBOLOADER), ("native", _TORCH)):
+        for name, cls in (("jpegloader", _JPEGLOADER), ("native", _TORCH)):
             if name == "native" and not compare:
                 break
             if generator is not None:
                 kwargs["generator"] = torch.Generator().set_state(generator.get_state())
             results[name] = _pull(cls(**kwargs), batches)
     if results["native"] and results["native"]["img_per_s"]:
-        results["ratio"] = round(results["turboloader"]["img_per_s"]
+        results["ratio"] = round(results["jpegloader"]["img_per_s"]
                                  / results["native"]["img_per_s"], 2)
     return results
 
@@ -245,7 +245,7 @@ class Interceptor:
         (torch.utils.data, "DataLoader", "torch"),
         (torch.utils.data.dataloader, "DataLoader", "torch"),
         (habana_dataloader, "HabanaDataLoader", "habana"),
-        (turboloader, "DataLoader", "turboloader"),
+        (jpegloader, "DataLoader", "jpegloader"),
     )
 
     def __init__(self, diagnosis: Diagnosis, *, stop_at_first_batch: bool, batches: int,
@@ -342,7 +342,7 @@ def _indent(text: str, by: str = "    ") -> str:
 
 
 def render(diagnosis: Diagnosis) -> str:
-    out = [f"turboloader.diagnose: {diagnosis.script}"]
+    out = [f"jpegloader.diagnose: {diagnosis.script}"]
     o = diagnosis.outcome
     if o.status == "completed":
         out.append("  the script ran to completion")
@@ -352,7 +352,7 @@ def render(diagnosis: Diagnosis) -> str:
         out.append(f"  the script failed: {o.error}" + (f" (at {o.where})" if o.where else ""))
     if not diagnosis.loaders:
         out.append("  it built no DataLoader (torch.utils.data.DataLoader, "
-                   "habana_dataloader.HabanaDataLoader or turboloader.DataLoader)"
+                   "habana_dataloader.HabanaDataLoader or jpegloader.DataLoader)"
                    + (" before it failed" if o.status == "failed" else ""))
     for r in diagnosis.loaders:
         v = r.verdict
@@ -364,13 +364,13 @@ def render(diagnosis: Diagnosis) -> str:
                 "  arguments: " + ", ".join(f"{k}={v!r}" for k, v in r.arguments.items()),
                 f"  verdict:   {verdict}", _indent(v.report(), "    ")]
         if v.accelerated and r.cls == _class_name(_TORCH):
-            out.append("  to accelerate it: build turboloader.DataLoader with the same "
-                       "arguments (import turboloader; turboloader.DataLoader(...))")
+            out.append("  to accelerate it: build jpegloader.DataLoader with the same "
+                       "arguments (import jpegloader; jpegloader.DataLoader(...))")
         if r.measured:
             m = r.measured
-            line = (f"  measured over {m['batches']} batches: turboloader "
-                    f"{m['turboloader']['img_per_s']:.0f} img/s (first batch "
-                    f"{m['turboloader']['first_batch_s']:.2f} s)")
+            line = (f"  measured over {m['batches']} batches: jpegloader "
+                    f"{m['jpegloader']['img_per_s']:.0f} img/s (first batch "
+                    f"{m['jpegloader']['first_batch_s']:.2f} s)")
             if m["native"]:
                 line += (f", torch {m['native']['img_per_s']:.0f} img/s (first batch "
                          f"{m['native']['first_batch_s']:.2f} s)")
@@ -382,14 +382,14 @@ def render(diagnosis: Diagnosis) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m turboloader.diagnose",
+        prog="python -m jpegloader.diagnose",
         description="Run a training script unchanged and report, for every DataLoader it "
-                    "builds, whether turboloader accelerates it and what to change if not.",
+                    "builds, whether jpegloader accelerates it and what to change if not.",
         epilog="Exit status: 0 all loaders accelerated, 1 some fall back, 2 usage error, "
                "3 no loader built, 4 the script failed. JSON schema: see the module docstring "
-               "(python -m pydoc turboloader.diagnose).")
+               "(python -m pydoc jpegloader.diagnose).")
     parser.add_argument("--batches", type=int, default=0, metavar="N",
-                        help="pull N batches from each loader (rebuilt as turboloader) and "
+                        help="pull N batches from each loader (rebuilt as jpegloader) and "
                              "report img/s")
     parser.add_argument("--compare", action="store_true",
                         help="with --batches: also time torch's DataLoader and give the ratio")

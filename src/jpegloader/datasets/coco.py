@@ -20,7 +20,7 @@ import torch
 import torch.utils.data
 from PIL import Image
 
-_LG = logging.getLogger("turboloader")
+_LG = logging.getLogger("jpegloader")
 _REQUIRED = {"images": ("id", "file_name", "height", "width"),
              "annotations": ("id", "image_id", "category_id", "bbox"),
              "categories": ("id", "name")}

@@ -4,7 +4,7 @@ from collections.abc import Buffer
 MESSAGE_LENGTH: int
 """Bytes per sample in the messages buffer."""
 PLAN_SIZE: int
-"""Bytes per record in the plans buffer (turboloader.decoders.jpeg.PLAN_DTYPE)."""
+"""Bytes per record in the plans buffer (jpegloader.decoders.jpeg.PLAN_DTYPE)."""
 
 def probe(data: Buffer, offsets: Buffer, info: Buffer, status: Buffer, messages: Buffer, /) -> None:
     """Reads each sample's JPEG header.

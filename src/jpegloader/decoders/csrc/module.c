@@ -152,7 +152,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_jpeg",
-    "C decode core of turboloader (see _jpeg.pyi for the contract).", -1, methods,
+    "C decode core of jpegloader (see _jpeg.pyi for the contract).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

@@ -1,4 +1,4 @@
-"""Eligibility: can turboloader reproduce this dataset + transform + loader?
+"""Eligibility: can jpegloader reproduce this dataset + transform + loader?
 
 Each rule is a small function returning a ``Check``.  All rules run, so a
 verdict lists every reason at once; ``Eligibility.report()`` shows the whole
@@ -19,7 +19,7 @@ from .._env import env_flag
 from ..transforms import LoweredPipeline, NotLowerable, lower
 from ..transforms.ssd_lowering import LoweredSSD, lower_ssd
 
-DISABLE_ENV = "TURBOLOADER_DISABLE"
+DISABLE_ENV = "JPEGLOADER_DISABLE"
 IMAGEFOLDER = "imagefolder"
 COCO = "coco"
 #: What the SSD reference's COCODetection keeps and the COCO path reads.
@@ -78,7 +78,7 @@ class Eligibility:
         verdict = (f"accelerated ({self.pipeline} pipeline)" if self.accelerated
                    else "not accelerated: runs on torch.utils.data.DataLoader")
         width = max(len(c.rule) for c in self.checks)
-        lines = [f"turboloader verdict: {verdict}"]
+        lines = [f"jpegloader verdict: {verdict}"]
         for c in self.checks:
             lines.append(f"  {'PASS' if c.passed else 'FAIL'}  {c.rule:<{width}}  {c.message}")
             if not c.passed and c.hint:
@@ -105,12 +105,12 @@ def _dataset_type_rule(dataset, args) -> Check:
                      f"dataset is {name} but lacks {', '.join(_coco_missing(dataset))}, so it "
                      "is not the SSD reference's COCODetection",
                      "keep the reference attributes (img_folder, annotate_file, images, "
-                     "label_map/label_info, img_keys) or use turboloader.datasets.COCODetection")
+                     "label_map/label_info, img_keys) or use jpegloader.datasets.COCODetection")
     return _check("dataset.type", kind is not None,
                   f"dataset is {type(dataset).__name__} ({kind} pipeline)",
                   f"dataset is {name}, neither a torchvision.datasets.ImageFolder nor a "
                   "COCODetection",
-                  "use torchvision.datasets.ImageFolder or turboloader.datasets.COCODetection "
+                  "use torchvision.datasets.ImageFolder or jpegloader.datasets.COCODetection "
                   "(other datasets run natively)")
 
 

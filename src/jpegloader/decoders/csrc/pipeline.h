@@ -21,7 +21,7 @@ typedef struct {
     int32_t out_size, out_start;
 } tl_axis;
 
-/* Layout mirrored by turboloader.decoders.jpeg.PLAN_DTYPE. */
+/* Layout mirrored by jpegloader.decoders.jpeg.PLAN_DTYPE. */
 typedef struct {
     int32_t skip;        /* non-zero: the Python path handles this sample */
     int32_t scale_denom; /* 1, 2, 4 or 8 */

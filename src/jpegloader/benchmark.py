@@ -1,26 +1,26 @@
-"""Throughput benchmark: turboloader vs torch's DataLoader, side by side.
+"""Throughput benchmark: jpegloader vs torch's DataLoader, side by side.
 
-    python -m turboloader.benchmark                   # built-in synthetic dataset
-    python -m turboloader.benchmark --data DIR        # any ImageFolder
-    python -m turboloader.benchmark --data DIR --files 2000 --json out.json
-    python -m turboloader.benchmark --pipeline ssd,ssd-val        # built-in COCO-like set
-    python -m turboloader.benchmark --pipeline ssd --data COCO_ROOT --files 1000
-    python -m turboloader.benchmark --workers 0,1,2,4 --plot scaling.png
-    python -m turboloader.benchmark --consumer-ms 120     # a model step of 120 ms per batch
+    python -m jpegloader.benchmark                   # built-in synthetic dataset
+    python -m jpegloader.benchmark --data DIR        # any ImageFolder
+    python -m jpegloader.benchmark --data DIR --files 2000 --json out.json
+    python -m jpegloader.benchmark --pipeline ssd,ssd-val        # built-in COCO-like set
+    python -m jpegloader.benchmark --pipeline ssd --data COCO_ROOT --files 1000
+    python -m jpegloader.benchmark --workers 0,1,2,4 --plot scaling.png
+    python -m jpegloader.benchmark --consumer-ms 120     # a model step of 120 ms per batch
 
 Both loaders read the same files with the same transforms, workers and batch
 size, and alternate epoch by epoch (the machine is noisy, so only side-by-side
 ratios mean anything).  Per loader it reports the median img/s over the
 measured epochs, CPU milliseconds per image (main process and workers), the
 peak resident memory of the largest worker, and the time to the first batch;
-for turboloader also where the time goes (NOTE [ Stage times ] in loader.py)
+for jpegloader also where the time goes (NOTE [ Stage times ] in loader.py)
 and whether the loader or the simulated model (--consumer-ms) is the limit.
 The native loader's PIL is named (Pillow or pillow-simd): pillow-simd speeds
 up torch's path, and the comparison is against whichever is installed.
 
 JSON (--json): {"dataset", "workers": [..], "batch_size", "epochs", "warmup",
 "consumer_ms", "native_pil": {"distribution", "version"}, "torch", "python",
-"cpus", "results": {pipeline: {workers: {"native": {...}, "turboloader":
+"cpus", "results": {pipeline: {workers: {"native": {...}, "jpegloader":
 {..., "stages_ms_per_img": {stage: ms}}, "ratio", "ratio_per_epoch_pair",
 "waited_fraction", "advice"}}}}.
 """
@@ -45,11 +45,11 @@ from torchvision import datasets
 from torchvision import transforms as T
 from tqdm import tqdm
 
-import turboloader
-from turboloader import bench_datasets as bd
-from turboloader.dataloader.batch_decoder import WORKER_STAGES
-from turboloader.datasets import COCODetection
-from turboloader.transforms.ssd import SSDTransformer, dboxes300_coco
+import jpegloader
+from jpegloader import bench_datasets as bd
+from jpegloader.dataloader.batch_decoder import WORKER_STAGES
+from jpegloader.datasets import COCODetection
+from jpegloader.transforms.ssd import SSDTransformer, dboxes300_coco
 
 IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 PIPELINES = {
@@ -160,7 +160,7 @@ def run_epoch(loader, label: str = "", consumer_ms: float = 0.0) -> dict:
                 time.sleep(consumer_ms / 1000)
     wall = time.perf_counter() - t0
     # Workers' CPU time reaches RUSAGE_CHILDREN only once they are reaped, which
-    # turboloader does in the background after an epoch: wait for that (outside
+    # jpegloader does in the background after an epoch: wait for that (outside
     # the timed window) so each epoch is charged its own workers.
     _wait_for_children_to_exit(timeout=10.0)
     cpu = _cpu_seconds() - cpu0
@@ -173,7 +173,7 @@ def run_epoch(loader, label: str = "", consumer_ms: float = 0.0) -> dict:
 
 def advice(summary: dict, consumer_ms: float, batch_size: int, workers: int) -> str:
     """One line: is the loader or the (simulated) model the limit?"""
-    t = summary["turboloader"]
+    t = summary["jpegloader"]
     waited = summary["waited_fraction"]
     if not consumer_ms:
         return ("no model time simulated, so the loop only waits for data; pass "
@@ -182,7 +182,7 @@ def advice(summary: dict, consumer_ms: float, batch_size: int, workers: int) -> 
     needed = batch_size / (consumer_ms / 1000)
     if waited <= 0.05:
         return (f"loading is hidden behind compute: the loop waited {waited:.0%} of the time "
-                f"(the model takes {needed:.0f} img/s; turboloader can give more)")
+                f"(the model takes {needed:.0f} img/s; jpegloader can give more)")
     stages = t["stages_ms_per_img"]
     worker_stages = {k: v for k, v in stages.items() if k in WORKER_STAGES}
     heaviest = max(worker_stages, key=worker_stages.get) if worker_stages else "decode"
@@ -190,7 +190,7 @@ def advice(summary: dict, consumer_ms: float, batch_size: int, workers: int) -> 
     more = (f"more workers (num_workers={workers}, {cpus} CPUs here)" if workers < cpus
             else "more CPU cores (every core here already runs a worker)")
     return (f"the loader is the limit: the loop waited {waited:.0%} of the time; the model "
-            f"could take {needed:.0f} img/s, turboloader gave {t['img_per_s']:.0f}; "
+            f"could take {needed:.0f} img/s, jpegloader gave {t['img_per_s']:.0f}; "
             f"{heaviest} is the largest stage, so {more} would help")
 
 
@@ -205,12 +205,12 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     loaders = {
         "native": torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
                                               num_workers=workers),
-        "turboloader": turboloader.DataLoader(dataset, batch_size=batch_size, shuffle=True,
-                                              num_workers=workers),
+        "jpegloader": jpegloader.DataLoader(dataset, batch_size=batch_size, shuffle=True,
+                                            num_workers=workers),
     }
-    verdict = turboloader.explain(dataset, batch_size=batch_size)
+    verdict = jpegloader.explain(dataset, batch_size=batch_size)
     if not verdict.accelerated:
-        raise SystemExit("turboloader would fall back on this dataset:\n" + verdict.report())
+        raise SystemExit("jpegloader would fall back on this dataset:\n" + verdict.report())
     runs: dict[str, list[dict]] = {name: [] for name in loaders}
     order = list(loaders)
     for epoch in range(warmup + epochs):
@@ -231,22 +231,22 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
             "worker_peak_mib": max(r["worker_peak_mib"] for r in rs),
             "epochs": rs,
         }
-    images = sum(r["images"] for r in runs["turboloader"])
+    images = sum(r["images"] for r in runs["jpegloader"])
     stages: dict[str, float] = {}
-    for r in runs["turboloader"]:
+    for r in runs["jpegloader"]:
         for k, v in r.pop("stage_seconds").items():
             stages[k] = stages.get(k, 0.0) + v
     for r in runs["native"]:
         r.pop("stage_seconds")
-    summary["turboloader"]["stages_ms_per_img"] = {k: 1000 * v / max(images, 1)
-                                                   for k, v in stages.items()}
-    wall = sum(r["seconds"] for r in runs["turboloader"])
+    summary["jpegloader"]["stages_ms_per_img"] = {k: 1000 * v / max(images, 1)
+                                                  for k, v in stages.items()}
+    wall = sum(r["seconds"] for r in runs["jpegloader"])
     # With num_workers=0 the loop decodes the batches itself: all of that is waiting.
     waited = stages.get("wait", 0.0) if workers else \
         sum(stages.get(k, 0.0) for k in WORKER_STAGES)
     summary["waited_fraction"] = waited / wall if wall else 0.0
-    ratios = [t["img_per_s"] / n["img_per_s"] for t, n in zip(runs["turboloader"], runs["native"])]
-    summary["ratio"] = summary["turboloader"]["img_per_s"] / summary["native"]["img_per_s"]
+    ratios = [t["img_per_s"] / n["img_per_s"] for t, n in zip(runs["jpegloader"], runs["native"])]
+    summary["ratio"] = summary["jpegloader"]["img_per_s"] / summary["native"]["img_per_s"]
     summary["ratio_per_epoch_pair"] = ratios
     summary["advice"] = advice(summary, consumer_ms, batch_size, workers)
     return summary
@@ -262,9 +262,9 @@ def _table(results: dict, pil: dict) -> str:
              f"{'CPU ms/img':>10s} {'1st batch s':>11s} {'worker peak MiB':>15s}"]
     for pipeline, by_workers in results.items():
         for workers, r in by_workers.items():
-            for name in ("native", "turboloader"):
+            for name in ("native", "jpegloader"):
                 s = r[name]
-                ratio = f"{r['ratio']:.2f}x" if name == "turboloader" else ""
+                ratio = f"{r['ratio']:.2f}x" if name == "jpegloader" else ""
                 lines.append(f"{pipeline:9s} {workers:>7} {name:12s} {s['img_per_s']:8.0f} "
                              f"{ratio:>6s} {s['cpu_ms_per_img']:10.2f} "
                              f"{s['first_batch_s']:11.2f} {s['worker_peak_mib']:15.0f}")
@@ -272,11 +272,11 @@ def _table(results: dict, pil: dict) -> str:
                  f"{pil['version']}" + (" (SIMD resize: a faster native path than Pillow's)"
                                         if pil["distribution"] == "pillow-simd" else ""))
     lines.append("")
-    lines.append("where turboloader's time goes, ms per image (worker stages summed over "
+    lines.append("where jpegloader's time goes, ms per image (worker stages summed over "
                  "workers; 'waited' is the training loop blocked on the next batch):")
     for pipeline, by_workers in results.items():
         for workers, r in by_workers.items():
-            stages = r["turboloader"]["stages_ms_per_img"]
+            stages = r["jpegloader"]["stages_ms_per_img"]
             parts = "  ".join(f"{STAGE_LABELS.get(k, k)} {stages[k]:.2f}"
                               for k in STAGE_LABELS if k in stages)
             lines.append(f"  {pipeline:9s} workers={workers}: {parts}")
@@ -286,7 +286,7 @@ def _table(results: dict, pil: dict) -> str:
 
 def plot(results: dict, path: Path) -> None:
     """img/s per loader and pipeline, and (with several worker counts) against
-    num_workers.  Needs matplotlib (pip install 'turboloader[plot]')."""
+    num_workers.  Needs matplotlib (pip install 'jpegloader[plot]')."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -297,7 +297,7 @@ def plot(results: dict, path: Path) -> None:
     fig, axes = plt.subplots(1, panels, figsize=(6 * panels, 4), squeeze=False)
     bars = axes[0][0]
     top = counts[-1]
-    for k, name in enumerate(("native", "turboloader")):
+    for k, name in enumerate(("native", "jpegloader")):
         values = [results[p][top][name]["img_per_s"] for p in pipelines if top in results[p]]
         bars.bar([i + 0.4 * k for i in range(len(values))], values, width=0.4, label=name)
     bars.set_xticks([i + 0.2 for i in range(len(pipelines))], pipelines)
@@ -307,7 +307,7 @@ def plot(results: dict, path: Path) -> None:
     if panels == 2:
         lines = axes[0][1]
         for p in pipelines:
-            for name, style in (("native", "--o"), ("turboloader", "-o")):
+            for name, style in (("native", "--o"), ("jpegloader", "-o")):
                 ws = [w for w in counts if w in results[p]]
                 lines.plot(ws, [results[p][w][name]["img_per_s"] for w in ws], style,
                            label=f"{p} {name}")
@@ -350,7 +350,7 @@ def _dataset(args, detection: bool, tmp: Path):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m turboloader.benchmark", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m jpegloader.benchmark", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", type=Path,
                    help="an ImageFolder root for train/eval; for ssd/ssd-val an image folder "
@@ -370,7 +370,7 @@ def main(argv=None) -> int:
                         "behind compute")
     p.add_argument("--plot", type=Path, metavar="FILE.png",
                    help="draw img/s per loader and pipeline (and against num_workers) "
-                        "(needs matplotlib: pip install 'turboloader[plot]')")
+                        "(needs matplotlib: pip install 'jpegloader[plot]')")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--epochs", type=int, default=5, help="measured epochs per loader")
     p.add_argument("--warmup", type=int, default=1, help="unmeasured epochs per loader")
@@ -390,7 +390,7 @@ def main(argv=None) -> int:
     if args.consumer_ms < 0:
         p.error("--consumer-ms must be >= 0")
     if args.plot is not None and util.find_spec("matplotlib") is None:
-        p.error("--plot needs matplotlib: pip install 'turboloader[plot]'")
+        p.error("--plot needs matplotlib: pip install 'jpegloader[plot]'")
 
     kinds = {pl in DETECTION for pl in pipelines}
     if args.data is not None and len(kinds) > 1:
@@ -398,7 +398,7 @@ def main(argv=None) -> int:
                 "detection (ssd, ssd-val) pipelines in separate runs")
     if args.data is not None and not args.data.is_dir():
         p.error(f"--data {args.data} is not a directory")
-    with tempfile.TemporaryDirectory(prefix="turboloader-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="jpegloader-bench-") as tmp:
         roots, descriptions = {}, []
         for detection in sorted(kinds):
             root, description = _dataset(args, detection, Path(tmp))
@@ -409,7 +409,7 @@ def main(argv=None) -> int:
         print(f"workers={','.join(map(str, worker_counts))} batch={args.batch_size} "
               f"epochs={args.epochs} (+{args.warmup} warm-up), alternating; consumer "
               f"{args.consumer_ms:g} ms/batch; torch {torch.__version__}, libjpeg-turbo "
-              f"{turboloader.libjpeg_turbo_version()}, native PIL from {pil['distribution']} "
+              f"{jpegloader.libjpeg_turbo_version()}, native PIL from {pil['distribution']} "
               f"{pil['version']}, {os.cpu_count()} CPUs")
         results = {pl: {w: benchmark(roots[pl in DETECTION], pl, w, args.batch_size,
                                      args.epochs, args.warmup, consumer_ms=args.consumer_ms)

@@ -1,4 +1,4 @@
-"""turboloader.DataLoader: torch's DataLoader, accelerated when it can be."""
+"""jpegloader.DataLoader: torch's DataLoader, accelerated when it can be."""
 from __future__ import annotations
 
 import inspect
@@ -20,7 +20,7 @@ from .file_table import FileTable
 from .iterator import AcceleratedIterator
 from .ring import MIB, BatchRing, fit_prefetch, layout_bytes, shared_memory_free
 
-_LG = logging.getLogger("turboloader")
+_LG = logging.getLogger("jpegloader")
 _TORCH_HAS_IN_ORDER = "in_order" in inspect.signature(torch.utils.data.DataLoader.__init__).parameters
 
 
@@ -32,7 +32,7 @@ class DataLoader(torch.utils.data.DataLoader):
     supported transforms, or a COCODetection with the SSD-300 transform),
     batches are decoded by the libjpeg-turbo pipeline;
     otherwise this is exactly torch's loader, and one WARNING on the
-    ``turboloader`` logger says why.
+    ``jpegloader`` logger says why.
 
     Keyword-only extras:
         device: copy each batch to this device ahead of use, on a side stream.

@@ -1,8 +1,8 @@
-"""turboloader: a drop-in, faster torch.utils.data.DataLoader for JPEG image datasets.
+"""jpegloader: a drop-in, faster torch.utils.data.DataLoader for JPEG image datasets.
 
-    loader = turboloader.DataLoader(dataset, batch_size=256, num_workers=8, pin_memory=True)
+    loader = jpegloader.DataLoader(dataset, batch_size=256, num_workers=8, pin_memory=True)
     loader.eligibility.report()          # what accelerates, and why not
-    turboloader.explain(dataset, batch_size=256)
+    jpegloader.explain(dataset, batch_size=256)
 """
 from .dataloader import Check, DataLoader, Eligibility
 from .dataloader.eligibility import evaluate as _evaluate

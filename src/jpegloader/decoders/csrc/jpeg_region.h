@@ -13,7 +13,7 @@
 /* Progressive scans decoded before a file is refused (see on_progress). */
 #define TL_MAX_SCANS 1000
 
-/* Per-sample status codes, mirrored in turboloader/decoders/status.py. */
+/* Per-sample status codes, mirrored in jpegloader/decoders/status.py. */
 enum {
     TL_OK = 0,
     TL_SKIPPED = 1,      /* the plan asked for the Python path */

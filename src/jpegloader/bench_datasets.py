@@ -26,7 +26,7 @@ COCO_LIKE_DESCRIPTION = (
 
 def cache_root(name: str) -> Path:
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return cache / "turboloader" / name
+    return cache / "jpegloader" / name
 
 
 def _texture(rng, width: int, height: int) -> Image.Image:
@@ -86,7 +86,7 @@ def make_coco_like(root: Path, files: int, categories: int, width: int, height: 
         cats = [{"id": k, "name": f"category_{k}", "supercategory": "none"}
                 for k in range(1, categories + 1)]
         (tmp / "annotations.json").write_text(json.dumps(
-            {"info": {"description": "turboloader synthetic COCO-like benchmark set"},
+            {"info": {"description": "jpegloader synthetic COCO-like benchmark set"},
              "images": images, "annotations": annotations, "categories": cats}))
     return _build_once(root, write)
 

@@ -29,7 +29,7 @@ from ..decoders import status as st
 from ..transforms import LoweredPipeline, draw, replay, to_plans
 from .file_table import FileTable
 
-_LG = logging.getLogger("turboloader")
+_LG = logging.getLogger("jpegloader")
 
 ON_ERROR_CHOICES = ("raise", "skip")
 DECODE_CHOICES = ("auto", "exact")

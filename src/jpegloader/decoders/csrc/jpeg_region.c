@@ -63,6 +63,18 @@ static void set_msg(char *msg, const char *text)
     }
 }
 
+/* NOTE [ setjmp and locals ]
+ * A function that calls setjmp must not change a local after it: longjmp may
+ * bring back a stale register copy.  So each setjmp sits in a small function
+ * that only passes its unchanged arguments on to the one doing the work. */
+static int create_decompress(tl_decoder *d)
+{
+    if (setjmp(d->err.jump))
+        return -1;
+    jpeg_create_decompress(&d->cinfo);
+    return 0;
+}
+
 tl_decoder *tl_decoder_new(void)
 {
     tl_decoder *d = calloc(1, sizeof(*d));
@@ -72,11 +84,10 @@ tl_decoder *tl_decoder_new(void)
     d->err.pub.error_exit = on_error_exit;
     d->err.pub.emit_message = on_emit_message;
     d->progress.progress_monitor = on_progress;
-    if (setjmp(d->err.jump)) {
+    if (create_decompress(d)) {
         free(d);
         return NULL;
     }
-    jpeg_create_decompress(&d->cinfo);
     d->cinfo.progress = &d->progress;
     return d;
 }
@@ -140,9 +151,10 @@ int tl_jpeg_probe(tl_decoder *d, const uint8_t *data, size_t size,
     return status;
 }
 
-int tl_jpeg_decode_region(tl_decoder *d, const uint8_t *data, size_t size,
-                          int scale_denom, int x0, int y0, int x1, int y1,
-                          int64_t max_pixels, tl_region *out, char *msg)
+/* tl_jpeg_decode_region's work, run under its setjmp (NOTE [ setjmp and locals ]). */
+static int decode_region(tl_decoder *d, const uint8_t *data, size_t size,
+                         int scale_denom, int x0, int y0, int x1, int y1,
+                         int64_t max_pixels, tl_region *out, char *msg)
 {
     struct jpeg_decompress_struct *cinfo = &d->cinfo;
     tl_jpeg_info info;
@@ -150,16 +162,6 @@ int tl_jpeg_decode_region(tl_decoder *d, const uint8_t *data, size_t size,
     int status, rows;
     size_t stride, need;
 
-    d->err.warnings = 0;
-    if (!tl_jpeg_has_eoi(data, size)) {
-        set_msg(msg, "no EOI marker: the file looks truncated");
-        return TL_WARNING;
-    }
-    if (setjmp(d->err.jump)) {
-        jpeg_abort_decompress(cinfo);
-        set_msg(msg, d->err.message);
-        return TL_ERROR;
-    }
     status = read_header(d, data, size, &info);
     if (status != TL_OK) {
         jpeg_abort_decompress(cinfo);
@@ -238,4 +240,21 @@ int tl_jpeg_decode_region(tl_decoder *d, const uint8_t *data, size_t size,
         return TL_ERROR;
     }
     return TL_OK;
+}
+
+int tl_jpeg_decode_region(tl_decoder *d, const uint8_t *data, size_t size,
+                          int scale_denom, int x0, int y0, int x1, int y1,
+                          int64_t max_pixels, tl_region *out, char *msg)
+{
+    d->err.warnings = 0;
+    if (!tl_jpeg_has_eoi(data, size)) {
+        set_msg(msg, "no EOI marker: the file looks truncated");
+        return TL_WARNING;
+    }
+    if (setjmp(d->err.jump)) {
+        jpeg_abort_decompress(&d->cinfo);
+        set_msg(msg, d->err.message);
+        return TL_ERROR;
+    }
+    return decode_region(d, data, size, scale_denom, x0, y0, x1, y1, max_pixels, out, msg);
 }
