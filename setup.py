@@ -1,34 +1,86 @@
-"""Builds the C decode core, turboloader.decoders._jpeg, against libjpeg-turbo,
-and the SSD box arithmetic, turboloader.transforms._boxes (plain C).
+"""Builds the C decode core, jpegloader.decoders._jpeg, against libjpeg-turbo,
+and the SSD box arithmetic, jpegloader.transforms._boxes (plain C).
 
-By default it links the system's shared libjpeg (Debian/Ubuntu:
-libjpeg62-turbo-dev; Fedora: libjpeg-turbo-devel).  Distributions ship
-libjpeg.a without -fPIC, so it cannot go into an extension module; to make
-the module self-contained, build libjpeg-turbo with
--DCMAKE_POSITION_INDEPENDENT_CODE=ON -DENABLE_SHARED=0 and point
-TURBOLOADER_LIBJPEG_STATIC at its libjpeg.a: it is then linked with its
-symbols hidden (-Wl,--exclude-libs,ALL), so the copies torch, torchvision and
-Pillow bring into the same process cannot clash with it.
-TURBOLOADER_LIBJPEG_PREFIX=/path selects a libjpeg-turbo outside /usr.
+By default it links the system's shared libjpeg (Debian: libjpeg62-turbo-dev;
+Ubuntu: libjpeg-turbo8-dev; Fedora: libjpeg-turbo-devel).  ``bash
+scripts/wheel.sh`` then makes a self-contained wheel: auditwheel copies that
+libjpeg into the wheel under a mangled name.  Alternatively, build
+libjpeg-turbo with -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DENABLE_SHARED=0
+and point JPEGLOADER_LIBJPEG_STATIC at its libjpeg.a: it is then linked in
+with its symbols hidden (-Wl,--exclude-libs,ALL), so the copies torch,
+torchvision and Pillow bring into the same process cannot clash with it.
+JPEGLOADER_LIBJPEG_PREFIX=/path selects a libjpeg-turbo outside /usr.
+
+Before anything is compiled (and before pip downloads the dependencies), the
+build checks for a C compiler, Python.h and jpeglib.h and, if one is missing,
+stops with the packages that provide it.
 """
 import glob
 import os
+import shutil
+import subprocess
+import sys
 import sysconfig
+import tempfile
 
 from setuptools import Extension, setup
 
+common_csrc = "src/jpegloader/_csrc"  # headers shared by both bindings
+PREFIX = os.environ.get("JPEGLOADER_LIBJPEG_PREFIX", "/usr")
+MULTIARCH = sysconfig.get_config_var("MULTIARCH") or ""
+JPEG_INCLUDES = [os.path.join(PREFIX, "include", MULTIARCH), os.path.join(PREFIX, "include")]
 
-common_csrc = "src/turboloader/_csrc"  # headers shared by both bindings
+# The setup.py commands that lead to compiling (pip runs dist_info to prepare
+# a wheel's metadata, before it downloads the dependencies; an sdist needs no compiler).
+_BUILDING = {"build", "build_ext", "bdist_wheel", "editable_wheel", "develop", "install",
+             "dist_info"}
+_PACKAGES = {
+    "compiler": "a C compiler (Debian/Ubuntu: gcc; Fedora: gcc)",
+    "Python.h": "the Python headers (Debian/Ubuntu: python3-dev, or python3.X-dev for "
+                "Python 3.X; Fedora: python3-devel)",
+    "jpeglib.h": "libjpeg-turbo's headers (Debian: libjpeg62-turbo-dev; Ubuntu: "
+                 "libjpeg-turbo8-dev; Fedora: libjpeg-turbo-devel; or set "
+                 "JPEGLOADER_LIBJPEG_PREFIX to a libjpeg-turbo installation)",
+}
+
+
+def _compiler() -> str | None:
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(cc) or shutil.which("cc") or shutil.which("gcc")
+
+
+def _has_jpeglib(cc: str) -> bool:
+    """Does `#include <jpeglib.h>` preprocess with the include dirs the build uses?"""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "probe.c")
+        with open(src, "w") as f:
+            f.write("#include <stdio.h>\n#include <jpeglib.h>\n")
+        args = [cc, "-E", src, "-o", os.devnull] + [f"-I{d}" for d in JPEG_INCLUDES]
+        return subprocess.run(args, capture_output=True, check=False).returncode == 0
+
+
+def check_build_requirements() -> None:
+    """Stops with the packages to install, instead of a compiler error later."""
+    missing = []
+    cc = _compiler()
+    if cc is None:
+        missing.append("compiler")
+    if not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")):
+        missing.append("Python.h")
+    if cc is not None and not _has_jpeglib(cc):
+        missing.append("jpeglib.h")
+    if missing:
+        lines = "\n".join(f"  - {name}: install {_PACKAGES[name]}" for name in missing)
+        sys.exit(f"jpegloader cannot be built here; missing:\n{lines}\n"
+                 "bash scripts/setup.sh installs them on Debian/Ubuntu and Fedora; or install "
+                 "the self-contained wheel from bash scripts/wheel.sh, which needs none of them.")
 
 
 def _libjpeg_settings():
-    prefix = os.environ.get("TURBOLOADER_LIBJPEG_PREFIX", "/usr")
-    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
-    libdirs = [os.path.join(prefix, "lib", multiarch), os.path.join(prefix, "lib64"),
-               os.path.join(prefix, "lib")]
-    includes = [common_csrc, os.path.join(prefix, "include", multiarch),
-                os.path.join(prefix, "include")]
-    static = os.environ.get("TURBOLOADER_LIBJPEG_STATIC")
+    libdirs = [os.path.join(PREFIX, "lib", MULTIARCH), os.path.join(PREFIX, "lib64"),
+               os.path.join(PREFIX, "lib")]
+    includes = [common_csrc, *JPEG_INCLUDES]
+    static = os.environ.get("JPEGLOADER_LIBJPEG_STATIC")
     if static:
         return dict(include_dirs=includes, extra_objects=[static],
                     extra_link_args=["-Wl,--exclude-libs,ALL"])
@@ -36,8 +88,11 @@ def _libjpeg_settings():
                 libraries=["jpeg"])
 
 
-csrc = "src/turboloader/decoders/csrc"
-box_csrc = "src/turboloader/transforms/csrc"
+if _BUILDING & set(sys.argv[1:]):
+    check_build_requirements()
+
+csrc = "src/jpegloader/decoders/csrc"
+box_csrc = "src/jpegloader/transforms/csrc"
 _COMMON_FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter",
                  "-fvisibility=hidden",
                  # Pillow's and torch's float arithmetic is reproduced to the bit: no FMA
@@ -45,7 +100,7 @@ _COMMON_FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter",
 setup(
     ext_modules=[
         Extension(
-            "turboloader.decoders._jpeg",
+            "jpegloader.decoders._jpeg",
             sources=[f"{csrc}/module.c", f"{csrc}/pipeline.c", f"{csrc}/jpeg_region.c",
                      f"{csrc}/resample.c", f"{csrc}/color.c"],
             depends=glob.glob(f"{csrc}/*.h") + glob.glob(f"{common_csrc}/*.h"),
@@ -55,7 +110,7 @@ setup(
             **_libjpeg_settings(),
         ),
         Extension(
-            "turboloader.transforms._boxes",
+            "jpegloader.transforms._boxes",
             sources=[f"{box_csrc}/module.c", f"{box_csrc}/boxes.c"],
             depends=[f"{box_csrc}/boxes.h", f"{common_csrc}/buffer_checks.h"],
             include_dirs=[common_csrc],

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The main job: set up, then benchmark turboloader against torch's DataLoader.
-# Arguments go to `python -m turboloader.benchmark` (try --help).
+# The main job: sets up (scripts/setup.sh), then benchmarks jpegloader against torch's
+# DataLoader.  Arguments go to `python -m jpegloader.benchmark` (try --help).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-exec "${PYTHON:-python3}" -m turboloader.benchmark "$@"
+source scripts/setup.sh
+exec "$JPEGLOADER_PY" -m jpegloader.benchmark "$@"

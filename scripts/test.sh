@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Set up, then run the test suite (tests needing ../shared/data or a GPU skip
-# with a reason when those are absent).
+# Sets up (scripts/setup.sh, with the test extra), then runs the test suite.  Tests that
+# need ../shared/data or a GPU skip with their reason when those are absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-exec "${PYTHON:-python3}" -m pytest -q -m "not slow" -rs "$@"
+source scripts/setup.sh test
+exec "$JPEGLOADER_PY" -m pytest -q -m "not slow" -rs "$@"

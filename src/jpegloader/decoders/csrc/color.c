@@ -1,7 +1,7 @@
 #include "color.h"
 
 #include <math.h>
-#include <pthread.h>
+#include <sched.h>
 
 /* Pillow computes these without fused multiply-adds; so must we: the build
  * passes -ffp-contract=off (gcc ignores the standard pragma for this). */
@@ -153,7 +153,6 @@ static uint8_t s_table[256][256];   /* [max][cr] */
 static uint8_t p_table[256][256];   /* [v][s] */
 static int8_t sector[256];
 static float frac[256], sat[256];
-static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 static void fill_tables(void)
 {
@@ -193,6 +192,25 @@ static void fill_tables(void)
     h_table = h_storage;
 }
 
+/* Fills the tables once, whichever thread gets here first; the others wait.
+ * (Atomics rather than pthread_once, whose glibc 2.34 symbol version would
+ * raise the wheel's manylinux floor from 2.17 to 2.34.) */
+static void ensure_tables(void)
+{
+    static int state; /* 0: empty, 1: being filled, 2: ready */
+    int expected = 0;
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 2)
+        return;
+    if (__atomic_compare_exchange_n(&state, &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        fill_tables();
+        __atomic_store_n(&state, 2, __ATOMIC_RELEASE);
+        return;
+    }
+    while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 2)
+        sched_yield();
+}
+
 static inline int round_half_away(double x) /* x >= 0 */
 {
     int r = (int)x;
@@ -213,7 +231,7 @@ static inline uint8_t t_of(int v, float fs, float f)
 static void hue(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, int shift)
 {
     size_t i;
-    pthread_once(&tables_once, fill_tables);
+    ensure_tables();
     for (i = 0; i < n; i++) {
         int R = r[i], G = g[i], B = b[i], mx, mn, c, mid, h, s, v;
         float f, fs;
