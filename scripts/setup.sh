@@ -128,14 +128,16 @@ print("torch", version("torch"), "+ torchvision", version("torchvision"))' 2>/de
         return
     fi
     say "installing ${TORCH_SPEC[*]} (about 3.5 GB, CUDA build; a few minutes the first time, about one from pip's cache) ..."
-    "$JPEGLOADER_PY" -m pip install -qq "${TORCH_SPEC[@]}"
+    "$JPEGLOADER_PY" -m pip install -qq "${TORCH_SPEC[@]}" \
+        || die "pip could not install ${TORCH_SPEC[*]} (see its message above)"
 }
 
 _build_backend() {
     if ! "$JPEGLOADER_PY" -c 'import setuptools, sys
 sys.exit(tuple(map(int, setuptools.__version__.split(".")[:2])) < (77, 0))' 2>/dev/null; then
         say "installing setuptools>=77 (the build backend) ..."
-        "$JPEGLOADER_PY" -m pip install -qq "setuptools>=77"
+        "$JPEGLOADER_PY" -m pip install -qq "setuptools>=77" \
+            || die "pip could not install setuptools>=77 (see its message above)"
     fi
 }
 
@@ -161,7 +163,8 @@ for line in sys.argv[1].split():
     fi
     say "installing the $1 tools: $(echo $reqs) ..."
     # shellcheck disable=SC2086
-    "$JPEGLOADER_PY" -m pip install -qq $reqs
+    "$JPEGLOADER_PY" -m pip install -qq $reqs \
+        || die "pip could not install the $1 tools (see its message above)"
 }
 
 # -- 4. the package --------------------------------------------------------------------------
@@ -182,17 +185,21 @@ from importlib.util import find_spec
 spec = find_spec("jpegloader")  # found, not imported (that would import torch)
 sys.exit(not (spec and glob.glob(os.path.join(spec.submodule_search_locations[0],
                                               "decoders", "_jpeg*.so"))))') 2>/dev/null; then
-        say "jpegloader$target is installed and up to date (no C source or build file changed)"
+        say "jpegloader${_extra:+[$_extra]} is installed and up to date (no C source or build file changed)"
         return
     fi
     _build_backend
-    say "building and installing jpegloader$target (editable; compiles the C core, about 30 s) ..."
-    (cd "$_repo" && "$JPEGLOADER_PY" -m pip install -qq --no-build-isolation -e "$target")
+    say "building and installing jpegloader${_extra:+[$_extra]} (editable; compiles the C core, about 30 s) ..."
+    (cd "$_repo" && "$JPEGLOADER_PY" -m pip install -qq --no-build-isolation -e "$target") \
+        || die "building or installing jpegloader failed (see the message above)"
     grep -vF " $_repo $target" "$stamp" 2>/dev/null > "$stamp.new" || true
     echo "$fingerprint" >> "$stamp.new"
     mv "$stamp.new" "$stamp"
 }
 
+if [ -n "$_extra" ] && ! grep -qE "^$_extra = \[" "$_repo/pyproject.toml"; then
+    die "no extra '$_extra' in pyproject.toml (setup.sh takes: [--tools] [EXTRA])"
+fi
 _environment
 _system_packages
 if [ -n "$_tools_only" ]; then
