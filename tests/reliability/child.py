@@ -29,6 +29,10 @@ def say(**event) -> None:
 
 
 def main(mode: str, root: str) -> None:
+    # A process started in the background by a non-interactive shell (as a CI runner
+    # may start the suite) inherits SIGINT ignored, and Python then keeps it ignored:
+    # install Python's own handler, as an interactive training run has it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     ds = datasets.ImageFolder(root, train_transform())
     loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, shuffle=True)
     if mode == "epoch":
