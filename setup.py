@@ -1,5 +1,5 @@
 """Builds the C decode core, jpegloader.decoders._jpeg, against libjpeg-turbo,
-and the SSD box arithmetic, jpegloader.transforms._boxes (plain C).
+and the SSD box arithmetic, jpegloader.pipelines.ssd._boxes (plain C).
 
 By default it links the system's shared libjpeg (Debian: libjpeg62-turbo-dev;
 Ubuntu: libjpeg-turbo8-dev; Fedora: libjpeg-turbo-devel).  ``bash
@@ -92,7 +92,7 @@ if _BUILDING & set(sys.argv[1:]):
     check_build_requirements()
 
 csrc = "src/jpegloader/decoders/csrc"
-box_csrc = "src/jpegloader/transforms/csrc"
+box_csrc = "src/jpegloader/pipelines/ssd/csrc"
 _COMMON_FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter",
                  "-fvisibility=hidden",
                  # Pillow's and torch's float arithmetic is reproduced to the bit: no FMA
@@ -110,7 +110,7 @@ setup(
             **_libjpeg_settings(),
         ),
         Extension(
-            "jpegloader.transforms._boxes",
+            "jpegloader.pipelines.ssd._boxes",
             sources=[f"{box_csrc}/module.c", f"{box_csrc}/boxes.c"],
             depends=[f"{box_csrc}/boxes.h", f"{common_csrc}/buffer_checks.h"],
             include_dirs=[common_csrc],

@@ -10,8 +10,8 @@ from importlib import metadata, util
 
 import pytest
 
-from tests.conftest import REPO
 from jpegloader import benchmark
+from tests.conftest import REPO
 
 
 def _cli(*args) -> subprocess.CompletedProcess:

@@ -4,9 +4,10 @@
     loader.eligibility.report()          # what accelerates, and why not
     jpegloader.explain(dataset, batch_size=256)
 """
-from .dataloader import Check, DataLoader, Eligibility
+from .dataloader import DataLoader, Eligibility
 from .dataloader.eligibility import evaluate as _evaluate
 from .decoders import libjpeg_turbo_version
+from .pipelines import Check
 
 __version__ = "0.1.0"
 

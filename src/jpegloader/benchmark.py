@@ -47,8 +47,8 @@ from tqdm import tqdm
 
 import jpegloader
 from jpegloader import bench_datasets as bd
-from jpegloader.dataloader.batch_decoder import WORKER_STAGES
 from jpegloader.datasets import COCODetection
+from jpegloader.pipelines import WORKER_STAGES
 from jpegloader.transforms.ssd import SSDTransformer, dboxes300_coco
 
 IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]

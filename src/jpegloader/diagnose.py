@@ -32,7 +32,7 @@ JSON schema ``jpegloader.diagnose/1`` (stable; fields are only ever added):
      "loaders": [{"index": int, "built_at": "file:line", "class": str,
                   "dataset": str, "transform": str | null,
                   "arguments": {"batch_size": ..., "shuffle": ..., "num_workers": ..., ...},
-                  "accelerated": bool, "pipeline": "imagefolder" | "coco" | null,
+                  "accelerated": bool, "pipeline": "classification" | "ssd" | null,
                   "rules": [{"rule": str, "passed": bool, "detail": str,
                              "change": str | null}],
                   "measured": null | {"batches": int,

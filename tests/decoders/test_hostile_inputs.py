@@ -11,7 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.conftest import eval_transform, train_transform
+from jpegloader.decoders import EncodedBatch, decode_batch, probe
+from jpegloader.decoders import status as st
+from jpegloader.decoders.plans import to_plans
+from jpegloader.pipelines.classification.draw import draw
+from tests.conftest import eval_transform, lower, train_transform
 from tests.hostile_jpegs import (
     byte_flips,
     photo_like,
@@ -20,9 +24,6 @@ from tests.hostile_jpegs import (
     with_dimensions,
     with_repeated_last_scan,
 )
-from jpegloader.decoders import EncodedBatch, decode_batch, probe
-from jpegloader.decoders import status as st
-from jpegloader.transforms import draw, lower, to_plans
 
 GUARD = 12345.0
 WIDTH, HEIGHT = 320, 240
@@ -35,16 +36,17 @@ def _decode(files: list[bytes], transform, sizes=None, seed=5):
     batch = EncodedBatch.from_files(files)
     if sizes is None:
         sizes = np.array([[WIDTH, HEIGHT]] * n)
-    g = draw(pipeline, sizes[:, 0], sizes[:, 1], seed, np.arange(n))
-    plans = to_plans(g, sizes[:, 0], sizes[:, 1], allow_dct_scaling=True)
+    d = draw(pipeline, sizes[:, 0], sizes[:, 1], seed, np.arange(n))
+    plans = to_plans(d.geometry, sizes[:, 0], sizes[:, 1], allow_dct_scaling=True,
+                     colour=d.colour)
     sample = 3 * pipeline.output_size[0] * pipeline.output_size[1]
     fenced = np.full(sample * (n + 2), GUARD, np.float32)
     out = fenced[sample:-sample].reshape(n, 3, *pipeline.output_size)
     out[:] = np.nan
-    status, messages = decode_batch(batch, plans, out, pipeline.lut)
+    status, messages = decode_batch(batch, plans, out, pipeline.lut_array)
     assert (fenced[:sample] == GUARD).all() and (fenced[-sample:] == GUARD).all(), \
         "the core wrote outside its output"
-    lo, hi = pipeline.lut.min(), pipeline.lut.max()
+    lo, hi = pipeline.lut_array.min(), pipeline.lut_array.max()
     for k in range(n):
         if status[k] == st.OK:
             assert np.isfinite(out[k]).all() and (out[k] >= lo).all() and (out[k] <= hi).all()

@@ -30,6 +30,7 @@
 
 #include "jpeg_region.h"
 #include "pipeline.h"
+#include "resample.h"
 
 #define OUT_MAX 48
 
@@ -86,35 +87,41 @@ static void random_plan(tl_plan *p, int width, int height, int out_w, int out_h)
     memset(p, 0, sizeof(*p));
     p->scale_denom = scales[below(4)];
     p->flip = below(2);
+    p->filter = below(TL_FILTER_COUNT);
+    p->vertical_first = below(2);
     random_axis(&p->x, (width + p->scale_denom - 1) / p->scale_denom, out_w);
     random_axis(&p->y, (height + p->scale_denom - 1) / p->scale_denom, out_h);
-    p->jitter_on = below(2);
-    for (k = 0; k < 4; k++)
-        p->jitter.order[k] = below(5) - 1; /* -1 (none) .. TL_JITTER_HUE */
-    for (k = 0; k < 3; k++)
-        p->jitter.factor[k] = (float)(2.0 * unit());
-    p->jitter.hue_shift = below(256);
+    for (k = 0; k < TL_COLOUR_STEPS; k++) {
+        p->colour.op[k] = below(3) ? TL_COLOUR_NONE : below(6) - 1; /* -1 .. grayscale */
+        p->colour.value[k] = p->colour.op[k] == TL_COLOUR_HUE ? (float)below(256)
+                                                              : (float)(2.0 * unit());
+    }
     if (below(16) == 0) { /* garbage fields: the core must refuse, not trust them */
         int32_t *words = (int32_t *)&p->x;
         words[below((int)(sizeof(tl_axis) / 4))] = (int32_t)next_u64();
         p->scale_denom = below(3) ? p->scale_denom : (int32_t)next_u64();
-        p->jitter.hue_shift = below(3) ? p->jitter.hue_shift : (int32_t)next_u64();
+        p->filter = below(3) ? p->filter : (int32_t)next_u64();
+        p->colour.op[below(TL_COLOUR_STEPS)] = below(3) ? TL_COLOUR_HUE : (int32_t)next_u64();
+        p->colour.value[below(TL_COLOUR_STEPS)] = (float)(int32_t)next_u64();
     }
 }
 
-static void check_sample(const float *out, size_t n, const float *lut, int status,
-                         const char *msg, int sample)
+static void check_sample(const void *out, int out_type, size_t n, const float *lut,
+                         int status, const char *msg, int sample)
 {
+    const float *f = (const float *)out;
+    const uint8_t *u = (const uint8_t *)out;
     size_t i;
     if (status == TL_OK) {
-        for (i = 0; i < n; i++)
-            if (!isfinite(out[i]) || out[i] < lut[0] || out[i] > lut[3 * 256 - 1])
-                fail("status OK but a value is missing or out of range", sample, status);
+        if (out_type == TL_OUT_FLOAT32)
+            for (i = 0; i < n; i++)
+                if (!isfinite(f[i]) || f[i] < lut[0] || f[i] > lut[3 * 256 - 1])
+                    fail("status OK but a value is missing or out of range", sample, status);
     } else {
         if (msg[0] == '\0')
             fail("failure without a message", sample, status);
         for (i = 0; i < n; i++)
-            if (out[i] != 0.0f)
+            if (out_type == TL_OUT_FLOAT32 ? f[i] != 0.0f : u[i] != 0)
                 fail("failed sample not zeroed (stale pixels)", sample, status);
     }
 }
@@ -134,7 +141,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tl_plan plans[2];
     int out_w = 1 + below(OUT_MAX), out_h = 1 + below(OUT_MAX), k, width, height;
     size_t sample = (size_t)3 * out_w * out_h;
-    float *out = malloc(2 * sample * sizeof(float));
+    int out_type = below(3) ? TL_OUT_FLOAT32 : TL_OUT_UINT8;
+    size_t item = out_type == TL_OUT_FLOAT32 ? sizeof(float) : 1;
+    uint8_t *out = malloc(2 * sample * item);
     int64_t max_pixels = below(8) ? 2 * 89478485LL : 1 + below(1 << 16);
 
     current_input = data;
@@ -154,15 +163,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (k = 0; k < 2; k++)
         random_plan(&plans[k], width, height, out_w, out_h);
-    for (k = 0; k < (int)(2 * sample); k++)
-        out[k] = NAN;
-    tl_decode_batch(twice, offsets, plans, 2, out, out_h, out_w, lut, max_pixels, status,
-                    messages, seconds);
+    if (out_type == TL_OUT_FLOAT32)
+        for (k = 0; k < (int)(2 * sample); k++)
+            ((float *)out)[k] = NAN;
+    else
+        memset(out, 0xAB, 2 * sample); /* poison: a failed sample must be zeroed */
+    tl_decode_batch(twice, offsets, plans, 2, out, out_type, out_h, out_w, lut, max_pixels,
+                    status, messages, seconds);
     if (!(seconds[0] >= 0.0 && seconds[1] >= 0.0))
         fail("negative stage time", 0, status[0]);
     for (k = 0; k < 2; k++) {
         status_counts[status[k] & 7]++;
-        check_sample(out + k * sample, sample, lut, status[k], messages + k * TL_MSG_LEN, k);
+        check_sample(out + k * sample * item, out_type, sample, lut, status[k],
+                     messages + k * TL_MSG_LEN, k);
     }
     free(out);
     free(twice);

@@ -40,7 +40,7 @@ def main(mode: str, root: str) -> None:
         return
     it = iter(loader)
     next(it)
-    say(workers=[w.pid for w in loader._engine.workers])
+    say(workers=[w.pid for w in loader._workers()])
     if mode == "exit":
         sys.exit(0)
     if mode == "hold":
@@ -57,7 +57,7 @@ def main(mode: str, root: str) -> None:
         say(count=sum(len(b[1]) for b in loader))
         it = iter(loader)
         next(it)
-        say(workers=[w.pid for w in loader._engine.workers])
+        say(workers=[w.pid for w in loader._workers()])
         for _ in it:  # this time the interrupt ends the program
             os.killpg(os.getpgid(0), signal.SIGINT)
             time.sleep(5)

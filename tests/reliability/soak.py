@@ -33,10 +33,10 @@ from pathlib import Path
 from torchvision import datasets
 
 import jpegloader
-from tests.conftest import SHARED_DATA, shm_entries, worker_pids
 from jpegloader import bench_datasets as bd
 from jpegloader.benchmark import PIPELINES
 from jpegloader.datasets import COCODetection
+from tests.conftest import SHARED_DATA, shm_entries, worker_pids
 
 RSS_TOLERANCE = 0.05
 
@@ -73,7 +73,7 @@ def soak_loader(dataset, epochs: int, persistent: bool, batch_size: int, log) ->
             # The largest RSS seen at any batch of the epoch: a snapshot at its end
             # would miss workers already stopping and catch unmapped slots by chance.
             main_rss = max(main_rss, rss_mib(os.getpid()))
-            sizes = [rss_mib(w.pid) for w in loader._engine.workers]
+            sizes = [rss_mib(w.pid) for w in loader._workers()]
             worker_rss = [max(a, b) for a, b in zip(worker_rss, sizes, strict=True)] \
                 if worker_rss else sizes
         del batch  # the user lets go of the last batch (it holds slot descriptors)

@@ -25,6 +25,8 @@ from PIL import UnidentifiedImageError
 from torchvision import datasets
 
 import jpegloader
+from jpegloader.dataloader.ring import SharedMemoryError, fit_prefetch
+from jpegloader.pipelines import CLASSIFICATION, DecodeOptions
 from tests.conftest import (
     REPO,
     eval_transform,
@@ -41,10 +43,6 @@ from tests.hostile_jpegs import (
     with_dimensions,
     with_repeated_last_scan,
 )
-from jpegloader.dataloader.batch_decoder import ImageFolderBatchDecoder
-from jpegloader.dataloader.file_table import FileTable
-from jpegloader.dataloader.ring import SharedMemoryError, fit_prefetch
-from jpegloader.transforms import lower
 
 
 @pytest.fixture
@@ -96,7 +94,7 @@ def test_worker_killed_mid_epoch_is_named_with_its_pid(small_folder, clean, time
     loader = jpegloader.DataLoader(ds, batch_size=2, num_workers=2, timeout=timeout)
     it = iter(loader)
     next(it)
-    victim = loader._engine.workers[1].pid
+    victim = loader._workers()[1].pid
     os.kill(victim, signal.SIGKILL)
     start = time.monotonic()
     with pytest.raises(RuntimeError) as info:
@@ -126,7 +124,7 @@ def test_break_then_new_epoch(small_folder, clean):
     for i, _ in enumerate(loader):
         if i == 1:
             break
-    first_workers = [w.pid for w in loader._engine.workers]
+    first_workers = [w.pid for w in loader._workers()]
     assert sum(len(b[1]) for b in loader) == len(ds)
     _wait_gone(first_workers, 5)
     del loader
@@ -142,7 +140,7 @@ def test_loader_deleted_mid_epoch(small_folder, clean):
     loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, persistent_workers=True)
     it = iter(loader)
     next(it)
-    pids = [w.pid for w in loader._engine.workers]
+    pids = [w.pid for w in loader._workers()]
     del loader, it  # both dropped mid-epoch
     gc.collect()
     _wait_gone(pids, 5)
@@ -253,8 +251,7 @@ def test_skipped_hostile_files_leave_no_stale_pixels(tmp_path):
     """Slots poisoned with NaN: every kept sample is fully written and equals
     native; skipped ones are compacted away."""
     ds = datasets.ImageFolder(str(_hostile_folder(tmp_path / "h")), eval_transform())
-    decoder = ImageFolderBatchDecoder(FileTable.from_samples(ds.samples),
-                                      lower(eval_transform()), ds.loader, on_error="skip")
+    decoder = CLASSIFICATION.decoder(CLASSIFICATION.lower(ds), DecodeOptions(on_error="skip"))
     n = len(ds)
     images = np.full((n, 3, 224, 224), np.nan, np.float32)
     labels = np.full(n, -1, np.int64)

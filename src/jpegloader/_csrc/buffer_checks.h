@@ -1,5 +1,5 @@
 /* Buffer-protocol helpers shared by the Python bindings of the C parts
- * (decoders/csrc/module.c, transforms/csrc/module.c).  Include after
+ * (decoders/csrc/module.c, pipelines/ssd/csrc/module.c).  Include after
  * Python.h. */
 #ifndef TL_BUFFER_CHECKS_H
 #define TL_BUFFER_CHECKS_H

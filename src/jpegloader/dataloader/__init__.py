@@ -1,6 +1,7 @@
-"""The DataLoader subclass, eligibility and fallback, the multi-process engine,
-the shared-memory ring, and delivery to pinned memory and devices."""
-from .eligibility import Check, Eligibility, evaluate
+"""The DataLoader subclass and eligibility; the epoch, its worker pool and the
+shared-memory ring; delivery to pinned memory and devices.  What is decoded is
+the pipelines' business (pipelines/)."""
+from .eligibility import Eligibility, evaluate
 from .loader import DataLoader
 
-__all__ = ["Check", "DataLoader", "Eligibility", "evaluate"]
+__all__ = ["DataLoader", "Eligibility", "evaluate"]

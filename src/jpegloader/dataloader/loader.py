@@ -4,20 +4,19 @@ from __future__ import annotations
 import inspect
 import logging
 import warnings
+import weakref
 
 import torch
 import torch.multiprocessing
 import torch.utils.data
 
 from ..decoders import DEFAULT_MAX_PIXELS
-from .annotation_table import AnnotationTable
-from .batch_decoder import DECODE_CHOICES, ON_ERROR_CHOICES, ImageFolderBatchDecoder
-from .coco_decoder import CocoBatchDecoder
+from ..pipelines import DECODE_CHOICES, ON_ERROR_CHOICES, DecodeOptions, pipeline_for
+from ..pipelines.random_stream import epoch_seed
 from .delivery import accelerator_available, map_tensors
-from .eligibility import IMAGEFOLDER, Eligibility, evaluate, fallback_message
-from .engine import Engine
-from .file_table import FileTable
-from .iterator import AcceleratedIterator
+from .eligibility import Eligibility, evaluate, fallback_message
+from .epoch import Epoch, EpochSettings, EpochStats
+from .pool import WorkerPool
 from .ring import MIB, BatchRing, fit_prefetch, layout_bytes, shared_memory_free
 
 _LG = logging.getLogger("jpegloader")
@@ -28,11 +27,12 @@ class DataLoader(torch.utils.data.DataLoader):
     """A drop-in ``torch.utils.data.DataLoader``.
 
     Takes torch's arguments, in torch's order, with torch's defaults and
-    errors.  When ``eligibility.accelerated`` (an ImageFolder with the
+    errors.  When ``eligibility.accelerated`` (an image folder with the
     supported transforms, or a COCODetection with the SSD-300 transform),
-    batches are decoded by the libjpeg-turbo pipeline;
-    otherwise this is exactly torch's loader, and one WARNING on the
-    ``jpegloader`` logger says why.
+    batches are decoded by the libjpeg-turbo pipeline; otherwise this is
+    exactly torch's loader, and one WARNING on the ``jpegloader`` logger says
+    why.  The verdict is renewed at each epoch start (NOTE [ The pipeline
+    follows the dataset ]).
 
     Keyword-only extras:
         device: copy each batch to this device ahead of use, on a side stream.
@@ -64,67 +64,163 @@ class DataLoader(torch.utils.data.DataLoader):
         self.device = torch.device(device) if device is not None else None
         self.on_error = on_error
         self.decode = decode
-        self.skipped_samples: list[tuple[int, str, str]] = []
-        self.python_path_samples = 0
-        #: Seconds spent per stage since the loader was built (see NOTE [ Stage times ]).
-        self.stage_seconds: dict[str, float] = {}
+        self.max_pixels = max_pixels
+        self._options = DecodeOptions(decode, on_error, max_pixels)
+        self._loader_args = {"batch_size": batch_size, "batch_sampler": batch_sampler,
+                             "collate_fn": collate_fn}
+        self._finished = EpochStats()          # statistics of the epochs that ended
         self._epochs = 0
-        self._engine: Engine | None = None
+        self._epoch_ref = None                 # weakref to the running Epoch
+        self._pool: WorkerPool | None = None   # persistent_workers' pool
         self._rings: list[BatchRing] | None = None
+        self._ring_layout = None
         self._ring_prefetch = 0  # set with the rings, to what /dev/shm holds
+        self._decoder = None
+        self._decoder_key = None
         self._pin_note_given = False
-        self.eligibility: Eligibility = evaluate(
-            dataset, batch_size=batch_size, batch_sampler=batch_sampler, collate_fn=collate_fn)
-        if self.eligibility.pipeline == IMAGEFOLDER:
-            self._batch_decoder = ImageFolderBatchDecoder(
-                FileTable.from_samples(dataset.samples), self.eligibility.lowered,
-                dataset.loader, decode=decode, on_error=on_error, max_pixels=max_pixels)
-        elif self.eligibility.accelerated:
-            self._batch_decoder = CocoBatchDecoder(
-                AnnotationTable.from_dataset(dataset), self.eligibility.lowered,
-                decode=decode, on_error=on_error, max_pixels=max_pixels)
-        else:
-            _LG.warning(fallback_message(self.eligibility))
+        self._logged_key = None
+        self.eligibility: Eligibility = evaluate(dataset, **self._loader_args)
+        self._adopt(self.eligibility, first=True)
 
-    # -- iteration ---------------------------------------------------------
+    # -- statistics ------------------------------------------------------------------------
+    def _epoch_ended(self, stats: EpochStats) -> None:
+        self._finished = self._finished.merged(stats)
+
+    def _running_epoch(self) -> Epoch | None:
+        epoch = self._epoch_ref() if self._epoch_ref is not None else None
+        return epoch if epoch is not None and not epoch.ended else None
+
+    def _stats(self) -> EpochStats:
+        running = self._running_epoch()
+        return self._finished if running is None else self._finished.merged(running.stats)
+
+    @property
+    def stage_seconds(self) -> dict[str, float]:
+        """NOTE [ Stage times ]
+        Seconds per stage since the loader was built.  Worker stages (read,
+        decode, augment, python_path) are summed over all workers, so with several
+        workers they can exceed the wall time; main process stages are: wait (the
+        consumer blocked for the next batch), assembly (handing the batch over) and
+        pin_copy (copies into pinned memory and to the device)."""
+        return dict(self._stats().seconds)
+
+    @property
+    def skipped_samples(self) -> list[tuple[int, str, str]]:
+        """(index, path, why) of every sample dropped with on_error="skip"."""
+        return list(self._stats().skipped)
+
+    @property
+    def python_path_samples(self) -> int:
+        """Samples the C core handed to the dataset's own Python reading."""
+        return self._stats().python_path
+
+    # -- the verdict ---------------------------------------------------------------------
+    def _adopt(self, verdict: Eligibility, first: bool = False) -> None:
+        """Makes ``verdict`` the current one: a decoder for it (kept when nothing it
+        was built from changed), or the fallback warning."""
+        self.eligibility = verdict
+        if not verdict.accelerated:
+            key = verdict.checks
+            if key != self._logged_key:
+                self._logged_key = key
+                _LG.warning(fallback_message(verdict))
+            self._drop_decoder()
+            return
+        self._logged_key = None
+        if self._decoder is not None and verdict.lowering.key == self._decoder_key:
+            return
+        if not first:
+            _LG.info("jpegloader: the dataset changed since the last epoch (its transform or "
+                     "samples); running the new pipeline: %s", verdict.report().splitlines()[0])
+        self._drop_decoder()
+        pipeline = pipeline_for(self.dataset)
+        self._decoder = pipeline.decoder(verdict.lowering, self._options)
+        self._decoder_key = verdict.lowering.key
+
+    def _drop_decoder(self) -> None:
+        if self._decoder is None:
+            return
+        self._shutdown()
+        self._rings = None  # the next decoder may lay its batches out differently
+        self._decoder = None
+        self._decoder_key = None
+
+    def _renew_verdict(self) -> None:
+        """NOTE [ The pipeline follows the dataset ]
+        torch reads ``dataset.transform`` (and samples, loader, ...) at every
+        sample, so a transform replaced between epochs (DeiT III does; progressive
+        resizing changes the crop size every epoch) changes the batches.  Each
+        epoch start re-runs the verdict (a few ms; hashing the sample list takes
+        about 60 ms per million samples) and re-lowers, or falls back, when
+        anything changed.  One exception, as in torch: persistent workers keep the
+        dataset they started with, so once they run, changes are not seen (a
+        warning says so)."""
+        verdict = evaluate(self.dataset, **self._loader_args)
+        persistent_running = self.persistent_workers and self.num_workers > 0 and (
+            (self._pool is not None and self._pool.alive) or self._torch_workers_running())
+        if persistent_running and (verdict.accelerated != self.eligibility.accelerated or (
+                verdict.accelerated and verdict.lowering.key != self._decoder_key)):
+            _LG.warning("jpegloader: the dataset changed, but persistent_workers=True keeps "
+                        "the dataset the workers started with (as torch's loader does); "
+                        "rebuild the DataLoader to use the change")
+            return
+        self._adopt(verdict)
+
+    def _torch_workers_running(self) -> bool:
+        return getattr(self, "_iterator", None) is not None
+
+    # -- iteration -----------------------------------------------------------------------
     def __iter__(self):
+        running = self._running_epoch()
+        if running is not None:
+            running.close()  # abandoned mid-epoch
+        self._renew_verdict()
         if not self.eligibility.accelerated:
             return self._to_device(super().__iter__())
-        if self.pin_memory and not accelerator_available() and not self._pin_note_given:
+        pin = self.pin_memory and accelerator_available()
+        if self.pin_memory and not pin and not self._pin_note_given:
             self._pin_note_given = True
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=2)
-        if not self.persistent_workers and self._engine is not None:
-            if self._engine.idle:
-                self._engine.stop()  # reaped in the background
-            else:  # abandoned mid-epoch: wait, so no worker still writes a slot
-                self._engine.shutdown()
-            self._engine = None
-        return AcceleratedIterator(self)
+        # The same order of random draws as torch's iterator: the sampler is
+        # started first, then the epoch seed is drawn from the loader's
+        # generator (or the global RNG), so sample order matches native.
+        sampler_iter = iter(self._index_sampler)
+        base_seed = torch.empty((), dtype=torch.int64).random_(generator=self.generator).item()
+        index = self._epochs
+        self._epochs += 1
+        pool = self._pool if (self._pool is not None and self._pool.alive) else None
+        settings = EpochSettings(self._decoder, self.batch_size or 1, self.num_workers,
+                                 self.persistent_workers, self.timeout, pin, self.device,
+                                 self._new_pool)
+        epoch = Epoch(settings, sampler_iter, base_seed, index, epoch_seed(base_seed, index),
+                      pool, len(self), self._epoch_ended)
+        if self.persistent_workers and epoch.owns_pool:
+            epoch.owns_pool = False  # the loader keeps it for the next epochs
+            self._pool = epoch.pool
+        self._epoch_ref = weakref.ref(epoch)
+        return epoch
 
-    def _engine_for_epoch(self, base_seed: int) -> Engine | None:
-        """The engine for a new epoch; worker seeds are base_seed + worker id, as in torch."""
-        if self.num_workers == 0:
-            return None
-        if self._engine is not None and self._engine.alive and self.persistent_workers:
-            return self._engine
+    def _new_pool(self, base_seed: int) -> WorkerPool:
+        """Worker processes for an epoch (or, persistent, for all); worker seeds are
+        base_seed + worker id, as in torch."""
         context = self.multiprocessing_context or torch.multiprocessing
         if self._rings is None:
             self._ring_prefetch = self._fit_ring_to_shared_memory()
+            self._ring_layout = self._decoder.layout
             self._rings = [BatchRing(BatchRing.slots_per_worker(self._ring_prefetch),
-                                     self._batch_decoder.layout, self.batch_size or 1)
+                                     self._decoder.layout, self.batch_size or 1)
                            for _ in range(self.num_workers)]
-        self._engine = Engine(self._batch_decoder, self._rings, num_workers=self.num_workers,
-                              prefetch_factor=self._ring_prefetch, context=context,
-                              base_seed=base_seed, worker_init_fn=self.worker_init_fn,
-                              dataset=self.dataset)
-        return self._engine
+        return WorkerPool(self._decoder, self._rings, num_workers=self.num_workers,
+                          prefetch_factor=self._ring_prefetch, context=context,
+                          base_seed=base_seed, worker_init_fn=self.worker_init_fn,
+                          dataset=self.dataset)
 
     def _fit_ring_to_shared_memory(self) -> int:
         """The prefetch factor the ring can have in the free /dev/shm; warns when
         it is below the one asked for (see ring.py's NOTE [ When /dev/shm is small ])."""
         asked = self.prefetch_factor or 2
-        slot_bytes = layout_bytes(self._batch_decoder.layout, self.batch_size or 1)
+        slot_bytes = layout_bytes(self._decoder.layout, self.batch_size or 1)
         free = shared_memory_free()
         fitted = fit_prefetch(asked, self.num_workers, slot_bytes, free)
         if fitted < asked:
@@ -136,24 +232,11 @@ class DataLoader(torch.utils.data.DataLoader):
                 slot_bytes / MIB, fitted)
         return fitted
 
-    def _next_epoch(self) -> int:
-        self._epochs += 1
-        return self._epochs - 1
-
-    def _note_report(self, report) -> None:
-        self.skipped_samples.extend(report.skipped)
-        self.python_path_samples += report.python_path
-        self._note_seconds(report.seconds)
-
-    def _note_seconds(self, seconds: dict[str, float]) -> None:
-        """NOTE [ Stage times ]
-        Worker stages (read, decode, augment, python_path) are summed over all
-        workers, so with several workers they can exceed the wall time; main
-        process stages are: wait (the consumer blocked for the next batch),
-        assembly (handing the batch over) and pin_copy (copies into pinned
-        memory and to the device)."""
-        for stage, t in seconds.items():
-            self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + t
+    def _workers(self) -> list:
+        """The worker processes running now (the running epoch's or the persistent pool's)."""
+        running = self._running_epoch()
+        pool = running.pool if running is not None and running.pool is not None else self._pool
+        return list(pool.workers) if pool is not None else []
 
     def _to_device(self, it):
         if self.device is None:
@@ -161,15 +244,19 @@ class DataLoader(torch.utils.data.DataLoader):
         return (map_tensors(b, lambda t: t.to(self.device, non_blocking=True)) for b in it)
 
     def _shutdown(self) -> None:
-        if self._engine is not None:
-            self._engine.shutdown()
-            self._engine = None
+        last = self._epoch_ref() if self._epoch_ref is not None else None
+        if last is not None:
+            last.close()
+            if last.pool is not None:  # also waits for the reaper of an ended epoch
+                last.pool.shutdown()
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
     def close(self) -> None:
         """Stops the worker processes now (they also stop when the loader is freed)."""
         self._shutdown()
 
     def __del__(self):
-        if getattr(self, "_engine", None) is not None:
+        if getattr(self, "_pool", None) is not None or getattr(self, "_epoch_ref", None):
             self._shutdown()
-

@@ -216,7 +216,7 @@ class BatchRing:
                 new_id = self._spare_ids.pop()
             elif self._lent:  # every slot is still held by the user: retire the oldest
                 new_id = self._lent.pop(0).id
-            else:  # every slot is in flight (cannot happen with the engine's bounds)
+            else:  # every slot is in flight (cannot happen within the pool's bounds)
                 new_id, self.size = self.size, self.size + 1
             return self._allocate(new_id, capacity)
         if slot.capacity < capacity:

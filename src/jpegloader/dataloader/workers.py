@@ -21,7 +21,7 @@ import torch
 from torch._utils import ExceptionWrapper
 from torch.utils.data._utils import worker as torch_worker
 
-from .batch_decoder import BatchDecoder, SampleFailure
+from ..pipelines.contract import BatchDecoder, SampleFailure
 from .ring import map_pages, unmap_pages
 
 WATCHDOG_SECONDS = 1.0

@@ -1,4 +1,5 @@
-"""Datasets the accelerated pipelines understand (beyond torchvision's ImageFolder)."""
-from .coco import COCODetection
+"""Datasets the package ships for users: the SSD reference's COCODetection (it
+lives with the SSD pipeline, jpegloader.pipelines.ssd.dataset)."""
+from ..pipelines.ssd.dataset import COCODetection, COCOFormatError
 
-__all__ = ["COCODetection"]
+__all__ = ["COCODetection", "COCOFormatError"]

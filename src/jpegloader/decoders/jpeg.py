@@ -15,14 +15,29 @@ MESSAGE_LENGTH = _jpeg.MESSAGE_LENGTH
 
 _AXIS = [("in0", "<f8"), ("in1", "<f8"), ("src_lo", "<i4"), ("src_size", "<i4"),
          ("out_size", "<i4"), ("out_start", "<i4")]
+COLOUR_STEPS = 8
 #: One record per sample; mirrors ``tl_plan`` in csrc/pipeline.h.
 PLAN_DTYPE = np.dtype([("skip", "<i4"), ("scale_denom", "<i4"), ("flip", "<i4"),
-                       ("jitter_on", "<i4"), ("x", _AXIS), ("y", _AXIS),
-                       ("jitter", [("order", "<i4", (4,)), ("factor", "<f4", (3,)),
-                                   ("hue_shift", "<i4")])])
-#: ``jitter.order`` entries: which ColorJitter adjustment runs at each step.
-JITTER_BRIGHTNESS, JITTER_CONTRAST, JITTER_SATURATION, JITTER_HUE, JITTER_NONE = 0, 1, 2, 3, -1
+                       ("filter", "<i4"), ("vertical_first", "<i4"), ("reserved", "<i4"),
+                       ("x", _AXIS), ("y", _AXIS),
+                       ("colour", [("op", "<i4", (COLOUR_STEPS,)),
+                                   ("value", "<f4", (COLOUR_STEPS,))])])
 assert PLAN_DTYPE.itemsize == _jpeg.PLAN_SIZE, "PLAN_DTYPE does not match tl_plan"
+
+#: ``colour.op`` entries (csrc/color.h): each step of a sample's colour program.
+COLOUR_NONE, BRIGHTNESS, CONTRAST, SATURATION, HUE, GRAYSCALE = -1, 0, 1, 2, 3, 4
+#: ``filter`` values (csrc/resample.h): Pillow's convolution filters.
+FILTERS = {"bilinear": 0, "bicubic": 1, "box": 2, "hamming": 3, "lanczos": 4}
+#: Output element types of ``decode_batch``.
+OUT_TYPES = {np.dtype(np.float32): 0, np.dtype(np.uint8): 1}
+
+
+def empty_plans(n: int) -> np.ndarray:
+    """n plan records with nothing set: bilinear, no colour step, no flip."""
+    plans = np.zeros(n, dtype=PLAN_DTYPE)
+    plans["colour"]["op"] = COLOUR_NONE
+    return plans
+
 
 #: Refuse headers above this many pixels, as PIL's DecompressionBombError does
 #: (twice Image.MAX_IMAGE_PIXELS); such samples go to PIL, which raises.
@@ -61,10 +76,12 @@ def probe(batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray, list[str]]:
     return info, status, _messages_to_text(messages)
 
 
-def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray, lut: np.ndarray,
-                 max_pixels: int = DEFAULT_MAX_PIXELS, seconds: np.ndarray | None = None
-                 ) -> tuple[np.ndarray, list[str]]:
-    """Runs the fused pipeline for a batch into ``out`` (float32[n, 3, H, W]).
+def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
+                 lut: np.ndarray | None = None, max_pixels: int = DEFAULT_MAX_PIXELS,
+                 seconds: np.ndarray | None = None) -> tuple[np.ndarray, list[str]]:
+    """Runs the fused pipeline for a batch into ``out``: float32[n, 3, H, W]
+    (each level through ``lut``, float32[3, 256]) or uint8[n, 3, H, W] (the
+    levels; no lut).
 
     Returns (status int32[n], messages).  Failed samples are zero-filled and
     must be completed by the caller; there are no partial results.  When given,
@@ -74,10 +91,15 @@ def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray, lut: n
     n = len(batch)
     if plans.dtype != PLAN_DTYPE or plans.shape != (n,):
         raise ValueError(f"plans must be PLAN_DTYPE[{n}], got {plans.dtype}{plans.shape}")
-    if out.dtype != np.float32 or out.ndim != 4 or out.shape[:2] != (n, 3) \
+    out_type = OUT_TYPES.get(out.dtype)
+    if out_type is None or out.ndim != 4 or out.shape[:2] != (n, 3) \
             or not out.flags.c_contiguous:
-        raise ValueError(f"out must be C-contiguous float32[{n}, 3, H, W], got "
+        raise ValueError(f"out must be C-contiguous float32 or uint8 [{n}, 3, H, W], got "
                          f"{out.dtype}{out.shape}")
+    if lut is None:
+        if out_type == OUT_TYPES[np.dtype(np.float32)]:
+            raise ValueError("float32 output needs a lut (float32[3, 256])")
+        lut = _NO_LUT
     lut = np.ascontiguousarray(lut, dtype=np.float32)
     status = np.zeros(n, dtype=np.int32)
     messages = np.zeros((n, MESSAGE_LENGTH), dtype=np.uint8)
@@ -85,10 +107,13 @@ def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray, lut: n
         seconds = np.zeros(2)
     if seconds.dtype != np.float64 or seconds.shape != (2,):
         raise ValueError(f"seconds must be float64[2], got {seconds.dtype}{seconds.shape}")
-    _jpeg.decode_batch(batch.data, batch.offsets, np.ascontiguousarray(plans), out,
+    _jpeg.decode_batch(batch.data, batch.offsets, np.ascontiguousarray(plans), out, out_type,
                        out.shape[2], out.shape[3], lut, int(max_pixels), status, messages,
                        seconds)
     return status, _messages_to_text(messages)
+
+
+_NO_LUT = np.zeros((3, 256), dtype=np.float32)  # uint8 output reads no table
 
 
 def libjpeg_turbo_version() -> str:

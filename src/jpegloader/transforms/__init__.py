@@ -1,5 +1,2 @@
-"""Transform recognition ("lowering") into native ops and random-parameter draws."""
-from .geometry import Geometry, draw, replay, to_plans
-from .lowering import LoweredPipeline, NotLowerable, lower
-
-__all__ = ["Geometry", "LoweredPipeline", "NotLowerable", "draw", "lower", "replay", "to_plans"]
+"""Transforms the package ships for users: the SSD-300 reference pipeline
+(``jpegloader.transforms.ssd``)."""

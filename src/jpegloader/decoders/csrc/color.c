@@ -309,15 +309,51 @@ int tl_color_hue_selfcheck(int shift)
     return bad;
 }
 
-void tl_color_jitter(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, const tl_jitter *j)
+static void grayscale(uint8_t *r, uint8_t *g, uint8_t *b, size_t n)
+{
+    /* convert("L") then the same byte in all three channels. */
+    size_t i;
+    for (i = 0; i < n; i++)
+        r[i] = g[i] = b[i] = (uint8_t)luma(r[i], g[i], b[i]);
+}
+
+int tl_colour_is_valid(const tl_colour *c)
 {
     int k;
-    for (k = 0; k < 4; k++) {
-        switch (j->order[k]) {
-        case TL_JITTER_BRIGHTNESS: brightness(r, g, b, n, j->factor[0]); break;
-        case TL_JITTER_CONTRAST: contrast(r, g, b, n, j->factor[1]); break;
-        case TL_JITTER_SATURATION: saturation(r, g, b, n, j->factor[2]); break;
-        case TL_JITTER_HUE: hue(r, g, b, n, j->hue_shift); break;
+    for (k = 0; k < TL_COLOUR_STEPS; k++) {
+        int op = c->op[k];
+        float v = c->value[k];
+        if (op < TL_COLOUR_NONE || op > TL_COLOUR_GRAYSCALE)
+            return 0;
+        if (op == TL_COLOUR_HUE && !(v >= 0.0f && v < 256.0f && v == (float)(int)v))
+            return 0;
+        if (op >= TL_COLOUR_BRIGHTNESS && op <= TL_COLOUR_SATURATION &&
+            !(v >= 0.0f && v < 1e6f))
+            return 0;
+    }
+    return 1;
+}
+
+int tl_colour_is_active(const tl_colour *c)
+{
+    int k;
+    for (k = 0; k < TL_COLOUR_STEPS; k++)
+        if (c->op[k] != TL_COLOUR_NONE)
+            return 1;
+    return 0;
+}
+
+void tl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, const tl_colour *c)
+{
+    int k;
+    for (k = 0; k < TL_COLOUR_STEPS; k++) {
+        float v = c->value[k];
+        switch (c->op[k]) {
+        case TL_COLOUR_BRIGHTNESS: brightness(r, g, b, n, v); break;
+        case TL_COLOUR_CONTRAST: contrast(r, g, b, n, v); break;
+        case TL_COLOUR_SATURATION: saturation(r, g, b, n, v); break;
+        case TL_COLOUR_HUE: hue(r, g, b, n, (int)v); break;
+        case TL_COLOUR_GRAYSCALE: grayscale(r, g, b, n); break;
         default: break;
         }
     }

@@ -1,4 +1,5 @@
-/* torchvision's ColorJitter on PIL images, reproduced on 8-bit RGB planes.
+/* torchvision's ColorJitter and RandomGrayscale on PIL images, reproduced on
+ * 8-bit RGB planes.
  *
  * torchvision's PIL path runs Pillow's ImageEnhance (brightness, contrast,
  * saturation: Image.blend of the image with a "degenerate" image) and, for
@@ -15,20 +16,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { TL_JITTER_BRIGHTNESS = 0, TL_JITTER_CONTRAST = 1, TL_JITTER_SATURATION = 2,
-       TL_JITTER_HUE = 3, TL_JITTER_NONE = -1 };
+/* One colour step.  ColorJitter is up to four steps in its drawn order;
+ * RandomGrayscale (Pillow's "L" conversion, replicated to three channels)
+ * is one. */
+enum { TL_COLOUR_NONE = -1, TL_COLOUR_BRIGHTNESS = 0, TL_COLOUR_CONTRAST = 1,
+       TL_COLOUR_SATURATION = 2, TL_COLOUR_HUE = 3, TL_COLOUR_GRAYSCALE = 4 };
 
-/* One sample's jitter: ops run in `order` (entries TL_JITTER_*; NONE entries
- * are skipped); factor[op] for the three blends; hue_shift is the byte added
- * to H (torchvision: uint8(int32(hue_factor * 255))). */
+#define TL_COLOUR_STEPS 8
+
+/* A sample's colour program: steps run in order (NONE entries are skipped).
+ * value[k] is the blend factor of a brightness/contrast/saturation step, or
+ * for a hue step the byte added to H (torchvision: uint8(int32(hue * 255))),
+ * held as an exact integer in a float. */
 typedef struct {
-    int32_t order[4];
-    float factor[3];
-    int32_t hue_shift;
-} tl_jitter;
+    int32_t op[TL_COLOUR_STEPS];
+    float value[TL_COLOUR_STEPS];
+} tl_colour;
 
-/* Applies the jitter in place to n pixels held as three planes. */
-void tl_color_jitter(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, const tl_jitter *j);
+/* 1 when every step is a known op with a valid value. */
+int tl_colour_is_valid(const tl_colour *c);
+
+/* 1 when the program does anything. */
+int tl_colour_is_active(const tl_colour *c);
+
+/* Applies the program in place to n pixels held as three planes. */
+void tl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, const tl_colour *c);
 
 /* Runs all 2^24 RGB values through the table-driven hue step and the
  * per-pixel reference; returns how many differ (0).  For tests. */

@@ -67,35 +67,38 @@ static PyObject *py_probe(PyObject *self, PyObject *args)
 }
 
 PyDoc_STRVAR(decode_batch_doc,
-"decode_batch(data, offsets, plans, out, out_h, out_w, lut, max_pixels,\n"
-"             status, messages, seconds) -> None\n\n"
-"Decodes, resamples, flips and normalizes n samples into out, a float32\n"
-"buffer of n * 3 * out_h * out_w values (Tensor[n, 3, out_h, out_w]).\n"
-"plans holds n PLAN_DTYPE records, lut float32[3, 256].  A sample that\n"
-"fails gets a non-zero status, a message, and zeroed pixels; the call\n"
-"raises only when its buffers are wrong.  seconds, float64[2], is\n"
-"increased by the time spent decoding and augmenting.");
+"decode_batch(data, offsets, plans, out, out_type, out_h, out_w, lut,\n"
+"             max_pixels, status, messages, seconds) -> None\n\n"
+"Decodes, resamples, colours, flips and writes n samples into out,\n"
+"Tensor[n, 3, out_h, out_w] of float32 (out_type 0: levels through lut,\n"
+"float32[3, 256]) or uint8 (out_type 1: the levels).  plans holds n\n"
+"PLAN_DTYPE records.  A sample that fails gets a non-zero status, a\n"
+"message, and zeroed pixels; the call raises only when its buffers are\n"
+"wrong.  seconds, float64[2], is increased by the time spent decoding and\n"
+"augmenting.");
 
 static PyObject *py_decode_batch(PyObject *self, PyObject *args)
 {
     Py_buffer b[8] = {{0}};
-    int out_h, out_w;
+    int out_type, out_h, out_w;
     long long max_pixels;
-    Py_ssize_t n;
+    Py_ssize_t n, item;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*w*iiy*Lw*w*w*:decode_batch", &b[0], &b[1], &b[2],
-                          &b[3], &out_h, &out_w, &b[4], &max_pixels, &b[5], &b[6], &b[7]))
+    if (!PyArg_ParseTuple(args, "y*y*y*w*iiiy*Lw*w*w*:decode_batch", &b[0], &b[1], &b[2],
+                          &b[3], &out_type, &out_h, &out_w, &b[4], &max_pixels, &b[5], &b[6],
+                          &b[7]))
         return NULL;
     n = check_inputs(&b[0], &b[1]);
-    if (n >= 0 && (out_h <= 0 || out_w <= 0 || max_pixels <= 0)) {
+    if (n >= 0 && (out_h <= 0 || out_w <= 0 || max_pixels <= 0 ||
+                   (out_type != TL_OUT_FLOAT32 && out_type != TL_OUT_UINT8))) {
         PyErr_Format(PyExc_ValueError,
-                     "out_h, out_w and max_pixels must be positive, got %d, %d, %lld",
-                     out_h, out_w, max_pixels);
+                     "out_h, out_w and max_pixels must be positive and out_type 0 or 1, got "
+                     "%d, %d, %lld, %d", out_h, out_w, max_pixels, out_type);
         n = -1;
     }
+    item = out_type == TL_OUT_UINT8 ? 1 : (Py_ssize_t)sizeof(float);
     if (n < 0 || tl_check_size(&b[2], n * (Py_ssize_t)sizeof(tl_plan), "plans") ||
-        tl_check_size(&b[3], n * 3 * (Py_ssize_t)out_h * out_w * (Py_ssize_t)sizeof(float),
-                   "out") ||
+        tl_check_size(&b[3], n * 3 * (Py_ssize_t)out_h * out_w * item, "out") ||
         tl_check_size(&b[4], 3 * 256 * (Py_ssize_t)sizeof(float), "lut") ||
         tl_check_size(&b[5], n * (Py_ssize_t)sizeof(int32_t), "status") ||
         tl_check_size(&b[6], n * TL_MSG_LEN, "messages") ||
@@ -104,7 +107,7 @@ static PyObject *py_decode_batch(PyObject *self, PyObject *args)
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    tl_decode_batch(b[0].buf, b[1].buf, b[2].buf, (int)n, b[3].buf, out_h, out_w,
+    tl_decode_batch(b[0].buf, b[1].buf, b[2].buf, (int)n, b[3].buf, out_type, out_h, out_w,
                     b[4].buf, (int64_t)max_pixels, b[5].buf, b[6].buf, b[7].buf);
     Py_END_ALLOW_THREADS
     tl_release_all(b, 8);

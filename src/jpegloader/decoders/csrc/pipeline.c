@@ -49,15 +49,6 @@ static void scratch_free(tl_scratch *s)
     free(s->acc);
 }
 
-static int jitter_is_valid(const tl_jitter *j)
-{
-    int k;
-    for (k = 0; k < 4; k++)
-        if (j->order[k] < TL_JITTER_NONE || j->order[k] > TL_JITTER_HUE)
-            return 0;
-    return j->hue_shift >= 0 && j->hue_shift < 256;
-}
-
 static int plan_is_valid(const tl_plan *p, int out_h, int out_w)
 {
     const tl_axis *ax[2] = {&p->x, &p->y};
@@ -65,7 +56,7 @@ static int plan_is_valid(const tl_plan *p, int out_h, int out_w)
     if (p->scale_denom != 1 && p->scale_denom != 2 && p->scale_denom != 4 &&
         p->scale_denom != 8)
         return 0;
-    if (p->jitter_on && !jitter_is_valid(&p->jitter))
+    if (p->filter < 0 || p->filter >= TL_FILTER_COUNT || !tl_colour_is_valid(&p->colour))
         return 0;
     for (i = 0; i < 2; i++) {
         const tl_axis *a = ax[i];
@@ -77,23 +68,79 @@ static int plan_is_valid(const tl_plan *p, int out_h, int out_w)
     return 1;
 }
 
+static size_t max_size(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+/* NOTE [ Pillow's pass order ]
+ * Pillow resamples in two passes with an 8-bit image between them, so the
+ * order of the passes shows in the last bit.  Up to Pillow 12 the horizontal
+ * pass always ran first; Pillow 13 runs the vertical one first when the
+ * height shrinks by more than twice what the width does.  Python decides
+ * (decoders/plans.py knows the installed Pillow) and sets vertical_first.
+ *
+ * Both orders run the same "filter down the rows" primitive on planes laid
+ * out so that it reads contiguous memory: the horizontal pass runs on a
+ * transposed plane (one row per source column). */
+static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *cx,
+                            const tl_coeffs *cy, int vertical_first, int out_h, int out_w,
+                            const float *lut, int flip, float *fused_out)
+{
+    int rows = r->rows, cols = r->cols, ch;
+    size_t plane_a = (size_t)cols * rows, plane = (size_t)out_h * out_w;
+    if (!vertical_first) {
+        /* a: region planes transposed [cols][rows]; b: horizontal pass [out_w][rows];
+         * c: b transposed [rows][out_w]; vertical pass -> d [out_h][out_w], or
+         * straight into the float output through the table when nothing follows. */
+        size_t plane_b = (size_t)out_w * rows;
+        tl_split_transpose_rgb(r->pixels, r->stride, rows, cols, s->a, (size_t)rows, plane_a,
+                               s->strip);
+        for (ch = 0; ch < 3; ch++) {
+            uint8_t *b = s->b + ch * plane_b, *c = s->c + ch * plane_b;
+            tl_filter_rows(s->a + ch * plane_a, (size_t)rows, rows, cx, b, (size_t)rows, s->acc);
+            tl_transpose_u8(b, (size_t)rows, out_w, rows, c, (size_t)out_w);
+            if (fused_out)
+                tl_filter_rows_lut(c, (size_t)out_w, out_w, cy, lut + ch * 256, flip,
+                                   fused_out + ch * plane, (size_t)out_w, s->acc);
+            else
+                tl_filter_rows(c, (size_t)out_w, out_w, cy, s->d + ch * plane, (size_t)out_w,
+                               s->acc);
+        }
+        return;
+    }
+    /* a: region planes [rows][cols]; b: vertical pass [out_h][cols]; c: b transposed
+     * [cols][out_h]; horizontal pass -> b again [out_w][out_h]; transposed -> d. */
+    {
+        size_t plane_v = (size_t)out_h * cols;
+        tl_split_rgb(r->pixels, r->stride, rows, cols, s->a, plane_a);
+        for (ch = 0; ch < 3; ch++) {
+            uint8_t *b = s->b + ch * plane_v, *c = s->c + ch * plane_v;
+            tl_filter_rows(s->a + ch * plane_a, (size_t)cols, cols, cy, b, (size_t)cols, s->acc);
+            tl_transpose_u8(b, (size_t)cols, out_h, cols, c, (size_t)out_h);
+            tl_filter_rows(c, (size_t)out_h, out_h, cx, b, (size_t)out_h, s->acc);
+            tl_transpose_u8(b, (size_t)out_h, out_w, out_h, s->d + ch * plane, (size_t)out_w);
+        }
+    }
+}
+
 static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
-                      size_t size, const tl_plan *p, float *out, int out_h,
+                      size_t size, const tl_plan *p, void *out, int out_type, int out_h,
                       int out_w, const float *lut, int64_t max_pixels,
                       char *msg, double *decode_seconds)
 {
     tl_coeffs cx, cy;
     tl_region r;
-    int xlo, xhi, ylo, yhi, status, rows, cols, ch;
-    size_t plane = (size_t)out_h * out_w, plane_a, plane_b;
+    int xlo, xhi, ylo, yhi, status, rows, cols, ch, colour, fused;
+    size_t plane = (size_t)out_h * out_w, work;
 
     if (!plan_is_valid(p, out_h, out_w)) {
         snprintf(msg, TL_MSG_LEN, "invalid sample plan");
         return TL_ERROR;
     }
-    if (tl_coeffs_compute(&cx, p->x.src_size, p->x.in0, p->x.in1, p->x.out_size,
+    if (tl_coeffs_compute(&cx, p->filter, p->x.src_size, p->x.in0, p->x.in1, p->x.out_size,
                           p->x.out_start, out_w) ||
-        tl_coeffs_compute(&cy, p->y.src_size, p->y.in0, p->y.in1, p->y.out_size,
+        tl_coeffs_compute(&cy, p->filter, p->y.src_size, p->y.in0, p->y.in1, p->y.out_size,
                           p->y.out_start, out_h)) {
         tl_coeffs_free(&cx);
         snprintf(msg, TL_MSG_LEN, "out of memory for resample coefficients");
@@ -121,20 +168,19 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
 
     rows = r.rows;
     cols = r.cols;
-    /* Planar throughout, so every pass runs over contiguous bytes:
-     *   a: the region split into R, G, B planes, transposed (one row per column)
-     *   b: horizontal pass output, per plane one row per output column
-     *   c: b transposed back, per plane one row per source row
-     * and the vertical pass writes float32 straight into the output. */
-    plane_a = (size_t)cols * rows;
-    plane_b = (size_t)out_w * rows;
-    if (grow((void **)&s->a, &s->a_size, 3 * plane_a) ||
-        grow((void **)&s->b, &s->b_size, 3 * plane_b) ||
-        grow((void **)&s->c, &s->c_size, 3 * plane_b) ||
+    colour = tl_colour_is_active(&p->colour);
+    /* The last pass writes float32 through the table itself unless 8-bit
+     * planes are needed first (colour ops, uint8 output, vertical-first order). */
+    fused = out_type == TL_OUT_FLOAT32 && !colour && !p->vertical_first;
+    work = 3 * max_size(max_size((size_t)out_w * rows, (size_t)out_h * cols),
+                        max_size((size_t)out_w * out_h, 1));
+    if (grow((void **)&s->a, &s->a_size, 3 * (size_t)cols * rows) ||
+        grow((void **)&s->b, &s->b_size, work) || grow((void **)&s->c, &s->c_size, work) ||
         grow((void **)&s->strip, &s->strip_size, (size_t)48 * cols) ||
-        (p->jitter_on && grow((void **)&s->d, &s->d_size, 3 * plane)) ||
+        (!fused && grow((void **)&s->d, &s->d_size, 3 * plane)) ||
         grow((void **)&s->acc, &s->acc_size,
-             sizeof(int32_t) * (size_t)(rows > out_w ? rows : out_w))) {
+             sizeof(int32_t) * max_size(max_size((size_t)rows, (size_t)cols),
+                                        max_size((size_t)out_w, (size_t)out_h)))) {
         snprintf(msg, TL_MSG_LEN, "out of memory for resample buffers");
         status = TL_NO_MEMORY;
         goto done;
@@ -142,26 +188,20 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
     /* Taps index the source window; make them index the decoded block. */
     tl_coeffs_shift(&cx, p->x.src_lo - r.x0);
     tl_coeffs_shift(&cy, p->y.src_lo - r.y0);
-    tl_split_transpose_rgb(r.pixels, r.stride, rows, cols, s->a, (size_t)rows, plane_a,
-                           s->strip);
+    resample_planes(s, &r, &cx, &cy, p->vertical_first, out_h, out_w, lut, p->flip,
+                    fused ? (float *)out : NULL);
+    if (fused)
+        goto done;
+    /* Every colour op is per pixel or uses a whole-image mean, so it commutes
+     * with the flip, which stays last (as in the Python draws). */
+    if (colour)
+        tl_colour_apply(s->d, s->d + plane, s->d + 2 * plane, plane, &p->colour);
     for (ch = 0; ch < 3; ch++) {
-        uint8_t *b = s->b + ch * plane_b, *c = s->c + ch * plane_b;
-        tl_filter_rows(s->a + ch * plane_a, (size_t)rows, rows, &cx, b, (size_t)rows, s->acc);
-        tl_transpose_u8(b, (size_t)rows, out_w, rows, c, (size_t)out_w);
-        if (p->jitter_on) /* colour ops need all three planes: keep bytes for now */
-            tl_filter_rows(c, (size_t)out_w, out_w, &cy, s->d + ch * plane, (size_t)out_w,
-                           s->acc);
-        else
-            tl_filter_rows_lut(c, (size_t)out_w, out_w, &cy, lut + ch * 256, p->flip,
-                               out + ch * plane, (size_t)out_w, s->acc);
-    }
-    if (p->jitter_on) {
-        /* Every jitter op is per pixel or uses a whole-image mean, so it
-         * commutes with the flip, which stays last (as in geometry.py). */
-        tl_color_jitter(s->d, s->d + plane, s->d + 2 * plane, plane, &p->jitter);
-        for (ch = 0; ch < 3; ch++)
+        if (out_type == TL_OUT_FLOAT32)
             tl_levels_to_float(s->d + ch * plane, out_h, out_w, lut + ch * 256, p->flip,
-                               out + ch * plane);
+                               (float *)out + ch * plane);
+        else
+            tl_levels_copy(s->d + ch * plane, out_h, out_w, p->flip, (uint8_t *)out + ch * plane);
     }
 done:
     tl_coeffs_free(&cx);
@@ -170,19 +210,20 @@ done:
 }
 
 void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
-                     const tl_plan *plans, int n, float *out, int out_h,
+                     const tl_plan *plans, int n, void *out, int out_type, int out_h,
                      int out_w, const float *lut, int64_t max_pixels,
                      int32_t *status, char *messages, double *seconds)
 {
     tl_scratch s;
     tl_decoder *dec = tl_decoder_new();
     size_t sample = (size_t)3 * out_h * out_w;
+    size_t item = out_type == TL_OUT_UINT8 ? 1 : sizeof(float);
     int i;
 
     memset(&s, 0, sizeof(s));
     for (i = 0; i < n; i++) {
         char *msg = messages + (size_t)i * TL_MSG_LEN;
-        float *dst = out + (size_t)i * sample;
+        uint8_t *dst = (uint8_t *)out + (size_t)i * sample * item;
         msg[0] = '\0';
         if (plans[i].skip) {
             status[i] = TL_SKIPPED;
@@ -192,14 +233,14 @@ void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
         } else {
             double start = now(), decoding = 0.0;
             status[i] = run_sample(dec, &s, data + offsets[i],
-                                   (size_t)(offsets[i + 1] - offsets[i]), &plans[i],
-                                   dst, out_h, out_w, lut, max_pixels, msg, &decoding);
+                                   (size_t)(offsets[i + 1] - offsets[i]), &plans[i], dst,
+                                   out_type, out_h, out_w, lut, max_pixels, msg, &decoding);
             seconds[0] += decoding;
             seconds[1] += now() - start - decoding;
         }
         /* Never leave a previous batch's pixels in a failed sample's slot. */
         if (status[i] != TL_OK)
-            memset(dst, 0, sample * sizeof(float));
+            memset(dst, 0, sample * item);
     }
     scratch_free(&s);
     tl_decoder_free(dec);

@@ -1,7 +1,9 @@
-/* The per-batch image pipeline: region decode -> Pillow-exact bilinear
- * resample (crop / resize / crop fused) -> optional ColorJitter -> flip ->
- * ToTensor + Normalize through a lookup table -> float32 CHW.  No Python
- * here. */
+/* The per-batch image pipeline: region decode -> Pillow-exact resample
+ * (crop / resize / crop fused; any of Pillow's convolution filters, in the
+ * pass order the installed Pillow uses) -> optional colour program
+ * (ColorJitter, grayscale) -> flip -> either ToTensor + Normalize through a
+ * lookup table into float32 CHW, or the bytes themselves into uint8 CHW
+ * (PILToTensor).  No Python here. */
 #ifndef TL_PIPELINE_H
 #define TL_PIPELINE_H
 
@@ -23,22 +25,30 @@ typedef struct {
 
 /* Layout mirrored by jpegloader.decoders.jpeg.PLAN_DTYPE. */
 typedef struct {
-    int32_t skip;        /* non-zero: the Python path handles this sample */
-    int32_t scale_denom; /* 1, 2, 4 or 8 */
-    int32_t flip;        /* mirror the output horizontally */
-    int32_t jitter_on;   /* non-zero: apply `jitter` after resampling */
+    int32_t skip;           /* non-zero: the Python path handles this sample */
+    int32_t scale_denom;    /* 1, 2, 4 or 8 */
+    int32_t flip;           /* mirror the output horizontally */
+    int32_t filter;         /* TL_FILTER_* (resample.h) */
+    int32_t vertical_first; /* run the vertical pass first (Pillow 13+ does for tall
+                               reductions; see NOTE [ Pillow's pass order ]) */
+    int32_t reserved;
     tl_axis x, y;
-    tl_jitter jitter;
+    tl_colour colour;       /* applied after resampling */
 } tl_plan;
 
-/* Writes n samples of float32 [3, out_h, out_w] into out.  lut is float32
- * [3][256]: the value of each 8-bit level after ToTensor and Normalize.
- * Each sample gets a status and, when not TL_OK, a message of TL_MSG_LEN
- * bytes; its pixels are then zero so a slot never keeps stale data.
- * seconds[0] and seconds[1] are increased by the time spent decoding
- * (libjpeg-turbo) and augmenting (resample, jitter, flip, normalize). */
+/* Output element types of tl_decode_batch. */
+enum { TL_OUT_FLOAT32 = 0, TL_OUT_UINT8 = 1 };
+
+/* Writes n samples of [3, out_h, out_w] into out: float32 values lut[ch][level]
+ * (lut is float32 [3][256]: each 8-bit level after ToTensor and Normalize)
+ * when out_type is TL_OUT_FLOAT32, or the 8-bit levels themselves when it is
+ * TL_OUT_UINT8 (lut unused).  Each sample gets a status and, when not TL_OK,
+ * a message of TL_MSG_LEN bytes; its pixels are then zero so a slot never
+ * keeps stale data.  seconds[0] and seconds[1] are increased by the time
+ * spent decoding (libjpeg-turbo) and augmenting (resample, colour, flip,
+ * output). */
 void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
-                     const tl_plan *plans, int n, float *out, int out_h,
+                     const tl_plan *plans, int n, void *out, int out_type, int out_h,
                      int out_w, const float *lut, int64_t max_pixels,
                      int32_t *status, char *messages, double *seconds);
 

@@ -14,6 +14,17 @@
 /* Pillow: PRECISION_BITS = 32 - 8 - 2, leaving headroom for the sum. */
 #define PRECISION_BITS 22
 
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+/* Pillow's filter functions, with its constants and their types (hamming's
+ * 0.54f and 0.46f are floats in Pillow, so they are here). */
+static double box_filter(double x)
+{
+    return (x > -0.5 && x <= 0.5) ? 1.0 : 0.0;
+}
+
 static double bilinear_filter(double x)
 {
     if (x < 0.0)
@@ -23,23 +34,80 @@ static double bilinear_filter(double x)
     return 0.0;
 }
 
-int tl_coeffs_compute(tl_coeffs *c, int in_size, double in0, double in1,
+static double hamming_filter(double x)
+{
+    if (x < 0.0)
+        x = -x;
+    if (x == 0.0)
+        return 1.0;
+    if (x >= 1.0)
+        return 0.0;
+    x = x * M_PI;
+    return sin(x) / x * (0.54f + 0.46f * cos(x));
+}
+
+static double bicubic_filter(double x)
+{
+    const double a = -0.5;
+    if (x < 0.0)
+        x = -x;
+    if (x < 1.0)
+        return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
+    if (x < 2.0)
+        return (((x - 5) * x + 8) * x - 4) * a;
+    return 0.0;
+}
+
+static double sinc_filter(double x)
+{
+    if (x == 0.0)
+        return 1.0;
+    x = x * M_PI;
+    return sin(x) / x;
+}
+
+static double lanczos_filter(double x)
+{
+    if (-3.0 <= x && x < 3.0)
+        return sinc_filter(x) * sinc_filter(x / 3);
+    return 0.0;
+}
+
+static const struct {
+    double (*fn)(double);
+    double support;
+} FILTERS[TL_FILTER_COUNT] = {
+    [TL_FILTER_BILINEAR] = {bilinear_filter, 1.0},
+    [TL_FILTER_BICUBIC] = {bicubic_filter, 2.0},
+    [TL_FILTER_BOX] = {box_filter, 0.5},
+    [TL_FILTER_HAMMING] = {hamming_filter, 1.0},
+    [TL_FILTER_LANCZOS] = {lanczos_filter, 3.0},
+};
+
+double tl_filter_support(int filter)
+{
+    return filter >= 0 && filter < TL_FILTER_COUNT ? FILTERS[filter].support : 0.0;
+}
+
+int tl_coeffs_compute(tl_coeffs *c, int filter, int in_size, double in0, double in1,
                       int out_size, int out_start, int n)
 {
     /* Pillow receives the box as C floats; keep that rounding. */
     float fin0 = (float)in0, fin1 = (float)in1;
     double scale, filterscale, support, ss;
     double *w;
+    double (*fn)(double);
     int ksize, i;
 
     memset(c, 0, sizeof(*c));
-    if (in_size <= 0 || out_size <= 0 || n <= 0 || out_start < 0 ||
-        out_start + n > out_size)
+    if (filter < 0 || filter >= TL_FILTER_COUNT || in_size <= 0 || out_size <= 0 || n <= 0 ||
+        out_start < 0 || out_start + n > out_size)
         return -1;
+    fn = FILTERS[filter].fn;
     filterscale = scale = (double)(fin1 - fin0) / out_size;
     if (filterscale < 1.0)
         filterscale = 1.0;
-    support = 1.0 * filterscale; /* bilinear support is 1 */
+    support = FILTERS[filter].support * filterscale;
     ksize = (int)ceil(support) * 2 + 1;
     ss = 1.0 / filterscale;
 
@@ -68,7 +136,7 @@ int tl_coeffs_compute(tl_coeffs *c, int in_size, double in0, double in1,
         if (xmax > ksize)
             xmax = ksize;
         for (x = 0; x < xmax; x++) {
-            w[x] = bilinear_filter((x + xmin - center + 0.5) * ss);
+            w[x] = fn((x + xmin - center + 0.5) * ss);
             ww += w[x];
         }
         for (x = 0; x < ksize; x++) {
@@ -234,6 +302,21 @@ void tl_levels_to_float(const uint8_t *src, int rows, int cols, const float *lut
     }
 }
 
+void tl_levels_copy(const uint8_t *src, int rows, int cols, int flip, uint8_t *dst)
+{
+    int y, x;
+    if (!flip) {
+        memcpy(dst, src, (size_t)rows * cols);
+        return;
+    }
+    for (y = 0; y < rows; y++) {
+        const uint8_t *in = src + (size_t)y * cols;
+        uint8_t *o = dst + (size_t)y * cols;
+        for (x = 0; x < cols; x++)
+            o[cols - 1 - x] = in[x];
+    }
+}
+
 /* Blocked so that both sides stay in cache for large images. */
 enum { TL_BLOCK = 32 };
 
@@ -287,6 +370,28 @@ deinterleave_ssse3(const uint8_t *s, int cols, uint8_t *r, uint8_t *g, uint8_t *
 }
 #endif
 
+static void deinterleave_row(const uint8_t *s, int cols, uint8_t *r, uint8_t *g, uint8_t *b)
+{
+#ifdef TL_HAVE_SSSE3_PATH
+    if (__builtin_cpu_supports("ssse3")) {
+        deinterleave_ssse3(s, cols, r, g, b);
+        return;
+    }
+#endif
+    deinterleave_scalar(s, 0, cols, r, g, b);
+}
+
+void tl_split_rgb(const uint8_t *src, size_t src_stride, int rows, int cols,
+                  uint8_t *planes, size_t plane_size)
+{
+    int y;
+    for (y = 0; y < rows; y++) {
+        uint8_t *r = planes + (size_t)y * cols;
+        deinterleave_row(src + (size_t)y * src_stride, cols, r, r + plane_size,
+                         r + 2 * plane_size);
+    }
+}
+
 void tl_split_transpose_rgb(const uint8_t *src, size_t src_stride, int rows,
                             int cols, uint8_t *planes, size_t plane_stride,
                             size_t plane_size, uint8_t *strip)
@@ -294,22 +399,12 @@ void tl_split_transpose_rgb(const uint8_t *src, size_t src_stride, int rows,
     /* Per strip of 16 rows: deinterleave into three planar strips (sequential
      * reads and writes), then transpose each with the 16x16 kernel. */
     int y0, y, ch;
-#ifdef TL_HAVE_SSSE3_PATH
-    int ssse3 = __builtin_cpu_supports("ssse3");
-#endif
     for (y0 = 0; y0 < rows; y0 += 16) {
         int n = rows - y0 < 16 ? rows - y0 : 16;
         for (y = 0; y < n; y++) {
-            const uint8_t *s = src + (size_t)(y0 + y) * src_stride;
-            uint8_t *r = strip + (size_t)y * cols, *g = r + (size_t)16 * cols,
-                    *b = g + (size_t)16 * cols;
-#ifdef TL_HAVE_SSSE3_PATH
-            if (ssse3) {
-                deinterleave_ssse3(s, cols, r, g, b);
-                continue;
-            }
-#endif
-            deinterleave_scalar(s, 0, cols, r, g, b);
+            uint8_t *r = strip + (size_t)y * cols;
+            deinterleave_row(src + (size_t)(y0 + y) * src_stride, cols, r,
+                             r + (size_t)16 * cols, r + (size_t)32 * cols);
         }
         for (ch = 0; ch < 3; ch++)
             tl_transpose_u8(strip + (size_t)ch * 16 * cols, (size_t)cols, n, cols,

@@ -1,10 +1,12 @@
-/* Pillow-compatible separable bilinear resampling on 8-bit RGB rows.
+/* Pillow-compatible separable resampling on 8-bit planes.
  *
- * Reproduces Pillow's ImagingResample (Resample.c) for the BILINEAR filter:
+ * Reproduces Pillow's ImagingResample (Resample.c) for its convolution
+ * filters (bilinear, bicubic with a = -0.5, box, hamming, lanczos):
  * double-precision coefficients with antialiasing support scaling, converted
  * to 22-bit fixed point, an 8-bit intermediate between the two passes, and
- * the same rounding.  Given the same decoded pixels the output is bit-exact
- * with PIL's Image.resize, which is what torchvision uses for PIL images.
+ * the same rounding.  Given the same decoded pixels (and the pass order the
+ * installed Pillow uses, see pipeline.c) the output is bit-exact with PIL's
+ * Image.resize, which is what torchvision uses for PIL images.
  *
  * Both passes are written as one "filter down the rows" primitive on
  * single-channel planes; the horizontal pass runs it on a transposed plane,
@@ -17,6 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Pillow's resampling filters (plan values; 0, the zeroed default, is bilinear). */
+enum { TL_FILTER_BILINEAR = 0, TL_FILTER_BICUBIC = 1, TL_FILTER_BOX = 2,
+       TL_FILTER_HAMMING = 3, TL_FILTER_LANCZOS = 4, TL_FILTER_COUNT = 5 };
+
 typedef struct {
     int ksize;        /* taps reserved per output sample */
     int n;            /* output samples described */
@@ -24,12 +30,16 @@ typedef struct {
     int32_t *kk;      /* [n][ksize]: fixed-point weights */
 } tl_coeffs;
 
-/* Coefficients for output samples [out_start, out_start + n) of a resize of
- * an axis of in_size samples, box [in0, in1), to out_size samples.  Taps are
- * clamped to [0, in_size) exactly as Pillow clamps to the image it resizes.
- * Returns 0, or -1 when out of memory or arguments are invalid. */
-int tl_coeffs_compute(tl_coeffs *c, int in_size, double in0, double in1,
+/* Coefficients of `filter` for output samples [out_start, out_start + n) of
+ * a resize of an axis of in_size samples, box [in0, in1), to out_size
+ * samples.  Taps are clamped to [0, in_size) exactly as Pillow clamps to the
+ * image it resizes.  Returns 0, or -1 when out of memory or arguments are
+ * invalid. */
+int tl_coeffs_compute(tl_coeffs *c, int filter, int in_size, double in0, double in1,
                       int out_size, int out_start, int n);
+
+/* The filter's support (half-width in input samples before scaling). */
+double tl_filter_support(int filter);
 void tl_coeffs_free(tl_coeffs *c);
 
 /* Smallest and one-past-largest input index used by any output sample. */
@@ -55,6 +65,15 @@ void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
  * set: ToTensor + Normalize for pixels already in 8 bits. */
 void tl_levels_to_float(const uint8_t *src, int rows, int cols, const float *lut, int flip,
                         float *dst);
+
+/* dst[y][x] = src[y][x] for a rows x cols plane, mirrored when flip is set:
+ * PILToTensor's bytes. */
+void tl_levels_copy(const uint8_t *src, int rows, int cols, int flip, uint8_t *dst);
+
+/* Splits interleaved RGB rows into three planes [rows][cols], planes
+ * plane_size bytes apart. */
+void tl_split_rgb(const uint8_t *src, size_t src_stride, int rows, int cols,
+                  uint8_t *planes, size_t plane_size);
 
 /* Splits interleaved RGB rows into three planes, transposed:
  * planes[ch][x * plane_stride + y] = src[y][x*3 + ch], planes ch apart by

@@ -29,11 +29,12 @@ from PIL import Image
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as F
 
-from ..decoders.jpeg import JITTER_NONE
+from ...decoders.jpeg import FILTERS
+from ...decoders.plans import Geometry, to_plans
+from ..colour import colour_program, jitter_factors, jitter_image, jitter_steps, permutations
+from ..random_stream import uniforms
 from . import boxes as B
-from .geometry import Geometry, to_plans
-from .random_stream import uniforms
-from .ssd_lowering import STANDARD_SAMPLE_OPTIONS, LoweredSSD
+from .recognise import STANDARD_SAMPLE_OPTIONS, LoweredSSD
 
 FLIP_SLOT, ORDER_SLOTS, FACTOR_SLOTS, CROP_FIRST_SLOT = 0, 1, 4, 8
 TRIALS_PER_CHUNK = 16
@@ -47,8 +48,8 @@ class SSDDraw:
     mode: np.ndarray     # int64[n]: index into sample_options; 0 keeps the whole image
     window: np.ndarray   # float64[n, 4]: left, top, w, h of the accepted crop
     flip: np.ndarray     # bool[n]
-    order: np.ndarray    # int32[n, 4]: ColorJitter op per step (JITTER_NONE: absent)
-    factors: np.ndarray  # float32[n, 4]: brightness, contrast, saturation, hue
+    order: np.ndarray    # int32[n, 4]: ColorJitter's adjustment at each step
+    factors: np.ndarray  # float32[n, 4]: brightness, contrast, saturation, hue (NaN: absent)
     # per sample, its (boxes, labels) after the crop (None when not cropped): the
     # window was confirmed by computing them, so they are kept, not recomputed
     cropped: list[tuple[torch.Tensor, torch.Tensor] | None]
@@ -108,17 +109,6 @@ def _draw_crop(boxes: np.ndarray, labels: torch.Tensor, seed: int, index: int,
     return 0, np.zeros(4), None
 
 
-def _permutations(u: np.ndarray) -> np.ndarray:
-    """Uniformly random orders of (0, 1, 2, 3) from 3 uniforms per row (Fisher-Yates)."""
-    n = len(u)
-    perm = np.tile(np.arange(4, dtype=np.int32), (n, 1))
-    rows = np.arange(n)
-    for i, col in zip((3, 2, 1), range(3)):
-        j = np.minimum((u[:, col] * (i + 1)).astype(np.int64), i)
-        perm[rows, i], perm[rows, j] = perm[rows, j], perm[rows, i].copy()
-    return perm
-
-
 def draw_ssd(lowered: LoweredSSD, boxes: list[np.ndarray], labels: list[torch.Tensor],
              seed: int, indices) -> SSDDraw:
     n = len(boxes)
@@ -130,20 +120,9 @@ def draw_ssd(lowered: LoweredSSD, boxes: list[np.ndarray], labels: list[torch.Te
         mode[i], window[i], kept = _draw_crop(boxes[i], labels[i], seed, int(indices[i]),
                                               lowered.crop_iterations)
         cropped.append(kept)
-    order = _permutations(u[:, ORDER_SLOTS:ORDER_SLOTS + 3])
-    factors = np.zeros((n, 4), dtype=np.float32)
-    for op, rng in enumerate(lowered.jitter):
-        if rng is None:
-            order[order == op] = JITTER_NONE
-        else:
-            lo, hi = rng
-            factors[:, op] = lo + u[:, FACTOR_SLOTS + op] * (hi - lo)
+    order = permutations(u[:, ORDER_SLOTS:ORDER_SLOTS + 3])
+    factors = jitter_factors(lowered.jitter, u[:, FACTOR_SLOTS:FACTOR_SLOTS + 4])
     return SSDDraw(mode, window, u[:, FLIP_SLOT] < lowered.flip_p, order, factors, cropped)
-
-
-def hue_shift(hue_factor: float) -> int:
-    """The byte torchvision adds to H: uint8(int32(hue_factor * 255))."""
-    return int(np.int32(hue_factor * 255).astype(np.uint8))
 
 
 def crop_pixels(window: np.ndarray, htot: int, wtot: int) -> tuple[int, int, int, int]:
@@ -168,14 +147,13 @@ def plans_for(lowered: LoweredSSD, d: SSDDraw | None, json_hw: np.ndarray,
     zeros = np.zeros(n, dtype=np.int64)
     flip = np.zeros(n, dtype=bool) if d is None else d.flip
     g = Geometry(crop[:, 0], crop[:, 1], crop[:, 2], crop[:, 3], np.full(n, w), np.full(n, h),
-                 zeros, zeros, flip, np.zeros(n, dtype=bool), [], [])
+                 zeros, zeros, flip, np.zeros(n, dtype=bool),
+                 np.full(n, FILTERS["bilinear"], dtype=np.int32))
     skip = skip | (crop[:, 2] <= 0) | (crop[:, 3] <= 0)
-    plans = to_plans(g, json_hw[:, 1], json_hw[:, 0], allow_dct_scaling, skip=skip)
-    if d is not None:
-        plans["jitter_on"] = 1
-        plans["jitter"]["order"] = d.order
-        plans["jitter"]["factor"] = d.factors[:, :3]
-        plans["jitter"]["hue_shift"] = [hue_shift(float(f)) for f in d.factors[:, 3]]
+    colour = None if d is None else \
+        colour_program(jitter_steps(np.ones(n, dtype=bool), d.order, d.factors), n)
+    plans = to_plans(g, json_hw[:, 1], json_hw[:, 0], allow_dct_scaling, skip=skip,
+                     colour=colour)
     return plans, out_hw
 
 
@@ -189,21 +167,6 @@ def boxes_for(d: SSDDraw, k: int, bboxes: torch.Tensor,
     return bboxes, labels
 
 
-def jitter_image(image: Image.Image, d: SSDDraw, k: int) -> Image.Image:
-    """ColorJitter with sample k's order and factors, as torchvision runs it."""
-    b, c, s, h = (float(v) for v in d.factors[k])
-    for op in d.order[k]:
-        if op == 0:
-            image = F.adjust_brightness(image, b)
-        elif op == 1:
-            image = F.adjust_contrast(image, c)
-        elif op == 2:
-            image = F.adjust_saturation(image, s)
-        elif op == 3:
-            image = F.adjust_hue(image, h)
-    return image
-
-
 def replay_image(lowered: LoweredSSD, tensor_stage, d: SSDDraw | None, k: int,
                  image: Image.Image, json_hw) -> torch.Tensor:
     """Sample k's image through PIL and torchvision with the drawn parameters."""
@@ -214,7 +177,7 @@ def replay_image(lowered: LoweredSSD, tensor_stage, d: SSDDraw | None, k: int,
             image = image.transpose(Image.FLIP_LEFT_RIGHT)
     image = F.resize(image, list(lowered.size), InterpolationMode.BILINEAR, antialias=True)
     if d is not None:
-        image = jitter_image(image, d, k)
+        image = jitter_image(image, d.order[k], d.factors[k])
     for t in tensor_stage:
         image = t(image)
     return image

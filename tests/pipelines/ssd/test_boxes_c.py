@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from tests.coco_fixtures import coco_sample
-from jpegloader.datasets.coco import COCODetection
-from jpegloader.transforms import boxes as B
+from jpegloader.pipelines.ssd import boxes as B
+from jpegloader.pipelines.ssd.dataset import COCODetection
 from jpegloader.transforms.ssd import dboxes300_coco
+from tests.coco_fixtures import coco_sample
 
 DBOXES = dboxes300_coco()("ltrb")
 

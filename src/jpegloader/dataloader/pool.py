@@ -1,17 +1,17 @@
-"""Worker processes, their queues and the ring: the multi-process engine.
+"""Worker processes, their queues and the ring: the multi-process worker pool.
 
-One engine serves one epoch, or every epoch with persistent_workers.  Batches
+One pool serves one epoch, or every epoch with persistent_workers.  Batches
 are assigned round-robin with at most ``prefetch_factor`` outstanding per
 worker (as torch does), results are re-ordered so batches come out in the
 sampler's order, and results from an abandoned epoch are drained and their
 slots reused.
 
-NOTE [ Engine shutdown ]
+NOTE [ Pool shutdown ]
 ``shutdown`` is idempotent and also registered with weakref.finalize, so it
 runs when the loader or iterator is dropped, on garbage collection, and at
 interpreter exit.  It asks workers to stop, waits briefly, then terminates
-and finally kills stragglers: no worker outlives its engine.  At the end of an
-epoch the loader calls ``stop``, which runs the same shutdown on a reaper
+and finally kills stragglers: no worker outlives its pool.  At the end of an
+epoch the epoch calls ``stop``, which runs the same shutdown on a reaper
 thread while the training loop goes on, so the workers' teardown (tens of
 milliseconds for a forked copy of a torch process) does not delay the epoch.  Ring memory is
 file-descriptor shared (see ring.py), so nothing is left in /dev/shm either.
@@ -26,7 +26,7 @@ import threading
 import time
 import weakref
 
-from .batch_decoder import BatchDecoder
+from ..pipelines.contract import BatchDecoder
 from .ring import BatchRing, Slot
 from .workers import Result, Task, worker_loop
 
@@ -68,14 +68,14 @@ def _shutdown(workers, task_queues, result_queue) -> None:
         q.close()
 
 
-class Engine:
+class WorkerPool:
     def __init__(self, decoder: BatchDecoder, rings: list[BatchRing], *,
                  num_workers: int, prefetch_factor: int, context, base_seed: int,
                  worker_init_fn, dataset):
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
         # One ring per worker, so each worker maps (and counts in its memory) only its
-        # own slots.  The rings outlive the engine: their pages stay allocated from
+        # own slots.  The rings outlive the pool: their pages stay allocated from
         # epoch to epoch.
         self.rings = rings
         self.outstanding = [0] * num_workers
@@ -110,7 +110,7 @@ class Engine:
         return self._finalizer.alive
 
     def stop(self) -> None:
-        """Shuts the workers down on a background thread (see NOTE [ Engine
+        """Shuts the workers down on a background thread (see NOTE [ Pool
         shutdown ]): the end of an epoch need not wait for processes to tear down.
         ``shutdown`` waits for that thread."""
         if self._reaper is None:

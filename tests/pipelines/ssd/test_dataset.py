@@ -7,10 +7,10 @@ import pytest
 import torch
 from PIL import Image
 
+from jpegloader.datasets import COCODetection
+from jpegloader.pipelines.ssd.dataset import COCOFormatError
 from tests import ssd_user_copy as user
 from tests.coco_fixtures import write_coco
-from jpegloader.datasets import COCODetection
-from jpegloader.datasets.coco import COCOFormatError
 
 
 @pytest.fixture

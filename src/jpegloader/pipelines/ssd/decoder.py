@@ -16,20 +16,21 @@ import numpy as np
 import torch
 from PIL import Image
 
-from ..decoders import DEFAULT_MAX_PIXELS, decode_batch
-from ..decoders import status as st
-from ..transforms import boxes as B
-from ..transforms.ssd_draw import boxes_for, draw_ssd, plans_for, replay_image
-from ..transforms.ssd_lowering import LoweredSSD
-from .annotation_table import AnnotationTable
-from .batch_decoder import (
+from ...decoders import decode_batch
+from ...decoders import status as st
+from ..contract import (
     BatchDecoder,
     BatchReport,
+    DecodeOptions,
     Stopwatch,
     compact,
     image_sizes,
     read_files,
 )
+from . import boxes as B
+from .draw import boxes_for, draw_ssd, plans_for, replay_image
+from .recognise import LoweredSSD
+from .table import AnnotationTable
 
 
 def _load_rgb(path: str) -> Image.Image:
@@ -39,12 +40,13 @@ def _load_rgb(path: str) -> Image.Image:
 
 
 class CocoBatchDecoder(BatchDecoder):
-    def __init__(self, table: AnnotationTable, lowered: LoweredSSD, decode: str = "auto",
-                 on_error: str = "raise", max_pixels: int = DEFAULT_MAX_PIXELS):
-        super().__init__(decode, on_error, max_pixels)
+    def __init__(self, table: AnnotationTable, lowered: LoweredSSD, options: DecodeOptions):
+        super().__init__(options)
         self.table = table
         self.lowered = lowered
-        self.n_boxes = lowered.max_num if lowered.val else lowered.dboxes_ltrb.shape[0]
+        self.lut = lowered.lut_array
+        self.dboxes_ltrb = lowered.dboxes_ltrb
+        self.n_boxes = lowered.max_num if lowered.val else self.dboxes_ltrb.shape[0]
 
     @property
     def layout(self):
@@ -78,10 +80,10 @@ class CocoBatchDecoder(BatchDecoder):
         if not lowered.val:
             d = draw_ssd(lowered, [a[0].numpy() for a in annotations],
                          [a[1] for a in annotations], seed, indices)
-        plans, out_hw = plans_for(lowered, d, json_hw, self.allow_dct_scaling, ~fast)
+        plans, out_hw = plans_for(lowered, d, json_hw, self.options.allow_dct_scaling, ~fast)
         c_seconds = np.zeros(2)
-        status, messages = decode_batch(batch, plans, images[:n], lowered.lut, self.max_pixels,
-                                        c_seconds)
+        status, messages = decode_batch(batch, plans, images[:n], self.lut,
+                                        self.options.max_pixels, c_seconds)
         ids[:n] = table.files.targets_of(indices)
         heights[:n], widths[:n] = out_hw[:, 0], out_hw[:, 1]
         watch.lap_c_core(c_seconds)
@@ -120,5 +122,5 @@ class CocoBatchDecoder(BatchDecoder):
             out_labels[:len(labels)] = labels.numpy()
             return
         boxes, labels = boxes_for(d, k, boxes, labels)
-        B.encode_into(boxes, labels, self.lowered.dboxes_ltrb, self.lowered.criteria,
+        B.encode_into(boxes, labels, self.dboxes_ltrb, self.lowered.criteria,
                       out_boxes, out_labels)

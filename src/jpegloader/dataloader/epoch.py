@@ -1,0 +1,268 @@
+"""One epoch of an accelerated loader: batches in the sampler's order.
+
+NOTE [ One object owns an epoch ]
+The loader holds configuration, the verdict, the rings (their pages stay
+allocated from epoch to epoch) and, with persistent_workers, the worker pool.
+An ``Epoch`` holds everything of one pass: the sampler's iterator, the epoch
+seed, its worker pool (its own, or the loader's persistent one, borrowed),
+the batches in flight, the batch the user still holds and the statistics.  It
+ends when the sampler is exhausted, when ``close`` is called (the loader does
+when a new epoch starts while this one is unfinished) or when it is garbage
+collected; then it stops its own workers and hands its statistics back, once,
+as a value (``on_end(stats)``).
+"""
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from ..pipelines.contract import BatchDecoder, BatchReport, SampleFailure
+from .delivery import DeviceFeed
+from .pool import WorkerPool
+from .ring import ZERO_COPY_SUPPORTED
+
+
+@dataclass
+class EpochStats:
+    """What an epoch (or several, merged) did: samples skipped (index, path, why),
+    samples that took the Python path, and seconds per stage (NOTE [ Stage times ]
+    in loader.py)."""
+
+    skipped: list[tuple[int, str, str]] = field(default_factory=list)
+    python_path: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def add_report(self, report: BatchReport) -> None:
+        self.skipped.extend(report.skipped)
+        self.python_path += report.python_path
+        self.add_seconds(report.seconds)
+
+    def add_seconds(self, seconds: dict[str, float]) -> None:
+        for stage, t in seconds.items():
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + t
+
+    def merged(self, other: EpochStats) -> EpochStats:
+        out = EpochStats(list(self.skipped), self.python_path, dict(self.seconds))
+        out.skipped.extend(other.skipped)
+        out.python_path += other.python_path
+        out.add_seconds(other.seconds)
+        return out
+
+
+@dataclass(frozen=True)
+class EpochSettings:
+    """What an epoch needs from its loader."""
+
+    decoder: BatchDecoder
+    layout_batch_size: int
+    num_workers: int
+    persistent: bool
+    timeout: float
+    pin: bool
+    device: torch.device | None
+    make_pool: Callable[[int], WorkerPool]  # base seed -> a started pool
+
+
+class Epoch:
+    """Yields batches with default_collate's structure (the decoder's ``assemble``)."""
+
+    def __init__(self, settings: EpochSettings, sampler_iter, base_seed: int, epoch: int,
+                 seed: int, pool: WorkerPool | None, length: int,
+                 on_end: Callable[[EpochStats], None]):
+        self.settings = settings
+        self.index = epoch
+        self._sampler_iter = sampler_iter
+        self._seed = seed
+        self._decoder = settings.decoder
+        self._length = length
+        self.stats = EpochStats()
+        self._on_end = on_end
+        # An epoch without a pool handed in makes (and owns) its own.
+        self.owns_pool = pool is None and settings.num_workers > 0
+        self.pool = settings.make_pool(base_seed) if self.owns_pool else pool
+        self._feed = DeviceFeed(settings.device) if settings.device is not None else None
+        self._staged = None
+        self._sent = self._received = 0
+        self._sampler_done = False
+        self._ready: dict[int, tuple] = {}
+        self._holding = None  # the result whose batch the user has now
+        self._ended = False
+        self._finalizer = weakref.finalize(self, Epoch._abandon, self.pool, self.owns_pool,
+                                           self.stats, on_end)
+        if self.pool is not None:
+            self._fill()
+
+    def __iter__(self):
+        return self
+
+    def __len__(self) -> int:
+        return self._length
+
+    # -- the end -----------------------------------------------------------------------
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    @staticmethod
+    def _abandon(pool: WorkerPool | None, owned: bool, stats: EpochStats, on_end) -> None:
+        """Garbage collected mid-epoch: no worker may go on writing a slot, and the
+        statistics still go back."""
+        if pool is not None and owned:
+            pool.shutdown()
+        on_end(stats)
+
+    def _end(self) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        self._finalizer.detach()
+        if self.pool is not None and self._holding is not None:
+            self.pool.finished(self._holding)
+            self._holding = None
+        if self.owns_pool:
+            self.pool.stop()  # reaped in the background
+        self._on_end(self.stats)
+
+    def close(self) -> None:
+        """Ends the epoch now (a new one is starting): its own workers are stopped
+        and waited for if busy, so none still writes a slot; a persistent pool is
+        kept, its stale results are drained by the next epoch."""
+        if self._ended:
+            return
+        if self.owns_pool and not self.pool.idle:
+            self.pool.shutdown()
+        self._end()
+
+    # -- producing batches -----------------------------------------------------------------
+    def _fill(self) -> None:
+        pool = self.pool
+        while not self._sampler_done and pool.has_room():
+            try:
+                indices = next(self._sampler_iter)
+            except StopIteration:
+                self._sampler_done = True
+                return
+            pool.submit(self.index, self._sent, indices, self._seed)
+            self._sent += 1
+
+    def _next_inline(self):
+        """num_workers=0: decode in this process, straight into the output."""
+        while True:
+            indices = next(self._sampler_iter)
+            n = len(indices)
+            tensors = [torch.empty((n, *shape), dtype=dtype, pin_memory=self.settings.pin)
+                       for shape, dtype in self._decoder.layout]
+            try:
+                report = self._decoder.decode(indices, self._seed,
+                                              tuple(t.numpy() for t in tensors),
+                                              "in the main process")
+            except SampleFailure as failure:
+                failure.wrapper.reraise()
+            self.stats.add_report(report)
+            if report.count:
+                return self._decoder.assemble([t[:report.count] for t in tensors])
+
+    def _next_from_workers(self):
+        pool = self.pool
+        while True:
+            if self._received in self._ready:
+                result, slot = self._ready.pop(self._received)
+                self._received += 1
+                batch = self._take(result, slot)
+                # NOTE [ A worker's quota includes the batch the user holds ]
+                # A batch counts against its worker's prefetch quota until the next
+                # one is yielded: its slot is still in the user's hands until then,
+                # so a worker's prefetch_factor slots are always enough.
+                if batch is None:  # every sample skipped: nothing handed over
+                    pool.finished(result)
+                else:
+                    if self._holding is not None:
+                        pool.finished(self._holding)
+                    self._holding = result
+                self._fill()
+                if batch is not None:
+                    return batch
+                continue
+            if self._sampler_done and self._received >= self._sent:
+                raise StopIteration
+            waiting = time.perf_counter()
+            try:
+                result, slot = pool.receive(self.settings.timeout)
+            except TimeoutError as e:
+                pool.shutdown()
+                raise RuntimeError(str(e)) from None
+            finally:
+                self.stats.add_seconds({"wait": time.perf_counter() - waiting})
+            if result.epoch != self.index:  # from an abandoned epoch or a failed init
+                pool.finished(result)
+                if slot is not None:
+                    pool.release(slot)
+                if result.epoch < 0:
+                    pool.shutdown()
+                    result.report.reraise()
+                self._fill()
+                continue
+            if hasattr(result.report, "reraise"):
+                pool.release(slot)
+                pool.shutdown()
+                result.report.reraise()
+            self._ready[result.batch_no] = (result, slot)
+
+    def _take(self, result, slot):
+        report = result.report
+        self.stats.add_report(report)
+        if report.count == 0:
+            self.pool.release(slot)
+            return None
+        start = time.perf_counter()
+        pin, feed = self.settings.pin, self._feed
+        if pin or feed is not None or not ZERO_COPY_SUPPORTED:
+            tensors = [_copy(t[:report.count], pin) for t in slot.tensors]
+            self.pool.release(slot)
+            stage = "pin_copy" if pin or feed is not None else "assembly"
+        else:
+            tensors = self.pool.lend(slot, report.count)
+            stage = "assembly"
+        batch = self._decoder.assemble(tensors)
+        self.stats.add_seconds({stage: time.perf_counter() - start})
+        return batch
+
+    def _next_batch(self):
+        try:
+            if self.pool is None:
+                return self._next_inline()
+            return self._next_from_workers()
+        except StopIteration:
+            self._end()
+            raise
+
+    # -- delivering them ---------------------------------------------------------------
+    def __next__(self):
+        if self._feed is None:
+            return self._next_batch()
+        if self._staged is None:
+            self._staged = self._start_copy(self._next_batch())
+        current = self._staged
+        try:
+            self._staged = self._start_copy(self._next_batch())
+        except StopIteration:
+            self._staged = None
+        start = time.perf_counter()
+        batch = self._feed.finish(current)
+        self.stats.add_seconds({"pin_copy": time.perf_counter() - start})
+        return batch
+
+    def _start_copy(self, batch):
+        start = time.perf_counter()
+        moved = self._feed.start(batch)
+        self.stats.add_seconds({"pin_copy": time.perf_counter() - start})
+        return moved
+
+
+def _copy(t: torch.Tensor, pinned: bool) -> torch.Tensor:
+    out = torch.empty(t.shape, dtype=t.dtype, pin_memory=pinned)
+    return out.copy_(t)

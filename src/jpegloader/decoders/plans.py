@@ -1,0 +1,116 @@
+"""From resolved per-sample parameters to the C core's plan records.
+
+A pipeline's draws resolve every random choice of a batch into a ``Geometry``
+(the window of the source image to resample, the resize target, the part of it
+kept, the flip, the filter) and optionally a colour program.  ``to_plans``
+turns those into ``PLAN_DTYPE`` records: the decode region in the (possibly
+DCT-downscaled) image, the resampler's box, the pass order the installed Pillow
+would use, the colour steps.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import PIL
+
+from .jpeg import COLOUR_STEPS, empty_plans
+
+
+@dataclass
+class Geometry:
+    """Resolved geometry for n samples (int64 arrays of length n unless noted)."""
+
+    # the source window that is resized (the whole image when there is no crop before
+    # the resize), in source pixels
+    crop_x: np.ndarray
+    crop_y: np.ndarray
+    crop_w: np.ndarray
+    crop_h: np.ndarray
+    # the resize target, and the window of it that is kept
+    resize_w: np.ndarray
+    resize_h: np.ndarray
+    keep_x: np.ndarray
+    keep_y: np.ndarray
+    flip: np.ndarray             # bool: mirror the output
+    needs_padding: np.ndarray    # bool: a crop is larger than the image (Python path)
+    filter: np.ndarray           # int32: decoders.jpeg.FILTERS value
+
+
+@dataclass
+class ColourProgram:
+    """Per-sample colour steps (decoders.jpeg.BRIGHTNESS ... GRAYSCALE), run in order."""
+
+    op: np.ndarray     # int32[n, COLOUR_STEPS], COLOUR_NONE where unused
+    value: np.ndarray  # float32[n, COLOUR_STEPS]
+
+
+def _pillow_major() -> int:
+    try:
+        return int(PIL.__version__.split(".")[0])
+    except ValueError:
+        return 0
+
+
+#: NOTE [ Pillow's pass order ] (csrc/pipeline.c): Pillow 13 resamples vertically
+#: first when the height shrinks by more than twice what the width does; earlier
+#: Pillows (and pillow-simd) always go horizontally first.
+PILLOW_VERTICAL_FIRST = _pillow_major() >= 13
+
+
+def vertical_first(in_w, in_h, out_w, out_h) -> np.ndarray:
+    """Whether the installed Pillow resizes an in_w x in_h image to out_w x out_h
+    with the vertical pass first."""
+    dh = np.asarray(in_h) - np.asarray(out_h)
+    dw = np.asarray(in_w) - np.asarray(out_w)
+    if not PILLOW_VERTICAL_FIRST:
+        return np.zeros(np.broadcast(dh, dw).shape, dtype=bool)
+    return (dh > 0) & (dh > 2 * dw)
+
+
+DCT_SCALES = (8, 4, 2)  # libjpeg-turbo has fast IDCTs for these; never the M/8 ones
+DCT_MARGIN = 1.25  # measured: worst mean abs diff 1.35 on imagenet-sample (2.0: 0.23)
+
+
+def to_plans(g: Geometry, widths, heights, allow_dct_scaling: bool,
+             skip: np.ndarray | None = None, colour: ColourProgram | None = None
+             ) -> np.ndarray:
+    """C plan records for a batch (PLAN_DTYPE[n])."""
+    n = len(g.flip)
+    w0 = np.asarray(widths, dtype=np.int64)
+    h0 = np.asarray(heights, dtype=np.int64)
+    scale = np.ones(n, dtype=np.int64)
+    if allow_dct_scaling:
+        # Downscale in the DCT domain only when the crop is at least `d` times
+        # the resize target on both axes, so the resampler still shrinks.
+        for d in DCT_SCALES:
+            fits = (scale == 1) & (g.crop_w >= DCT_MARGIN * d * g.resize_w) \
+                & (g.crop_h >= DCT_MARGIN * d * g.resize_h)
+            scale = np.where(fits, d, scale)
+    plans = empty_plans(n)
+    plans["skip"] = g.needs_padding if skip is None else (g.needs_padding | skip)
+    plans["scale_denom"] = scale
+    plans["flip"] = g.flip
+    plans["filter"] = g.filter
+    # Decided on the unscaled sizes: the order Pillow uses on this crop.
+    plans["vertical_first"] = vertical_first(g.crop_w, g.crop_h, g.resize_w, g.resize_h)
+    for axis, start, length, full, resized, keep in (
+            ("x", g.crop_x, g.crop_w, w0, g.resize_w, g.keep_x),
+            ("y", g.crop_y, g.crop_h, h0, g.resize_h, g.keep_y)):
+        scaled_full = -(-full // scale)  # libjpeg: ceil(size / scale)
+        b0 = start / scale
+        b1 = (start + length) / scale
+        lo = np.floor(b0).astype(np.int64)
+        hi = np.minimum(np.ceil(b1).astype(np.int64), scaled_full)
+        a = plans[axis]
+        a["in0"] = b0 - lo
+        a["in1"] = np.minimum(b1, hi) - lo
+        a["src_lo"] = lo
+        a["src_size"] = np.maximum(hi - lo, 1)
+        a["out_size"] = resized
+        a["out_start"] = keep
+    if colour is not None:
+        assert colour.op.shape == (n, COLOUR_STEPS)
+        plans["colour"]["op"] = colour.op
+        plans["colour"]["value"] = colour.value
+    return plans

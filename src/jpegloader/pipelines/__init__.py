@@ -1,0 +1,36 @@
+"""The accelerated pipelines, one package each, behind one contract
+(NOTE [ A pipeline's contract ] in contract.py):
+
+    classification/  image folders with the transforms of real training recipes
+    ssd/             COCO with the SSD-300 reference transforms
+
+``PIPELINES`` is the registry the loader asks, in order: the first pipeline
+that claims a dataset judges it.
+"""
+from .classification import CLASSIFICATION
+from .contract import (
+    DECODE_CHOICES,
+    ON_ERROR_CHOICES,
+    WORKER_STAGES,
+    BatchDecoder,
+    BatchReport,
+    Check,
+    DecodeOptions,
+    Lowering,
+    Pipeline,
+    SampleFailure,
+)
+from .ssd import SSD
+
+PIPELINES: tuple[Pipeline, ...] = (CLASSIFICATION, SSD)
+
+
+def pipeline_for(dataset) -> Pipeline | None:
+    """The pipeline that claims ``dataset``, if any."""
+    return next((p for p in PIPELINES if p.claims(dataset)), None)
+
+
+__all__ = ["CLASSIFICATION", "DECODE_CHOICES", "ON_ERROR_CHOICES", "PIPELINES", "SSD",
+           "WORKER_STAGES", "BatchDecoder",
+           "BatchReport", "Check", "DecodeOptions", "Lowering", "Pipeline", "SampleFailure",
+           "pipeline_for"]

@@ -1,0 +1,168 @@
+"""Recognising the datasets the classification pipeline reads, and what they read.
+
+Accepted, also inside (nested) ``torch.utils.data.Subset``s, whose indices are
+mapped through:
+
+* ``torchvision.datasets.DatasetFolder`` and ``ImageFolder`` (or subclasses
+  that override neither ``__getitem__`` nor ``__len__``) with torchvision's
+  default PIL loader;
+* timm's ``ImageDataset`` over a folder (its ``ReaderImageFolder``'s samples and
+  class map), reading RGB images (``input_img_mode="RGB"``, no bytes, no
+  additional features).  An unreadable file there is replaced by the next one,
+  as timm does.
+
+A sample is read as the dataset reads it: ``samples[i]`` is (path, target) and
+the image is the file opened by PIL and converted to RGB.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from PIL import Image
+from torch.utils.data import Subset
+from torchvision import get_image_backend
+from torchvision.datasets import DatasetFolder
+from torchvision.datasets.folder import default_loader, pil_loader
+
+from ..contract import Check, check
+
+#: timm's ImageDataset tries this many consecutive samples before giving up.
+TIMM_RETRIES = 20
+
+
+@dataclass(frozen=True)
+class ImageSource:
+    """Where the pipeline reads samples from, as the dataset would."""
+
+    samples: Sequence[tuple[str, int]] = field(repr=False)  # by base dataset index
+    indices: np.ndarray | None = field(repr=False)  # loader index -> base index (Subsets)
+    transform: object = field(repr=False)
+    replace_unreadable: bool  # timm: an unopenable file is replaced by the next sample
+    description: str
+
+    def __len__(self) -> int:
+        return len(self.samples) if self.indices is None else len(self.indices)
+
+    def key(self) -> tuple:
+        """Equal while what the dataset returns for every index stays the same
+        (hashing 1.28 M samples takes about 60 ms)."""
+        indices = None if self.indices is None else hash(self.indices.tobytes())
+        return (self.description, len(self.samples), hash(tuple(self.samples)), indices,
+                self.replace_unreadable)
+
+
+def open_rgb(path: str) -> Image.Image:
+    """torchvision's pil_loader (and timm's Image.open + convert("RGB"))."""
+    with open(path, "rb") as f:
+        image = Image.open(f)
+        return image.convert("RGB")
+
+
+def unwrap_subsets(dataset) -> tuple[object, np.ndarray | None, list[str]]:
+    """(base dataset, loader index -> base index or None, problems)."""
+    indices = None
+    problems = []
+    while type(dataset) is Subset:
+        try:
+            mine = np.asarray(list(dataset.indices), dtype=np.int64)
+        except (TypeError, ValueError):
+            problems.append("a Subset's indices are not integers")
+            mine = np.zeros(0, dtype=np.int64)
+        n = len(dataset.dataset)
+        if len(mine) and (mine.min() < -n or mine.max() >= n):
+            problems.append(f"a Subset index is outside its dataset of {n} samples")
+        mine = np.where(mine < 0, mine + n, mine)  # Python's negative indexing
+        indices = mine if indices is None else mine[indices]
+        dataset = dataset.dataset
+    return dataset, indices, problems
+
+
+def _timm_image_dataset_class(cls) -> type | None:
+    """The class named ImageDataset in cls's ancestry from timm (or a user's copy)."""
+    for base in cls.__mro__:
+        if base.__name__ == "ImageDataset":
+            return base
+    return None
+
+
+def _is_timm_like(dataset) -> bool:
+    return _timm_image_dataset_class(type(dataset)) is not None and \
+        hasattr(dataset, "reader") and hasattr(dataset, "transform")
+
+
+def claims(dataset) -> bool:
+    base, _, _ = unwrap_subsets(dataset)
+    return isinstance(base, DatasetFolder) or _is_timm_like(base)
+
+
+def _name(obj) -> str:
+    return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+
+def _folder_checks(base) -> list[Check]:
+    overridden = [name for name in ("__getitem__", "__len__")
+                  if getattr(type(base), name) is not getattr(DatasetFolder, name)]
+    loader = getattr(base, "loader", None)
+    loader_ok = loader in (default_loader, pil_loader) and get_image_backend() == "PIL"
+    loader_name = getattr(loader, "__qualname__", repr(loader))
+    return [
+        check("dataset.getitem", not overridden, "DatasetFolder's own loading is used",
+              f"{type(base).__name__} overrides {', '.join(overridden)}",
+              "no change makes custom per-sample code native; this loader runs on torch's "
+              "DataLoader"),
+        check("dataset.loader", loader_ok, "images are opened with PIL (default_loader)",
+              f"images are opened with {loader_name} (image backend "
+              f"{get_image_backend()!r})",
+              "use torchvision's default loader (PIL) so the decoded pixels can be reproduced"),
+    ]
+
+
+def _timm_checks(base) -> list[Check]:
+    cls = _timm_image_dataset_class(type(base))
+    overridden = [name for name in ("__getitem__", "__len__")
+                  if getattr(type(base), name) is not getattr(cls, name)]
+    reader = base.reader
+    samples = getattr(reader, "samples", None)
+    reader_ok = type(reader).__name__ == "ReaderImageFolder" and isinstance(samples, list)
+    mode = getattr(base, "input_img_mode", "RGB")
+    reading_ok = (not getattr(base, "load_bytes", False) and mode == "RGB"
+                  and getattr(base, "additional_features", None) is None)
+    return [
+        check("dataset.getitem", not overridden, "timm ImageDataset's own loading is used",
+              f"{type(base).__name__} overrides {', '.join(overridden)}",
+              "no change makes custom per-sample code native; this loader runs on torch's "
+              "DataLoader"),
+        check("dataset.reader", reader_ok, "timm ReaderImageFolder (files in a folder)",
+              f"the reader is {type(reader).__name__}; only a folder of image files "
+              "(ReaderImageFolder) is read natively",
+              "tar, TFDS, WebDataset and Hugging Face readers run on torch's DataLoader"),
+        check("dataset.loader", reading_ok, "images are opened with PIL and converted to RGB",
+              f"load_bytes={getattr(base, 'load_bytes', None)}, input_img_mode={mode!r}, "
+              f"additional_features={getattr(base, 'additional_features', None)!r}",
+              "native reading gives RGB images (input_img_mode='RGB', load_bytes=False)"),
+    ]
+
+
+def recognise(dataset) -> tuple[ImageSource | None, list[Check]]:
+    """The dataset's rules, pass or fail, and its ImageSource when all pass."""
+    base, indices, problems = unwrap_subsets(dataset)
+    timm = not isinstance(base, DatasetFolder)
+    kind = "timm ImageDataset" if timm else type(base).__name__
+    wrapped = f"Subset of {kind}" if indices is not None else kind
+    checks = [Check("dataset.type", True, f"dataset is {wrapped} (classification pipeline)")]
+    checks += _timm_checks(base) if timm else _folder_checks(base)
+    checks.append(check("dataset.subset", not problems, "indices map into the dataset"
+                        if indices is not None else "not a Subset",
+                        "; ".join(problems), "give the Subset valid integer indices"))
+    tt = getattr(base, "target_transform", None)
+    checks.append(check("dataset.target_transform", tt is None, "no target_transform",
+                        f"target_transform is {type(tt).__name__}",
+                        "no change makes a target transform native; this loader runs on "
+                        "torch's DataLoader"))
+    if not all(c.passed for c in checks):
+        return None, checks
+    samples = base.reader.samples if timm else base.samples
+    return ImageSource(samples, indices, base.transform, timm,
+                       f"{wrapped} {_name(base)}"), checks

@@ -1,0 +1,444 @@
+"""Lowering a classification transform into the ops the C core runs.
+
+A registry keyed by transform class turns each recognised torchvision transform
+(v1 or v2) into a frozen op (ops.py); transforms from other libraries that real
+recipes use (timm's, torchvision's reference presets and weight transforms) are
+recognised by class name and structure, as users' copies are.  The tensor stage
+(ToTensor / PILToTensor + ConvertImageDtype / ToImage + ToDtype, Normalize) is
+kept as the user's own objects and run on a 0..255 ramp: its result is a
+256-entry table per channel (float output, reproduced bit for bit) or the
+levels themselves (uint8 output).
+
+Lowering never stops at the first problem: every transform that cannot run
+natively, and every order the fused pipeline cannot reproduce, becomes one
+failed check naming it, so a user sees all the blockers at once.  Hints never
+ask to change the recipe: they say what runs instead.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from PIL import Image
+from torchvision import transforms as T
+from torchvision import tv_tensors
+from torchvision.transforms import InterpolationMode
+from torchvision.transforms import v2 as T2
+
+from ...decoders.jpeg import COLOUR_STEPS
+from ..contract import Check
+from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
+from . import ops
+
+RULE = "dataset.transform"
+_NATIVE_HINT = ("no change to the recipe makes it native; this loader runs on torch's "
+                "DataLoader, with the same results")
+
+
+@dataclass(frozen=True)
+class ClassificationProgram:
+    """A transform pipeline the C core reproduces (compares equal when it would run
+    the same way)."""
+
+    geometry: tuple[ops.GeometricOp, ...]  # crops, resizes and flips, in order
+    colour: tuple[ops.ColourOp, ...]       # after the geometry, in order
+    output_size: tuple[int, int]           # (height, width), the same for every image
+    output_dtype: str                      # "float32" (through the lut) or "uint8"
+    lut: bytes | None                      # float32[3, 256] for float output
+    uniforms_per_sample: int
+    tensor_stage: tuple[Callable, ...] = field(compare=False)  # the user's objects
+    names: tuple[str, ...] = field(compare=False, default=())
+
+    @property
+    def lut_array(self) -> np.ndarray | None:
+        return lut_array(self.lut)
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        return torch.float32 if self.output_dtype == "float32" else torch.uint8
+
+
+class _Blocked(Exception):
+    """One transform (or order) the pipeline cannot run natively."""
+
+    def __init__(self, message: str, hint: str = _NATIVE_HINT):
+        super().__init__(message)
+        self.hint = hint
+
+
+# -- interpolation ------------------------------------------------------------------------
+_PIL_FILTER_NAMES = {Image.Resampling.BILINEAR: "bilinear", Image.Resampling.BICUBIC: "bicubic",
+                     Image.Resampling.BOX: "box", Image.Resampling.HAMMING: "hamming",
+                     Image.Resampling.LANCZOS: "lanczos"}
+
+
+def _filter_name(mode) -> str:
+    if isinstance(mode, InterpolationMode):
+        mode = mode.value
+    if isinstance(mode, str):
+        if mode in ("bilinear", "bicubic", "box", "hamming", "lanczos"):
+            return mode
+    elif isinstance(mode, int) and mode in _PIL_FILTER_NAMES:
+        return _PIL_FILTER_NAMES[Image.Resampling(mode)]
+    raise _Blocked(f"interpolation {mode!r} is not one of Pillow's convolution filters "
+                   "(bilinear, bicubic, box, hamming, lanczos): nearest-neighbour "
+                   "resampling is not lowered")
+
+
+def _filters(t) -> tuple[str, ...]:
+    """The filter names of a transform's ``interpolation``; several for timm's
+    per-sample random choice."""
+    mode = getattr(t, "interpolation", InterpolationMode.BILINEAR)
+    if isinstance(mode, (tuple, list)):
+        return tuple(_filter_name(m) for m in mode)
+    return (_filter_name(mode),)
+
+
+def _describe_filters(filters: tuple[str, ...]) -> str:
+    return filters[0] if len(filters) == 1 else "random " + "/".join(filters)
+
+
+def _pair(size, what: str) -> tuple[int, int]:
+    if isinstance(size, int):
+        return (size, size)
+    size = tuple(int(s) for s in size)
+    if len(size) == 1:
+        return (size[0], size[0])
+    if len(size) == 2:
+        return size
+    raise _Blocked(f"{what} size {size!r} is not an int or (height, width)")
+
+
+# -- the walk ------------------------------------------------------------------------------
+class _Builder:
+    """Accumulates ops while walking the pipeline, checking the order rules."""
+
+    def __init__(self):
+        self.geometry: list[ops.GeometricOp] = []
+        self.colour: list[ops.ColourOp] = []
+        self.tensor_stage: list[Callable] = []
+        self.names: list[str] = []
+        self.slots = 0
+        self.is_tensor = False     # past the tensor conversion
+        self.is_float = False      # float pixels (then Normalize is allowed)
+        self.resized = False
+
+    def take_slots(self, count: int) -> int:
+        first = self.slots
+        self.slots += count
+        return first
+
+    def geometric(self, t, op) -> None:
+        name = type(t).__name__
+        if self.is_tensor:
+            raise _Blocked(f"{name} after the tensor conversion runs on tensors with "
+                           "torch's arithmetic, not Pillow's: not lowered")
+        if self.colour:
+            raise _Blocked(f"{name} after {type(self.colour[-1]).__name__}: colour "
+                           "adjustments are lowered only after the crops and resizes (their "
+                           "image statistics would differ)")
+        self.geometry.append(op)
+
+    def resizing(self, t, op) -> None:
+        if self.resized:
+            raise _Blocked(f"{type(t).__name__} after another resizing transform: one "
+                           "resize per pipeline is fused")
+        self.geometric(t, op)
+        self.resized = True
+
+    def colour_op(self, t, op) -> None:
+        if self.is_tensor:
+            raise _Blocked(f"{type(t).__name__} after the tensor conversion runs torch's "
+                           "tensor arithmetic, not Pillow's: not lowered")
+        self.colour.append(op)
+
+    def tensor(self, t) -> None:
+        self.tensor_stage.append(t)
+
+
+def _center_crop(b: _Builder, t) -> str:
+    size = _pair(t.size, "CenterCrop")
+    b.geometric(t, ops.CenterCrop(size))
+    return f"CenterCrop({size[0]}x{size[1]})"
+
+
+def _random_resized_crop(b: _Builder, t) -> str:
+    filters = _filters(t)
+    size = _pair(t.size, "RandomResizedCrop")
+    op = ops.RandomResizedCrop(size, tuple(float(s) for s in t.scale),
+                               tuple(float(r) for r in t.ratio), filters,
+                               b.take_slots(ops.RandomResizedCrop.uniforms))
+    b.resizing(t, op)
+    return f"RandomResizedCrop({size[0]}x{size[1]}, {_describe_filters(filters)})"
+
+
+def _resize(b: _Builder, t) -> str:
+    filters = _filters(t)
+    if t.size is None:
+        raise _Blocked("Resize(size=None) resizes to max_size alone: not lowered")
+    size = (t.size,) if isinstance(t.size, int) else tuple(int(s) for s in t.size)
+    if len(size) not in (1, 2):
+        raise _Blocked(f"Resize size {t.size!r} is not an int or (height, width)")
+    b.resizing(t, ops.Resize(size, t.max_size, filters, b.take_slots(ops.Resize.uniforms)))
+    return f"Resize({'x'.join(map(str, size))}, {_describe_filters(filters)})"
+
+
+def _flip(b: _Builder, t) -> str:
+    # A flip commutes with the tensor stage, resizing (the filters are symmetric) and
+    # the colour ops, so it may sit anywhere (see draw.py's NOTE [ Flips are applied last ]).
+    b.geometry.append(ops.HorizontalFlip(float(t.p), b.take_slots(ops.HorizontalFlip.uniforms)))
+    return f"RandomHorizontalFlip(p={float(t.p):g})"
+
+
+def _jitter_op(b: _Builder, t, p: float) -> ops.ColorJitter:
+    ranges = []
+    for name in ("brightness", "contrast", "saturation", "hue"):
+        r = getattr(t, name)
+        ranges.append(None if r is None else (float(r[0]), float(r[1])))
+    return ops.ColorJitter(*ranges, p=p, slot=b.take_slots(ops.ColorJitter.uniforms))
+
+
+def _color_jitter(b: _Builder, t, p: float = 1.0) -> str:
+    b.colour_op(t, _jitter_op(b, t, p))
+    return "ColorJitter" if p == 1.0 else f"RandomApply(ColorJitter, p={p:g})"
+
+
+def _random_apply(b: _Builder, t) -> str:
+    inner = list(t.transforms)
+    if len(inner) != 1 or type(inner[0]) not in (T.ColorJitter, T2.ColorJitter):
+        names = ", ".join(type(x).__name__ for x in inner)
+        raise _Blocked(f"RandomApply([{names}]) is lowered only around one ColorJitter")
+    return _color_jitter(b, inner[0], float(t.p))
+
+
+def _grayscale(b: _Builder, t) -> str:
+    p = float(getattr(t, "p", 1.0))
+    if int(getattr(t, "num_output_channels", 3)) != 3:
+        raise _Blocked(f"{type(t).__name__}(num_output_channels=1) gives one channel: "
+                       "not lowered (3 channels are)")
+    b.colour_op(t, ops.Grayscale(p, b.take_slots(ops.Grayscale.uniforms)))
+    return f"RandomGrayscale(p={p:g})" if isinstance(t, (T.RandomGrayscale, T2.RandomGrayscale)) \
+        else "Grayscale"
+
+
+def _to_float_tensor(b: _Builder, t) -> str:
+    if b.is_tensor:
+        raise _Blocked(f"{type(t).__name__} applied to a tensor")
+    b.is_tensor = b.is_float = True
+    b.tensor(t)
+    return type(t).__name__
+
+
+def _to_uint8_tensor(b: _Builder, t) -> str:
+    if b.is_tensor:
+        raise _Blocked(f"{type(t).__name__} applied to a tensor")
+    b.is_tensor = True
+    b.tensor(t)
+    return type(t).__name__
+
+
+def _to_dtype(b: _Builder, t) -> str:
+    """ConvertImageDtype(float32) or v2 ToDtype(float32, scale=True) after a uint8
+    tensor conversion (= ToTensor)."""
+    dtype = getattr(t, "dtype", None)
+    if isinstance(dtype, dict):
+        dtype = dtype.get(tv_tensors.Image, dtype.get("others"))
+    scale = getattr(t, "scale", True)  # ConvertImageDtype always scales
+    if not b.is_tensor or b.is_float or dtype != torch.float32 or not scale:
+        raise _Blocked(f"{t!r} is lowered only after PILToTensor/ToImage, converting to "
+                       "torch.float32 with scaling (= ToTensor)")
+    b.is_float = True
+    b.tensor(t)
+    return type(t).__name__
+
+
+def _normalize(b: _Builder, t) -> str:
+    if not b.is_float:
+        raise _Blocked("Normalize before the float tensor conversion (it needs float "
+                       "pixels): not lowered")
+    b.tensor(t)
+    return "Normalize"
+
+
+def _pure_tensor(b: _Builder, t) -> str:
+    if not b.is_tensor:
+        raise _Blocked("ToPureTensor before the tensor conversion")
+    b.tensor(t)
+    return "ToPureTensor"
+
+
+#: transform class -> lowering function.  Exact classes only: a subclass may
+#: change behaviour, so it is reported rather than guessed at.
+LOWERINGS: dict[type, Callable[[_Builder, object], str]] = {
+    T.CenterCrop: _center_crop, T2.CenterCrop: _center_crop,
+    T.RandomResizedCrop: _random_resized_crop, T2.RandomResizedCrop: _random_resized_crop,
+    T.Resize: _resize, T2.Resize: _resize,
+    T.RandomHorizontalFlip: _flip, T2.RandomHorizontalFlip: _flip,
+    T.ColorJitter: _color_jitter, T2.ColorJitter: _color_jitter,
+    T.RandomApply: _random_apply, T2.RandomApply: _random_apply,
+    T.RandomGrayscale: _grayscale, T2.RandomGrayscale: _grayscale,
+    T.Grayscale: _grayscale, T2.Grayscale: _grayscale,
+    T.ToTensor: _to_float_tensor, T2.ToTensor: _to_float_tensor,
+    T.PILToTensor: _to_uint8_tensor, T2.PILToTensor: _to_uint8_tensor,
+    T2.ToImage: _to_uint8_tensor,
+    T.ConvertImageDtype: _to_dtype, T2.ConvertImageDtype: _to_dtype, T2.ToDtype: _to_dtype,
+    T.Normalize: _normalize, T2.Normalize: _normalize,
+    T2.ToPureTensor: _pure_tensor,
+}
+
+
+# -- other libraries' transforms, by name and structure ------------------------------------
+def _has(t, *names: str) -> bool:
+    return all(hasattr(t, n) for n in names)
+
+
+def _timm_rrc(b: _Builder, t) -> str:
+    if not _has(t, "size", "scale", "ratio", "interpolation"):
+        raise _Blocked(f"{type(t).__name__} lacks size/scale/ratio/interpolation, so it is "
+                       "not timm's RandomResizedCropAndInterpolation")
+    return _random_resized_crop(b, t)
+
+
+def _timm_resize_keep_ratio(b: _Builder, t) -> str:
+    if not _has(t, "size", "longest", "interpolation", "random_scale_prob",
+                "random_aspect_prob"):
+        raise _Blocked(f"{type(t).__name__} is not timm's ResizeKeepRatio (attributes differ)")
+    if t.random_scale_prob or t.random_aspect_prob:
+        raise _Blocked(f"ResizeKeepRatio(random_scale_prob={t.random_scale_prob}, "
+                       f"random_aspect_prob={t.random_aspect_prob}) draws random scales: "
+                       "lowered only without them")
+    filters = _filters(t)
+    size = _pair(t.size, "ResizeKeepRatio")
+    b.resizing(t, ops.ResizeKeepRatio(size, float(t.longest), filters,
+                                      b.take_slots(ops.ResizeKeepRatio.uniforms)))
+    return f"ResizeKeepRatio({size[0]}x{size[1]}, longest={float(t.longest):g})"
+
+
+def _timm_to_tensor(b: _Builder, t) -> str:
+    """timm's ToTensor(dtype): pil_to_tensor then .to(dtype), no scaling."""
+    if getattr(t, "dtype", None) != torch.float32:
+        raise _Blocked(f"timm ToTensor(dtype={getattr(t, 'dtype', None)}) is lowered only "
+                       "for torch.float32")
+    return _to_float_tensor(b, t)
+
+
+#: class name -> (lowering, whether a same-named class in the user's own code counts).
+#: Distinctive names are recognised in users' copies too, as the SSD classes are;
+#: generic ones (ToTensor) only from timm itself.
+BY_NAME: dict[str, tuple[Callable[[_Builder, object], str], bool]] = {
+    "RandomResizedCropAndInterpolation": (_timm_rrc, True),
+    "ResizeKeepRatio": (_timm_resize_keep_ratio, True),
+    "MaybeToTensor": (_to_float_tensor, True),
+    "MaybePILToTensor": (_to_uint8_tensor, True),
+    "ToNumpy": (_to_uint8_tensor, False),
+    "ToTensor": (_timm_to_tensor, False),
+}
+
+
+def _by_name(t):
+    cls = type(t)
+    entry = BY_NAME.get(cls.__name__)
+    if entry is None:
+        return None
+    lowering, copies_ok = entry
+    if cls.__module__.startswith("timm.") or \
+            (copies_ok and not cls.__module__.startswith(("torch", "torchvision"))):
+        return lowering
+    return None
+
+
+# -- containers ----------------------------------------------------------------------------
+_COMPOSES = (T.Compose, T2.Compose)
+_PRESETS = ("ClassificationPresetTrain", "ClassificationPresetEval")
+
+
+def _delegates_to_transforms(obj) -> bool:
+    """``__call__`` is ``return self.transforms(img)`` (torchvision references' presets)."""
+    code = getattr(type(obj).__call__, "__code__", None)
+    return code is not None and code.co_argcount == 2 and code.co_names == ("transforms",)
+
+
+def _expand_image_classification(t) -> list:
+    """torchvision's weight transforms (``weights.transforms()``), as the ops its
+    forward runs: resize, centre crop, pil_to_tensor, convert_image_dtype, normalize."""
+    return [T.Resize(list(t.resize_size), interpolation=t.interpolation,
+                     antialias=t.antialias),
+            T.CenterCrop(list(t.crop_size)), T.PILToTensor(),
+            T.ConvertImageDtype(torch.float), T.Normalize(list(t.mean), list(t.std))]
+
+
+def _leaves(transform) -> list:
+    """The transform as a flat list of leaf transforms."""
+    if type(transform) in _COMPOSES:
+        return [leaf for t in transform.transforms for leaf in _leaves(t)]
+    if type(transform).__name__ in _PRESETS:
+        inner = getattr(transform, "transforms", None)
+        if type(inner) in _COMPOSES and _delegates_to_transforms(transform):
+            return _leaves(inner)
+    name = f"{type(transform).__module__}.{type(transform).__name__}"
+    if name == "torchvision.transforms._presets.ImageClassification":
+        return _expand_image_classification(transform)
+    return [transform]
+
+
+# -- lowering ------------------------------------------------------------------------------
+def _output_size(geometry) -> tuple[int, int]:
+    """The fixed output size, or _Blocked when it depends on each image."""
+    for op in reversed(geometry):
+        if isinstance(op, (ops.CenterCrop, ops.RandomResizedCrop)):
+            return op.size
+        if isinstance(op, ops.Resize):
+            if len(op.size) == 2:
+                return op.size
+            break
+        if isinstance(op, ops.ResizeKeepRatio):
+            break
+    raise _Blocked("the output size depends on each image (no final crop or (height, width) "
+                   "Resize), so default_collate cannot stack the images", _NATIVE_HINT)
+
+
+def lower_transform(transform) -> tuple[ClassificationProgram | None, list[Check]]:
+    """Lowers ``transform``; returns (program or None, checks: one passing check,
+    or one failed check per blocker)."""
+    if transform is None:
+        return None, [Check(RULE, False, "the dataset has no transform, so it yields PIL "
+                                         "images that default_collate cannot batch",
+                            "give the dataset a transform that ends in a tensor")]
+    b = _Builder()
+    blockers: list[Check] = []
+    for position, t in enumerate(_leaves(transform)):
+        lowering = LOWERINGS.get(type(t)) or _by_name(t)
+        name = type(t).__name__
+        try:
+            if lowering is None:
+                base = next((k.__name__ for k in LOWERINGS if isinstance(t, k)), None)
+                what = f"a subclass of {base}" if base else "no native lowering"
+                raise _Blocked(f"{name} ({what})")
+            b.names.append(lowering(b, t))
+        except _Blocked as e:
+            blockers.append(Check(RULE, False, f"transform {position} {name}: {e}", e.hint))
+    if not blockers:
+        try:
+            if not b.is_tensor:
+                raise _Blocked("the pipeline does not end in a tensor (default_collate "
+                               "cannot batch PIL images)",
+                               "end the transform in a tensor conversion")
+            size = _output_size(b.geometry)
+            steps = sum(4 if isinstance(op, ops.ColorJitter) else 1 for op in b.colour)
+            if steps > COLOUR_STEPS:
+                raise _Blocked(f"{steps} colour steps (a ColorJitter is four): the fused "
+                               f"pipeline runs at most {COLOUR_STEPS}")
+            try:
+                output_dtype, lut = run_on_ramp(b.tensor_stage)
+            except TensorStageError as e:
+                raise _Blocked(str(e)) from None
+        except _Blocked as e:
+            blockers.append(Check(RULE, False, str(e), e.hint))
+    if blockers:
+        return None, blockers
+    program = ClassificationProgram(tuple(b.geometry), tuple(b.colour), size, output_dtype, lut,
+                                    b.slots, tuple(b.tensor_stage), tuple(b.names))
+    return program, [Check(RULE, True, " -> ".join(program.names)
+                           + f" ({output_dtype}[3, {size[0]}, {size[1]}])")]

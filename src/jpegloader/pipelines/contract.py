@@ -1,0 +1,213 @@
+"""The one contract every accelerated pipeline keeps, and what they share.
+
+NOTE [ A pipeline's contract ]
+A pipeline is one package under ``pipelines/`` that answers, for a dataset:
+
+1. recognise: ``Pipeline.claims(dataset)``: is this dataset of my kind?
+2. lower: ``Pipeline.lower(dataset)`` -> ``Lowering``: every rule about the
+   dataset and its transform, pass or fail (all blockers, not the first), and
+   when all pass the ``program`` the C core runs, with a ``key`` that changes
+   whenever anything the program was built from changes (the loader compares
+   it at each epoch start, as torch reads ``dataset.transform`` at each sample);
+3. ``Pipeline.decoder(lowering, options)`` -> a ``BatchDecoder`` that, in a
+   worker (or the main process), draws a batch's random parameters from the
+   counter stream, decodes the batch into the slot's arrays and later
+   assembles the tensors into default_collate's structure.
+
+The engine (dataloader/) knows nothing beyond this: it moves indices in and
+slots out.  The C core (decoders/) knows nothing of datasets.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch._utils import ExceptionWrapper
+
+from ..decoders import DEFAULT_MAX_PIXELS, EncodedBatch, probe
+from ..decoders import status as st
+
+_LG = logging.getLogger("jpegloader")
+
+ON_ERROR_CHOICES = ("raise", "skip")
+DECODE_CHOICES = ("auto", "exact")
+#: Where a worker's time goes, per batch (seconds, in BatchReport.seconds).
+WORKER_STAGES = ("read", "decode", "augment", "python_path")
+#: A batch layout: per field, the shape of one sample's entry and its dtype.
+Layout = tuple[tuple[tuple[int, ...], torch.dtype], ...]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One rule's outcome.  On failure ``message`` names the offending value and
+    ``hint`` says what to change."""
+
+    rule: str
+    passed: bool
+    message: str
+    hint: str = ""
+
+
+def check(rule: str, ok: bool, good: str, bad: str, hint: str) -> Check:
+    return Check(rule, ok, good if ok else bad, "" if ok else hint)
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """A pipeline's verdict on a dataset: its rules, and what the C core runs."""
+
+    pipeline: str
+    checks: tuple[Check, ...]
+    program: object = field(default=None, compare=False)  # None unless every check passed
+    source: object = field(default=None, compare=False)   # what the decoder reads files from
+    key: object = None  # equal keys: the same program on the same samples
+
+    @property
+    def ok(self) -> bool:
+        return self.program is not None and all(c.passed for c in self.checks)
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """The loader's options every pipeline's decoder honours."""
+
+    decode: str = "auto"          # "exact": no DCT-domain downscaling
+    on_error: str = "raise"       # "skip": drop samples that fail in C and in Python
+    max_pixels: int = DEFAULT_MAX_PIXELS
+
+    @property
+    def allow_dct_scaling(self) -> bool:
+        return self.decode == "auto"
+
+
+class Pipeline:
+    """See NOTE [ A pipeline's contract ]."""
+
+    name: str
+
+    def claims(self, dataset) -> bool:
+        raise NotImplementedError
+
+    def lower(self, dataset) -> Lowering:
+        raise NotImplementedError
+
+    def decoder(self, lowering: Lowering, options: DecodeOptions) -> BatchDecoder:
+        raise NotImplementedError
+
+
+class SampleFailure(Exception):
+    """Internal: carries a wrapped sample error to where it can be re-raised."""
+
+    def __init__(self, wrapper: ExceptionWrapper):
+        super().__init__(wrapper.exc_msg)
+        self.wrapper = wrapper
+
+
+@dataclass
+class BatchReport:
+    """What became of a batch: how many samples were written, which were dropped,
+    how many took the Python path, and the seconds spent in each of WORKER_STAGES."""
+
+    count: int
+    skipped: list[tuple[int, str, str]] = field(default_factory=list)  # (index, path, why)
+    python_path: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+class Stopwatch:
+    """Charges the time since the previous lap to a stage of ``seconds``."""
+
+    def __init__(self, seconds: dict[str, float]):
+        self.seconds = seconds
+        self.last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + now - self.last
+        self.last = now
+
+    def lap_c_core(self, c_seconds: np.ndarray) -> None:
+        """Ends a C core call: its decode time to "decode", the rest to "augment"."""
+        self.lap("augment")
+        self.seconds["augment"] -= float(c_seconds[0])
+        self.seconds["decode"] = self.seconds.get("decode", 0.0) + float(c_seconds[0])
+
+
+def read_files(paths: Sequence[str]) -> EncodedBatch:
+    """The files' bytes; an unreadable file gets no bytes (its Python path
+    re-raises the real error)."""
+    contents = []
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                contents.append(f.read())
+        except OSError:
+            contents.append(b"")
+    return EncodedBatch.from_files(contents)
+
+
+def compact(arrays: Sequence[np.ndarray], keep: np.ndarray) -> int:
+    """Moves the kept samples of every field to the front; returns their count."""
+    kept = np.flatnonzero(keep)
+    for a in arrays:
+        a[:len(kept)] = a[kept]
+    return len(kept)
+
+
+def image_sizes(table, rows: np.ndarray, batch: EncodedBatch) -> np.ndarray:
+    """(width, height) per sample, from a FileTable's shared size column or, the
+    first time, from the headers.  A file rewritten with other dimensions later
+    still decodes correctly: its plan no longer fits, and it takes the PIL path."""
+    sizes = table.sizes_of(rows)
+    if (sizes[:, 0] != 0).all():
+        return sizes
+    info, header_status, _ = probe(batch)
+    sizes = np.where((header_status == st.OK)[:, None], info[:, :2],
+                     table.UNDECODABLE).astype(np.int32)
+    table.remember_sizes(rows, sizes)
+    return sizes
+
+
+class BatchDecoder:
+    """Turns a batch of dataset indices into a batch's tensors, in one process
+    (each worker, or the main process with num_workers=0).
+
+    ``layout`` declares the batch (per field: one sample's shape and dtype);
+    ``decode`` fills those arrays for the samples at ``indices`` and returns a
+    BatchReport; ``assemble`` gives the tensors default_collate's structure.
+    A sample the C core cannot do is re-run through the dataset's own Python
+    reading with the same random parameters, so its result equals the native
+    loader's; only when that fails too does the sample fail, with the file, the
+    index and the process named (``where``).
+    """
+
+    layout: Layout
+
+    def __init__(self, options: DecodeOptions):
+        self.options = options
+
+    def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
+               where: str) -> BatchReport:
+        raise NotImplementedError
+
+    def assemble(self, tensors: list[torch.Tensor]) -> list:
+        raise NotImplementedError
+
+    def _python_path_failed(self, report: BatchReport, index: int, path: str, why: str,
+                            where: str) -> None:
+        """A sample failed in C and in Python: skip it (recorded in the report)
+        or raise, naming the file, the index and the process."""
+        exc = sys.exc_info()[1]
+        if self.options.on_error == "skip":
+            report.skipped.append((index, path, f"{type(exc).__name__}: {exc}"))
+            _LG.warning("skipped sample %d (%s): %s: %s", index, path, type(exc).__name__, exc)
+            return
+        raise SampleFailure(ExceptionWrapper(
+            sys.exc_info(),
+            where=f"loading sample {index} ({path}) {where} [fast path: {why}; to drop "
+                  "unreadable samples instead, pass on_error='skip']")) from None

@@ -1,0 +1,45 @@
+"""The COCO / SSD-300 pipeline: the SSD reference's COCODetection and
+SSDTransformer (ssd-reference.md), recognised by name and structure in users'
+own copies, or taken from this package.  See NOTE [ A pipeline's contract ].
+
+    reference.py  the reference transforms (public as jpegloader.transforms.ssd)
+    dataset.py    the reference COCODetection (public as jpegloader.datasets)
+    boxes.py      their box arithmetic, and its C twins (csrc/)
+    recognise.py  recognise the dataset, lower the transform
+    table.py      images and boxes as tensors shared with workers
+    draw.py       crop/flip/jitter draws; plans; replay through the reference ops
+    decoder.py    decode a batch into the slot; assemble
+"""
+from __future__ import annotations
+
+from ..contract import DecodeOptions, Lowering, Pipeline
+from . import recognise
+from .decoder import CocoBatchDecoder
+from .table import AnnotationTable
+
+
+class SSDPipeline(Pipeline):
+    name = "ssd"
+
+    def claims(self, dataset) -> bool:
+        return recognise.claims(dataset)
+
+    def lower(self, dataset) -> Lowering:
+        checks = recognise.dataset_checks(dataset)
+        if not all(c.passed for c in checks):
+            return Lowering(self.name, tuple(checks))
+        lowered, transform_checks = recognise.lower_ssd(getattr(dataset, "transform", None))
+        checks += transform_checks
+        if lowered is None:
+            return Lowering(self.name, tuple(checks))
+        return Lowering(self.name, tuple(checks), lowered, dataset,
+                        (lowered, recognise.dataset_key(dataset)))
+
+    def decoder(self, lowering: Lowering, options: DecodeOptions) -> CocoBatchDecoder:
+        return CocoBatchDecoder(AnnotationTable.from_dataset(lowering.source),
+                                lowering.program, options)
+
+
+SSD = SSDPipeline()
+
+__all__ = ["SSD", "SSDPipeline"]

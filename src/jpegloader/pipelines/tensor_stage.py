@@ -1,0 +1,48 @@
+"""The tensor stage (ToTensor / PILToTensor + ConvertImageDtype / Normalize ...),
+reproduced by running the user's own objects once on a 0..255 ramp.
+
+Each of those transforms maps every channel's 8-bit level to one value, so a
+256-entry table per channel holds the whole stage, bit for bit; a stage that
+keeps the levels (PILToTensor) gives uint8 output instead.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+from PIL import Image
+
+
+class TensorStageError(ValueError):
+    """The stage cannot be a table; the message says why."""
+
+
+def run_on_ramp(tensor_stage: Sequence[Callable]) -> tuple[str, bytes | None]:
+    """("float32", float32[3, 256] table bytes) or ("uint8", None)."""
+    ramp = np.repeat(np.arange(256, dtype=np.uint8)[None, :, None], 3, axis=2)
+    out = Image.fromarray(ramp, "RGB")
+    try:
+        for t in tensor_stage:
+            out = t(out)
+    except Exception as e:  # noqa: BLE001 - the user's objects; their error is the reason
+        raise TensorStageError(f"the tensor stage fails on a 3x1x256 image: "
+                               f"{type(e).__name__}: {e}") from None
+    if isinstance(out, np.ndarray):
+        out = torch.as_tensor(out)
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != (3, 1, 256):
+        raise TensorStageError(f"the tensor stage gives {type(out).__name__} "
+                               f"{tuple(getattr(out, 'shape', ()))} for a 3x1x256 image "
+                               "instead of a 3-channel tensor")
+    out = out.as_subclass(torch.Tensor)
+    if out.dtype == torch.float32:
+        return "float32", np.ascontiguousarray(out[:, 0, :].numpy()).tobytes()
+    levels = torch.arange(256, dtype=torch.uint8).expand(3, 256)
+    if out.dtype == torch.uint8 and torch.equal(out[:, 0, :], levels):
+        return "uint8", None
+    raise TensorStageError(f"the tensor stage gives {out.dtype} pixels: lowered are float32 "
+                           "and uint8 (the levels unchanged)")
+
+
+def lut_array(lut: bytes | None) -> np.ndarray | None:
+    return None if lut is None else np.frombuffer(lut, np.float32).reshape(3, 256)
