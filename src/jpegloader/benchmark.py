@@ -52,15 +52,47 @@ from jpegloader.pipelines import WORKER_STAGES
 from jpegloader.transforms.ssd import SSDTransformer, dboxes300_coco
 
 IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+
+
+def _normalized():
+    return [T.ToTensor(), T.Normalize(IMAGENET_MEAN, IMAGENET_STD)]
+
+
+def _timm_train():
+    # timm's train.py without its prefetcher: train_interpolation "random", color_jitter 0.4
+    from timm.data import create_transform
+    return create_transform(224, is_training=True, interpolation="random", color_jitter=0.4)
+
+
+#: name -> (what it is, transform factory); the transforms real recipes build.
 PIPELINES = {
-    "train": lambda: T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor(),
-                                T.Normalize(IMAGENET_MEAN, IMAGENET_STD)]),
-    "eval": lambda: T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor(),
-                               T.Normalize(IMAGENET_MEAN, IMAGENET_STD)]),
-    "ssd": lambda: SSDTransformer(dboxes300_coco(), (300, 300), val=False),
-    "ssd-val": lambda: SSDTransformer(dboxes300_coco(), (300, 300), val=True),
+    "train": ("RandomResizedCrop(224), RandomHorizontalFlip, ToTensor, Normalize "
+              "(pytorch/examples)",
+              lambda: T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(),
+                                 *_normalized()])),
+    "eval": ("Resize(256), CenterCrop(224), ToTensor, Normalize (pytorch/examples)",
+             lambda: T.Compose([T.Resize(256), T.CenterCrop(224), *_normalized()])),
+    "deit-eval": ("Resize(256, bicubic), CenterCrop(224), ToTensor, Normalize (DeiT, ConvNeXt, "
+                  "Swin validation)",
+                  lambda: T.Compose([T.Resize(256, interpolation=T.InterpolationMode.BICUBIC),
+                                     T.CenterCrop(224), *_normalized()])),
+    "timm-train": ("timm create_transform(224, is_training=True, interpolation='random', "
+                   "color_jitter=0.4): RandomResizedCropAndInterpolation, flip, ColorJitter, "
+                   "ToTensor, Normalize (needs timm)", _timm_train),
+    "eval-uint8": ("Resize(256), CenterCrop(224), PILToTensor: uint8 batches",
+                   lambda: T.Compose([T.Resize(256), T.CenterCrop(224), T.PILToTensor()])),
+    "train-uint8": ("RandomResizedCrop(224), RandomHorizontalFlip, PILToTensor: uint8 batches",
+                    lambda: T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(),
+                                       T.PILToTensor()])),
+    "ssd": ("SSD-300 training (crop, flip, Resize, ColorJitter, Normalize, encode boxes)",
+            lambda: SSDTransformer(dboxes300_coco(), (300, 300), val=False)),
+    "ssd-val": ("SSD-300 validation (Resize, Normalize, boxes padded to 200)",
+                lambda: SSDTransformer(dboxes300_coco(), (300, 300), val=True)),
 }
 DETECTION = ("ssd", "ssd-val")
+NEEDS = {"timm-train": "timm"}
+
+
 class PeakMemory:
     """Samples VmHWM of this process's children (the workers) while running."""
 
@@ -198,9 +230,9 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
               warmup: int, log=print, consumer_ms: float = 0.0) -> dict:
     """root: an ImageFolder root, or (image folder, instances JSON) for detection."""
     if pipeline in DETECTION:
-        dataset = COCODetection(str(root[0]), str(root[1]), PIPELINES[pipeline]())
+        dataset = COCODetection(str(root[0]), str(root[1]), PIPELINES[pipeline][1]())
     else:
-        dataset = datasets.ImageFolder(str(root), PIPELINES[pipeline]())
+        dataset = datasets.ImageFolder(str(root), PIPELINES[pipeline][1]())
     # Built once and iterated epoch after epoch, as a training script does.
     loaders = {
         "native": torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
@@ -361,7 +393,9 @@ def main(argv=None) -> int:
                    help="copy the dataset's files (byte for byte, repeated) into a temporary "
                         "dataset of exactly this many images")
     p.add_argument("--pipeline", default="train,eval",
-                   help="comma-separated: train, eval, ssd, ssd-val (default: train,eval)")
+                   help="comma-separated, of: " + "; ".join(f"{k}: {v[0]}"
+                                                          for k, v in PIPELINES.items())
+                   + " (default: train,eval)")
     p.add_argument("--workers", default="2",
                    help="num_workers for both loaders; a comma-separated list (0,1,2,4) "
                         "benchmarks each")
@@ -380,6 +414,9 @@ def main(argv=None) -> int:
     unknown = [s for s in pipelines if s not in PIPELINES]
     if unknown:
         p.error(f"unknown pipeline(s) {unknown}; choose from {sorted(PIPELINES)}")
+    for pl in pipelines:
+        if pl in NEEDS and util.find_spec(NEEDS[pl]) is None:
+            p.error(f"--pipeline {pl} needs {NEEDS[pl]}: pip install {NEEDS[pl]}")
 
     try:
         worker_counts = [int(w) for w in args.workers.split(",") if w.strip()]

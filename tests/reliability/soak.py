@@ -136,9 +136,9 @@ def datasets_for(args, tmp: Path) -> dict:
         coco_what = f"built-in COCO-like set copied to {args.coco_files} images"
     images, annotations = bd.replicate_coco(images, annotations, args.coco_files, tmp / "coco")
     return {
-        "imagefolder-train": (datasets.ImageFolder(str(folder), PIPELINES["train"]()), 64,
+        "imagefolder-train": (datasets.ImageFolder(str(folder), PIPELINES["train"][1]()), 64,
                               what),
-        "coco-ssd-train": (COCODetection(str(images), str(annotations), PIPELINES["ssd"]()), 32,
+        "coco-ssd-train": (COCODetection(str(images), str(annotations), PIPELINES["ssd"][1]()), 32,
                            coco_what),
     }
 
