@@ -10,6 +10,9 @@ PY=${PYTHON:-python3}
 "$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 7 \
     --json "$OUT/imagenet-sample-2000.json"
 
+"$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 5 \
+    --pipeline deit-eval,timm-train,eval,eval-uint8 --json "$OUT/recipes-2000.json"
+
 "$PY" -m jpegloader.benchmark --pipeline ssd,ssd-val --data "$DATA/coco-sample" --files 1000 \
     --batch-size 32 --epochs 5 --json "$OUT/coco-sample-1000.json"
 
