@@ -203,6 +203,9 @@ ALIASES = {
     "timm MaybeToTensor = ToTensor": (
         lambda: T.Compose([T.Resize(64), T.CenterCrop(56), _timm_class("MaybeToTensor")()]),
         lambda: T.Compose([T.Resize(64), T.CenterCrop(56), T.ToTensor()])),
+    "timm ToNumpy = PILToTensor": (
+        lambda: T.Compose([T.Resize(64), T.CenterCrop(56), _timm_class("ToNumpy")()]),
+        lambda: T.Compose([T.Resize(64), T.CenterCrop(56), T.PILToTensor()])),
     "timm MaybePILToTensor = PILToTensor": (
         lambda: T.Compose([T.Resize(64), T.CenterCrop(56), _timm_class("MaybePILToTensor")()]),
         lambda: T.Compose([T.Resize(64), T.CenterCrop(56), T.PILToTensor()])),

@@ -85,3 +85,35 @@ def test_lookup_table_is_bit_exact_with_to_tensor_normalize():
     expected = (ramp[None, :] - torch.tensor(IMAGENET_MEAN)[:, None]) \
         / torch.tensor(IMAGENET_STD)[:, None]
     assert torch.equal(torch.from_numpy(pipeline.lut_array.copy()), expected)
+
+
+def test_colour_draws_follow_torchvisions_distributions():
+    from scipy import stats
+    n = 24000
+    program = lower(T.Compose([T.CenterCrop(8), T.RandomApply([T.ColorJitter(0.4, 0.3, 0.2,
+                                                                              0.1)], p=0.8),
+                               T.RandomGrayscale(0.2), T.ToTensor()]))
+    d = draw(program, np.full(n, 10), np.full(n, 10), 5, np.arange(n))
+    (applied, order, factors), gray = d.params[1], d.params[2]
+    # RandomApply and RandomGrayscale rates: binomial tests
+    assert stats.binomtest(int(applied.sum()), n, 0.8).pvalue > 0.001
+    assert stats.binomtest(int(gray.sum()), n, 0.2).pvalue > 0.001
+    # torch.randperm(4): the 24 orders equally likely
+    codes = order @ np.array([64, 16, 4, 1])
+    counts = np.unique(codes, return_counts=True)[1]
+    assert len(counts) == 24 and stats.chisquare(counts).pvalue > 0.001
+    # each factor uniform in its range (KS against the uniform)
+    for k, (lo, hi) in enumerate([(0.6, 1.4), (0.7, 1.3), (0.8, 1.2), (-0.1, 0.1)]):
+        assert stats.kstest(factors[:, k], stats.uniform(lo, hi - lo).cdf).pvalue > 0.001
+
+
+def test_random_interpolation_is_an_even_choice():
+    pytest.importorskip("timm", reason="timm is a test dependency (the [test] extra)")
+    from scipy import stats
+    from timm.data.transforms import RandomResizedCropAndInterpolation
+    program = lower(T.Compose([RandomResizedCropAndInterpolation(32, interpolation="random"),
+                               T.ToTensor()]))
+    n = 20000
+    d = draw(program, np.full(n, 64), np.full(n, 48), 1, np.arange(n))
+    assert set(np.unique(d.geometry.filter)) == {0, 1}  # bilinear, bicubic
+    assert stats.binomtest(int((d.geometry.filter == 1).sum()), n, 0.5).pvalue > 0.001

@@ -77,8 +77,14 @@ def imagenet_files():
     return sorted(shared("imagenet-sample").glob("*/*.JPEG"))
 
 
+def timm_train():
+    pytest.importorskip("timm", reason="timm is a test dependency (the [test] extra)")
+    from tests.recipes import timm_train
+    return timm_train()
+
+
 PIPELINES = {"eval": eval_transform, "train": train_transform, "deit-eval": deit_eval,
-             "jitter-train": jitter_train}
+             "jitter-train": jitter_train, "timm-train": timm_train}
 
 
 @pytest.mark.parametrize("name", PIPELINES)
