@@ -330,3 +330,17 @@ def test_stage_seconds_cover_worker_and_main_process_stages(small_folder):
     assert {"read", "decode", "augment", "python_path", "wait", "assembly"} <= set(stages)
     assert all(isinstance(v, float) and v >= 0 for v in stages.values())
     assert stages["decode"] > 0 and stages["augment"] > 0
+
+
+def test_sample_order_matches_native_over_epochs_with_persistent_workers(small_folder):
+    # torch draws a persistent iterator's base seed once: later epochs' shuffles must
+    # come from the same global RNG stream as torch's.
+    ds = datasets.ImageFolder(str(small_folder), train_transform())
+    orders = []
+    for cls in (jpegloader.DataLoader, TorchDataLoader):
+        torch.manual_seed(21)
+        loader = cls(ds, batch_size=5, shuffle=True, num_workers=2, persistent_workers=True)
+        orders.append([torch.cat([b[1] for b in loader]) for _ in range(3)])
+        del loader
+    for a, b in zip(*orders, strict=True):
+        assert torch.equal(a, b)

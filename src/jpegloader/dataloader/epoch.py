@@ -72,9 +72,11 @@ class Epoch:
 
     def __init__(self, settings: EpochSettings, sampler_iter, base_seed: int, epoch: int,
                  seed: int, pool: WorkerPool | None, length: int,
-                 on_end: Callable[[EpochStats], None]):
+                 on_end: Callable[[EpochStats], None], yielded: int = 0):
         self.settings = settings
         self.index = epoch
+        #: batches handed to the user in this epoch (a resumed epoch starts at its count)
+        self.yielded = yielded
         self._sampler_iter = sampler_iter
         self._seed = seed
         self._decoder = settings.decoder
@@ -242,6 +244,11 @@ class Epoch:
 
     # -- delivering them ---------------------------------------------------------------
     def __next__(self):
+        batch = self._deliver()
+        self.yielded += 1
+        return batch
+
+    def _deliver(self):
         if self._feed is None:
             return self._next_batch()
         if self._staged is None:

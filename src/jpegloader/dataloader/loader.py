@@ -17,6 +17,18 @@ from .delivery import accelerator_available, map_tensors
 from .eligibility import Eligibility, evaluate, fallback_message
 from .epoch import Epoch, EpochSettings, EpochStats
 from .pool import WorkerPool
+from .resume import (
+    VERSION,
+    CountingIterator,
+    ResumingSampler,
+    WatchedSampler,
+    real_sampler,
+    restore_sampler,
+    rng_state,
+    sampler_state,
+    set_rng_state,
+    validate,
+)
 from .ring import MIB, BatchRing, fit_prefetch, layout_bytes, shared_memory_free
 
 _LG = logging.getLogger("jpegloader")
@@ -79,12 +91,22 @@ class DataLoader(torch.utils.data.DataLoader):
         self._decoder_key = None
         self._pin_note_given = False
         self._logged_key = None
+        # checkpoints (see resume.py's NOTE [ Resuming bit-identically ])
+        self._resume: dict | None = None         # a loaded state, applied at the next epoch
+        self._resuming: ResumingSampler | None = None
+        self._epoch_start: dict | None = None    # what state_dict() needs of this epoch
+        self._in_epoch = False
+        self._fallback_yielded = 0
+        self._persistent_base_seed: int | None = None  # torch draws it once for such workers
+        self._keep_base_seed = False  # a resumed run keeps it as the run it resumes did
+        self._replay_seed: int | None = None
         self.eligibility: Eligibility = evaluate(dataset, **self._loader_args)
         self._adopt(self.eligibility, first=True)
 
     # -- statistics ------------------------------------------------------------------------
     def _epoch_ended(self, stats: EpochStats) -> None:
         self._finished = self._finished.merged(stats)
+        self._in_epoch = False
 
     def _running_epoch(self) -> Epoch | None:
         epoch = self._epoch_ref() if self._epoch_ref is not None else None
@@ -170,13 +192,32 @@ class DataLoader(torch.utils.data.DataLoader):
         return getattr(self, "_iterator", None) is not None
 
     # -- iteration -----------------------------------------------------------------------
+    @property
+    def _index_sampler(self):
+        # torch's iterators read the index sampler here too: a resumed epoch's skips
+        # reach the fallback path the same way.
+        if self._resuming is not None:
+            return self._resuming
+        return WatchedSampler(torch.utils.data.DataLoader._index_sampler.fget(self),
+                              self._sampler_started)
+
+    def _sampler_started(self) -> None:
+        if self._epoch_start is not None:
+            self._epoch_start["sampler_started"] = True
+
     def __iter__(self):
         running = self._running_epoch()
         if running is not None:
             running.close()  # abandoned mid-epoch
         self._renew_verdict()
+        skip = self._start_epoch_state()
         if not self.eligibility.accelerated:
-            return self._to_device(super().__iter__())
+            self._fallback_yielded = skip
+            self._epochs += 1
+            it = super().__iter__()
+            self._resuming = None
+            return CountingIterator(self._to_device(it), self._fallback_batch,
+                                    self._fallback_ended)
         pin = self.pin_memory and accelerator_available()
         if self.pin_memory and not pin and not self._pin_note_given:
             self._pin_note_given = True
@@ -184,9 +225,19 @@ class DataLoader(torch.utils.data.DataLoader):
                           "then device pinned memory won't be used.", stacklevel=2)
         # The same order of random draws as torch's iterator: the sampler is
         # started first, then the epoch seed is drawn from the loader's
-        # generator (or the global RNG), so sample order matches native.
+        # generator (or the global RNG), so sample order matches native.  Like
+        # torch's, persistent workers draw their base seed once.
         sampler_iter = iter(self._index_sampler)
-        base_seed = torch.empty((), dtype=torch.int64).random_(generator=self.generator).item()
+        self._resuming = None
+        if self._persistent_base_seed is not None:
+            base_seed, drawn = self._persistent_base_seed, False
+        else:
+            base_seed = torch.empty((), dtype=torch.int64).random_(generator=self.generator).item()
+            drawn = True
+            if self._keeps_base_seed():
+                self._persistent_base_seed = base_seed
+        self._check_replayed_seed(base_seed)
+        self._epoch_start.update(base_seed=base_seed, base_seed_drawn=drawn, accelerated=True)
         index = self._epochs
         self._epochs += 1
         pool = self._pool if (self._pool is not None and self._pool.alive) else None
@@ -194,12 +245,118 @@ class DataLoader(torch.utils.data.DataLoader):
                                  self.persistent_workers, self.timeout, pin, self.device,
                                  self._new_pool)
         epoch = Epoch(settings, sampler_iter, base_seed, index, epoch_seed(base_seed, index),
-                      pool, len(self), self._epoch_ended)
+                      pool, len(self), self._epoch_ended, yielded=skip)
         if self.persistent_workers and epoch.owns_pool:
             epoch.owns_pool = False  # the loader keeps it for the next epochs
             self._pool = epoch.pool
         self._epoch_ref = weakref.ref(epoch)
         return epoch
+
+    def _keeps_base_seed(self) -> bool:
+        return (self.persistent_workers and self.num_workers > 0) or self._keep_base_seed
+
+    def _fallback_batch(self) -> None:
+        self._fallback_yielded += 1
+
+    def _fallback_ended(self) -> None:
+        self._in_epoch = False
+
+    # -- checkpoints --------------------------------------------------------------------
+    def _start_epoch_state(self) -> int:
+        """Applies a loaded state (if any) and records what state_dict() needs of the
+        epoch starting now; returns the batches to skip."""
+        resume, self._resume = self._resume, None
+        skip = 0
+        self._replay_seed = None
+        if resume is not None:
+            mid_epoch = resume["rng_at_epoch_start"] is not None
+            set_rng_state(self.generator, resume["rng_at_epoch_start"] if mid_epoch
+                          else resume["rng_now"])
+            restore_sampler(real_sampler(self), resume["sampler"])
+            self._epochs = resume["epoch"]
+            # Persistent workers draw their base seed once: the resumed run does as the
+            # run it resumes did, whatever its own num_workers.
+            self._keep_base_seed = bool(resume["base_seed_kept"])
+            self._persistent_base_seed = None
+            if resume["base_seed_kept"] and resume["base_seed"] is not None and \
+                    not (mid_epoch and resume["base_seed_drawn"]):
+                self._persistent_base_seed = resume["base_seed"]  # drawn before, not again
+            if mid_epoch:
+                skip = resume["batches_yielded"]
+                # A generator is the loader's own: replaying the epoch from its start
+                # advances it exactly as the saved run did.  torch's global RNG is shared
+                # with the training step, so it is put where the checkpoint found it.
+                now = resume["rng_now"]
+                set_now = None if self.generator is not None else \
+                    (lambda: set_rng_state(None, now))
+                self._resuming = ResumingSampler(
+                    torch.utils.data.DataLoader._index_sampler.fget(self),
+                    self._sampler_started, skip, set_now, resume["sampler_started"])
+                if resume["base_seed_drawn"]:
+                    self._replay_seed = resume["base_seed"]
+            if not self.eligibility.accelerated:
+                _LG.warning("jpegloader: resuming on torch's DataLoader: the sample order and "
+                            "the epoch's seed are restored; random augmentations run in "
+                            "torch's workers are not (their draws depend on each worker's "
+                            "history)")
+        self._epoch_start = {"epoch": self._epochs, "rng": rng_state(self.generator),
+                             "sampler": sampler_state(real_sampler(self), self.generator), "base_seed": None,
+                             "base_seed_drawn": False, "sampler_started": False,
+                             "accelerated": False}
+        self._in_epoch = True
+        return skip
+
+    def _check_replayed_seed(self, base_seed: int) -> None:
+        expected, self._replay_seed = self._replay_seed, None
+        if expected is not None and expected != base_seed:
+            raise ValueError(
+                "load_state_dict: replaying the saved epoch's start drew another base seed "
+                f"({base_seed} instead of {expected}): the loader's sampler, generator or "
+                "shuffle differ from the run that saved the state")
+
+    def state_dict(self) -> dict:
+        """Where the loader stands, as a small JSON-serialisable dict (torchdata's
+        StatefulDataLoader names): the epoch in progress (or the next one), the batches
+        of it already handed over, its base seed, the random source's state at the
+        epoch's start and now, and the sampler's state.  See NOTE [ Resuming
+        bit-identically ] (dataloader/resume.py)."""
+        start = self._epoch_start if self._in_epoch else None
+        if start is not None:
+            running = self._running_epoch()
+            yielded = running.yielded if start["accelerated"] and running is not None else (
+                self._fallback_yielded if not start["accelerated"] else 0)
+            return {"version": VERSION, "epoch": start["epoch"], "batches_yielded": yielded,
+                    "base_seed": start["base_seed"],
+                    "base_seed_drawn": start["base_seed_drawn"],
+                    "base_seed_kept": self._keeps_base_seed(),
+                    "sampler_started": start["sampler_started"],
+                    "rng_source": "generator" if self.generator is not None else "global",
+                    "rng_at_epoch_start": start["rng"], "rng_now": rng_state(self.generator),
+                    "sampler": start["sampler"], "accelerated": start["accelerated"]}
+        return {"version": VERSION, "epoch": self._epochs, "batches_yielded": 0,
+                "base_seed": self._persistent_base_seed, "base_seed_drawn": False,
+                "base_seed_kept": self._keeps_base_seed(), "sampler_started": False,
+                "rng_source": "generator" if self.generator is not None else "global",
+                "rng_at_epoch_start": None, "rng_now": rng_state(self.generator),
+                "sampler": sampler_state(real_sampler(self), self.generator, with_epoch=False),
+                "accelerated": self.eligibility.accelerated}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Resume from ``state_dict()``'s result: the next ``iter(loader)`` continues
+        the saved epoch after the batches already handed over (or starts the saved
+        next epoch), and the loader's random source (its generator, or torch's global
+        RNG) is set to where it stood when the state was saved."""
+        state = validate(state)
+        source = "generator" if self.generator is not None else "global"
+        if state["rng_source"] != source:
+            raise ValueError(f"the state was saved by a loader drawing from the "
+                             f"{state['rng_source']} RNG; this one draws from the {source} "
+                             "one (pass the same generator= argument)")
+        running = self._running_epoch()
+        if running is not None:
+            running.close()
+        self._in_epoch = False
+        self._resume = state
 
     def _new_pool(self, base_seed: int) -> WorkerPool:
         """Worker processes for an epoch (or, persistent, for all); worker seeds are
