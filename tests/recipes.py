@@ -7,6 +7,8 @@ transform names the verdict must list when it falls back.
 """
 from __future__ import annotations
 
+import functools
+
 import torch
 from torchvision import transforms as T
 from torchvision.transforms import InterpolationMode as IM
@@ -144,7 +146,8 @@ def simclr_like():
                       T.RandomGrayscale(p=0.2), T.ToTensor(), T.Normalize(MEAN, STD)])
 
 
-#: name -> (builder, accelerated, blockers named when not)
+#: name -> (builder, accelerated, blockers named when not); COLLATES: the collate_fn a
+#: recipe's loader uses (default_collate when not listed).
 RECIPES = {
     "pytorch-examples-train": (examples_train, True, ()),
     "pytorch-examples-eval": (examples_eval, True, ()),
@@ -152,10 +155,9 @@ RECIPES = {
     "tv-ref-train-bicubic-v2": (lambda: ClassificationPresetTrain(
         crop_size=176, interpolation=IM.BICUBIC, use_v2=True), True, ()),
     "tv-ref-train-resnet50-v2": (lambda: ClassificationPresetTrain(
-        crop_size=176, auto_augment_policy="ta_wide", random_erase_prob=0.1), False,
-        ("TrivialAugmentWide", "RandomErasing")),
+        crop_size=176, auto_augment_policy="ta_wide", random_erase_prob=0.1), True, ()),
     "tv-ref-train-tensor-backend": (lambda: ClassificationPresetTrain(
-        crop_size=224, backend="tensor"), False, ("RandomResizedCrop",)),
+        crop_size=224, backend="tensor"), False, ("decode alone", "RandomResizedCrop")),
     "tv-ref-eval": (lambda: ClassificationPresetEval(crop_size=224), True, ()),
     "tv-ref-eval-v2": (lambda: ClassificationPresetEval(crop_size=224, resize_size=232,
                                                         use_v2=True), True, ()),
@@ -164,16 +166,21 @@ RECIPES = {
     "tv-weights-efficientnet-b0": (lambda: _weights("EfficientNet_B0_Weights.IMAGENET1K_V1"),
                                    True, ()),
     "deit-eval": (deit_eval, True, ()),
-    "deit-train": (deit_train, False, ("RandAugment", "RandomErasing")),
+    "deit-train": (deit_train, True, ()),
     "timm-train": (timm_train, True, ()),
     "timm-train-prefetcher": (timm_train_prefetcher, True, ()),
     "timm-eval": (timm_eval, True, ()),
     "timm-eval-prefetcher": (timm_eval_prefetcher, True, ()),
     "timm-eval-squash": (timm_eval_squash, True, ()),
     "timm-eval-non-square": (timm_eval_non_square, True, ()),
-    "nvidia-dle-train": (nvidia_dle_train, False, ("tensor",)),
-    "nvidia-dle-eval": (nvidia_dle_eval, False, ("tensor",)),
+    "nvidia-dle-train": (nvidia_dle_train, True, ()),
+    "nvidia-dle-eval": (nvidia_dle_eval, True, ()),
     "simclr-like": (simclr_like, True, ()),
+}
+
+COLLATES = {
+    "nvidia-dle-train": lambda: functools.partial(dle_fast_collate, torch.contiguous_format),
+    "nvidia-dle-eval": lambda: functools.partial(dle_fast_collate, torch.contiguous_format),
 }
 
 #: Pairs that must give the same batches: an alias and the pipeline it stands for.
@@ -220,3 +227,21 @@ def _timm_class(name: str):
 def _timm_rrc(size, interpolation):
     return _timm_class("RandomResizedCropAndInterpolation")(size, interpolation=interpolation)
 
+
+
+def dle_fast_collate(memory_format, batch):
+    """The shape of NVIDIA DeepLearningExamples' fast_collate (image_classification/
+    dataloaders.py): PIL images to uint8[B, 3, H, W] in ``memory_format``, int64 targets."""
+    import numpy as np
+
+    images = [image for image, _ in batch]
+    targets = torch.tensor([target for _, target in batch], dtype=torch.int64)
+    w, h = images[0].size
+    tensor = torch.zeros((len(images), 3, h, w), dtype=torch.uint8).contiguous(
+        memory_format=memory_format)
+    for i, image in enumerate(images):
+        array = np.asarray(image, dtype=np.uint8)
+        if array.ndim < 3:
+            array = np.expand_dims(array, axis=-1)
+        tensor[i] += torch.from_numpy(np.rollaxis(array, 2).copy())
+    return tensor, targets

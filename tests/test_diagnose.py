@@ -26,8 +26,8 @@ def build_loaders(args):
         transforms.RandomResizedCrop(64), transforms.RandomHorizontalFlip(),
         transforms.ToTensor(), normalize]))
     val_set = datasets.ImageFolder(args.data, transforms.Compose([
-        transforms.Resize(72), transforms.CenterCrop(64), transforms.GaussianBlur(3),
-        transforms.ToTensor(), normalize, transforms.RandomErasing()]))
+        transforms.GaussianBlur(3), transforms.Resize(72), transforms.CenterCrop(64),
+        transforms.ToTensor(), normalize]), target_transform=lambda t: t)
     sampler = None
     if args.distributed:
         sampler = torch.utils.data.distributed.DistributedSampler(train_set)
@@ -127,14 +127,16 @@ def test_imagenet_script_no_run_reports_both_loaders(scripts, small_folder, caps
     assert train["arguments"]["num_workers"] == 2 and train["arguments"]["pin_memory"] is True
     assert not val["accelerated"]
     failed = [r for r in val["rules"] if not r["passed"]]
-    assert [r["rule"] for r in failed] == ["loader.collate_fn", "dataset.transform",
-                                           "dataset.transform"]
+    assert [r["rule"] for r in failed] == ["dataset.target_transform", "dataset.transform"]
     # Every blocker is named, not only the first; no hint changes the recipe.
-    assert "GaussianBlur" in failed[1]["detail"] and "RandomErasing" in failed[2]["detail"]
+    assert "GaussianBlur" in failed[1]["detail"] and "decode alone" in failed[1]["detail"]
     assert all("runs on torch's DataLoader" in r["change"] for r in failed)
     assert all(r["change"] is None for r in val["rules"] if r["passed"])
+    # the collate_fn would run in the workers
+    assert [r for r in val["rules"] if r["rule"] == "loader.collate_fn"][0]["passed"]
+    assert train["split"]["native"][:2] == ["decode", "RandomResizedCrop(64x64, bilinear)"]
     # The human report says the same.
-    assert "ACCELERATED (classification pipeline)" in out and "FALLBACK (3 rules failed)" in out
+    assert "ACCELERATED (classification pipeline)" in out and "FALLBACK (2 rules failed)" in out
     assert "to accelerate it: build jpegloader.DataLoader" in out
 
 
@@ -167,7 +169,7 @@ def test_json_schema_is_stable(scripts, small_folder, capsys):
     assert set(report) == {"schema", "script", "argv", "outcome", "loaders", "exit_status"}
     assert set(report["outcome"]) == {"status", "exit_code", "error", "where"}
     for loader in report["loaders"]:
-        assert set(loader) == {"index", "built_at", "class", "dataset", "transform",
+        assert set(loader) == {"index", "built_at", "class", "dataset", "transform", "split",
                                "arguments", "accelerated", "pipeline", "rules", "measured"}
         for rule in loader["rules"]:
             assert set(rule) == {"rule", "passed", "detail", "change"}
@@ -227,4 +229,4 @@ def test_cli_end_to_end(scripts, small_folder):
     done = _cli("--no-run", scripts["train_imagenet.py"], small_folder)
     assert done.returncode == diagnose.EXIT_FALLBACK, done.stderr
     assert "loader 0: torch.utils.data.dataloader.DataLoader" in done.stdout
-    assert "loader 1:" in done.stdout and "FAIL  loader.collate_fn" in done.stdout
+    assert "loader 1:" in done.stdout and "FAIL  dataset.target_transform" in done.stdout

@@ -39,6 +39,7 @@ import time
 from importlib import metadata, util
 from pathlib import Path
 
+import numpy as np
 import PIL
 import torch
 from torchvision import datasets
@@ -64,7 +65,47 @@ def _timm_train():
     return create_transform(224, is_training=True, interpolation="random", color_jitter=0.4)
 
 
-#: name -> (what it is, transform factory); the transforms real recipes build.
+def _deit_train():
+    # DeiT's "rand-m9-mstd0.5-inc1" minus "inc1": with Pillow 13, timm's increasing
+    # posterize asks for 0 bits when the noisy magnitude reaches 10 and Pillow raises
+    # (about 1 sample in 500, torch's own loader included); the plain variant runs the
+    # same operations.
+    from timm.data import create_transform
+    return create_transform(224, is_training=True, color_jitter=0.4,
+                            auto_augment="rand-m9-mstd0.5", interpolation="bicubic",
+                            re_prob=0.25)
+
+
+def _tv_resnet50_v2():
+    # torchvision references/classification, the ResNet-50 v2 recipe's train transform
+    return T.Compose([T.RandomResizedCrop(176), T.RandomHorizontalFlip(),
+                      T.TrivialAugmentWide(), T.PILToTensor(), T.ConvertImageDtype(torch.float),
+                      T.Normalize(IMAGENET_MEAN, IMAGENET_STD), T.RandomErasing(0.1)])
+
+
+class MixUpCutMixCollate:
+    """The references' collate: MixUp(0.2) or CutMix(1.0), chosen per batch, after
+    default_collate (a class, so that spawned workers can unpickle it)."""
+
+    def __init__(self, num_classes: int):
+        from torchvision.transforms import v2
+        self.mix = v2.RandomChoice([v2.MixUp(alpha=0.2, num_classes=num_classes),
+                                    v2.CutMix(alpha=1.0, num_classes=num_classes)])
+
+    def __call__(self, batch):
+        return self.mix(*torch.utils.data.default_collate(batch))
+
+
+def fast_collate(batch):
+    """A fast_collate as NVIDIA's DeepLearningExamples writes it: PIL images stacked
+    into uint8[B, 3, H, W] and int64 targets."""
+    images = torch.stack([torch.from_numpy(np.asarray(image, dtype=np.uint8).transpose(2, 0, 1)
+                                           .copy()) for image, _ in batch])
+    return images, torch.tensor([target for _, target in batch], dtype=torch.int64)
+
+
+#: name -> (what it is, transform factory[, collate_fn factory taking the dataset]);
+#: the transforms (and collate functions) real recipes build.
 PIPELINES = {
     "train": ("RandomResizedCrop(224), RandomHorizontalFlip, ToTensor, Normalize "
               "(pytorch/examples)",
@@ -84,13 +125,25 @@ PIPELINES = {
     "train-uint8": ("RandomResizedCrop(224), RandomHorizontalFlip, PILToTensor: uint8 batches",
                     lambda: T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(),
                                        T.PILToTensor()])),
+    "deit-train": ("DeiT/ConvNeXt/Swin training: timm create_transform(224, is_training=True, "
+                   "color_jitter=0.4, auto_augment='rand-m9-mstd0.5', "
+                   "interpolation='bicubic', re_prob=0.25): RandAugment and RandomErasing run "
+                   "as your own objects (needs timm)", _deit_train),
+    "tv-resnet50-v2": ("torchvision references ResNet-50 v2 recipe: RandomResizedCrop(176), "
+                       "flip, TrivialAugmentWide, PILToTensor, ConvertImageDtype, Normalize, "
+                       "RandomErasing(0.1), MixUp/CutMix collate",
+                       _tv_resnet50_v2, lambda ds: MixUpCutMixCollate(len(ds.classes))),
+    "dle-train": ("NVIDIA DeepLearningExamples ResNet-50: RandomResizedCrop(224), flip, "
+                  "fast_collate to uint8 batches",
+                  lambda: T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip()]),
+                  lambda ds: fast_collate),
     "ssd": ("SSD-300 training (crop, flip, Resize, ColorJitter, Normalize, encode boxes)",
             lambda: SSDTransformer(dboxes300_coco(), (300, 300), val=False)),
     "ssd-val": ("SSD-300 validation (Resize, Normalize, boxes padded to 200)",
                 lambda: SSDTransformer(dboxes300_coco(), (300, 300), val=True)),
 }
 DETECTION = ("ssd", "ssd-val")
-NEEDS = {"timm-train": "timm"}
+NEEDS = {"timm-train": "timm", "deit-train": "timm"}
 
 
 class PeakMemory:
@@ -229,20 +282,23 @@ def advice(summary: dict, consumer_ms: float, batch_size: int, workers: int) -> 
 def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
               warmup: int, log=print, consumer_ms: float = 0.0) -> dict:
     """root: an ImageFolder root, or (image folder, instances JSON) for detection."""
+    entry = PIPELINES[pipeline]
     if pipeline in DETECTION:
-        dataset = COCODetection(str(root[0]), str(root[1]), PIPELINES[pipeline][1]())
+        dataset = COCODetection(str(root[0]), str(root[1]), entry[1]())
     else:
-        dataset = datasets.ImageFolder(str(root), PIPELINES[pipeline][1]())
+        dataset = datasets.ImageFolder(str(root), entry[1]())
+    collate_fn = entry[2](dataset) if len(entry) > 2 else None
     # Built once and iterated epoch after epoch, as a training script does.
     loaders = {
         "native": torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
-                                              num_workers=workers),
+                                              num_workers=workers, collate_fn=collate_fn),
         "jpegloader": jpegloader.DataLoader(dataset, batch_size=batch_size, shuffle=True,
-                                            num_workers=workers),
+                                            num_workers=workers, collate_fn=collate_fn),
     }
-    verdict = jpegloader.explain(dataset, batch_size=batch_size)
+    verdict = jpegloader.explain(dataset, batch_size=batch_size, collate_fn=collate_fn)
     if not verdict.accelerated:
         raise SystemExit("jpegloader would fall back on this dataset:\n" + verdict.report())
+    log(f"  {pipeline}: {verdict.split_text()}")
     runs: dict[str, list[dict]] = {name: [] for name in loaders}
     order = list(loaders)
     for epoch in range(warmup + epochs):
@@ -285,8 +341,8 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
 
 
 STAGE_LABELS = {"read": "read", "decode": "decode", "augment": "augment",
-                "python_path": "PIL path", "wait": "waited", "assembly": "assembly",
-                "pin_copy": "pin/copy"}
+                "python_path": "PIL path", "yours": "yours", "wait": "waited",
+                "assembly": "assembly", "pin_copy": "pin/copy"}
 
 
 def _table(results: dict, pil: dict) -> str:

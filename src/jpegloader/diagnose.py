@@ -33,6 +33,8 @@ JSON schema ``jpegloader.diagnose/1`` (stable; fields are only ever added):
                   "dataset": str, "transform": str | null,
                   "arguments": {"batch_size": ..., "shuffle": ..., "num_workers": ..., ...},
                   "accelerated": bool, "pipeline": "classification" | "ssd" | null,
+                  "split": null | {"native": [str], "yours": [str],
+                                   "collate": str | null},
                   "rules": [{"rule": str, "passed": bool, "detail": str,
                              "change": str | null}],
                   "measured": null | {"batches": int,
@@ -93,7 +95,7 @@ class LoaderRecord:
             "index": self.index, "built_at": self.built_at, "class": self.cls,
             "dataset": self.dataset, "transform": self.transform,
             "arguments": self.arguments, "accelerated": self.verdict.accelerated,
-            "pipeline": self.verdict.pipeline,
+            "pipeline": self.verdict.pipeline, "split": self.verdict.split or None,
             "rules": [{"rule": c.rule, "passed": c.passed, "detail": c.message,
                        "change": c.hint or None} for c in self.verdict.checks],
             "measured": self.measured,
@@ -362,7 +364,10 @@ def render(diagnosis: Diagnosis) -> str:
                 f"  dataset:   {r.dataset}",
                 f"  transform: {r.transform}",
                 "  arguments: " + ", ".join(f"{k}={v!r}" for k, v in r.arguments.items()),
-                f"  verdict:   {verdict}", _indent(v.report(), "    ")]
+                f"  verdict:   {verdict}"]
+        if v.accelerated:
+            out.append(f"  split:     {v.split_text()}")
+        out.append(_indent(v.report(), "    "))
         if v.accelerated and r.cls == _class_name(_TORCH):
             out.append("  to accelerate it: build jpegloader.DataLoader with the same "
                        "arguments (import jpegloader; jpegloader.DataLoader(...))")

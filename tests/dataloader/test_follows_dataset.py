@@ -65,7 +65,7 @@ def test_an_unsupported_replacement_falls_back_logged_then_accelerates_again(sma
     ds = datasets.ImageFolder(str(small_folder), eval_transform())
     loader = jpegloader.DataLoader(ds, batch_size=8)
     list(loader)
-    ds.transform = T.Compose([T.Resize(64), T.CenterCrop(56), T.GaussianBlur(3), T.ToTensor()])
+    ds.transform = T.Compose([T.GaussianBlur(3), T.Resize(64), T.CenterCrop(56), T.ToTensor()])
     with caplog.at_level(logging.WARNING, logger="jpegloader"):
         torch.manual_seed(0)
         ours = list(loader)

@@ -179,16 +179,24 @@ class _OverridingFolder(datasets.ImageFolder):
         return super().__getitem__(index)
 
 
+def _collate_of_real_images(batch):
+    if all(not image.any() for image, _ in batch):
+        raise ValueError("a batch of blank images")
+    return torch.utils.data.default_collate(batch)
+
+
 def _fallback_cases(root):
-    jitter = T.Compose([T.RandomResizedCrop(64), T.GaussianBlur(3), T.ToTensor()])
+    # an augmentation before any crop or resize: only the decode would be native
+    blur = T.Compose([T.GaussianBlur(3), T.RandomResizedCrop(64), T.ToTensor()])
     plain = eval_transform()
     tensors = torch.utils.data.TensorDataset(torch.arange(8.0))
     return {
-        "dataset.transform": (datasets.ImageFolder(root, jitter), {}),
+        "dataset.transform": (datasets.ImageFolder(root, blur), {}),
         "dataset.target_transform": (datasets.ImageFolder(root, plain,
                                                           target_transform=lambda t: t + 1), {}),
+        # a collate_fn that fails on the loader's stand-in batch (blank images)
         "loader.collate_fn": (datasets.ImageFolder(root, plain),
-                              {"collate_fn": lambda b: torch.utils.data.default_collate(b)}),
+                              {"collate_fn": _collate_of_real_images}),
         "dataset.getitem": (_OverridingFolder(root, plain), {}),
         "dataset.loader": (datasets.ImageFolder(root, plain,
                                                 loader=lambda p: datasets.folder.pil_loader(p)),
@@ -239,9 +247,9 @@ def test_all_failed_rules_are_listed_and_report_shows_every_rule(small_folder):
     ds = datasets.ImageFolder(str(small_folder), T.Compose([T.Grayscale(), T.ToTensor()]),
                               target_transform=str)
     verdict = jpegloader.explain(ds, batch_size=4, collate_fn=lambda b: b)
+    # Grayscale() gives one channel: only the decode would be native
     assert {r.rule for r in verdict.reasons} == {"dataset.transform",
-                                                 "dataset.target_transform",
-                                                 "loader.collate_fn"}
+                                                 "dataset.target_transform"}
     report = verdict.report()
     assert report.count("PASS") + report.count("FAIL") == len(verdict.checks)
     assert "Grayscale" in report

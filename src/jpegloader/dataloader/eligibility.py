@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from torch.utils.data import default_collate
-
 from .._env import env_flag
 from ..pipelines import Check, Lowering, pipeline_for
 from ..pipelines.contract import check
@@ -31,6 +29,23 @@ class Eligibility:
     lowering: Lowering | None = field(default=None, repr=False, compare=False)
 
     @property
+    def split(self) -> dict:
+        """What runs natively and what as your own code (NOTE [ Hybrid pipelines ]):
+        {"native": [...], "yours": [...], "collate": str | None}; empty on fallback."""
+        return dict(self.lowering.split) if self.accelerated else {}
+
+    def split_text(self) -> str:
+        s = self.split
+        if not s:
+            return ""
+        text = f"native: {', '.join(s['native'])}"
+        if s["yours"]:
+            text += f"; yours: {', '.join(s['yours'])}"
+        if s["collate"]:
+            text += f"; collate: {s['collate']}"
+        return text
+
+    @property
     def reasons(self) -> tuple[Check, ...]:
         """Every failed rule, in rule order."""
         return tuple(c for c in self.checks if not c.passed)
@@ -44,6 +59,8 @@ class Eligibility:
                    else "not accelerated: runs on torch.utils.data.DataLoader")
         width = max(len(c.rule) for c in self.checks)
         lines = [f"jpegloader verdict: {verdict}"]
+        if self.accelerated:
+            lines.append(f"  {self.split_text()}")
         for c in self.checks:
             lines.append(f"  {'PASS' if c.passed else 'FAIL'}  {c.rule:<{width}}  {c.message}")
             if not c.passed and c.hint:
@@ -52,16 +69,13 @@ class Eligibility:
 
 
 def _loader_checks(args) -> list[Check]:
+    """The loader's own rules (the collate_fn is the pipeline's to judge)."""
     disabled = env_flag(DISABLE_ENV)
-    fn = args.get("collate_fn")
     batched = args.get("batch_size", 1) is not None or args.get("batch_sampler") is not None
     return [
         check("env.disable", not disabled, f"{DISABLE_ENV} is not set",
               f"{DISABLE_ENV} is set to a true value",
               f"unset {DISABLE_ENV} (or set it to 0) to allow acceleration"),
-        check("loader.collate_fn", fn is None or fn is default_collate, "default_collate",
-              f"custom collate_fn {getattr(fn, '__qualname__', fn)!r}",
-              f"default_collate (or none) is reproduced natively; with this collate_fn {_NATIVE}"),
         check("loader.batch_size", batched, "batches are collated",
               "batch_size=None (no automatic batching)",
               f"give a batch_size or a batch_sampler; without automatic batching {_NATIVE}"),
@@ -81,7 +95,7 @@ def evaluate(dataset, **loader_args) -> Eligibility:
             "timm ImageDataset, or a Subset of one) nor a COCODetection",
             "other datasets run on torch's DataLoader, with the same results"))
     else:
-        lowering = pipeline.lower(dataset)
+        lowering = pipeline.lower(dataset, loader_args)
         checks += lowering.checks
     ok = lowering is not None and lowering.ok and all(c.passed for c in checks)
     return Eligibility(ok, pipeline.name if ok else None, tuple(checks), lowering if ok else None)

@@ -88,10 +88,12 @@ class Epoch:
         self.pool = settings.make_pool(base_seed) if self.owns_pool else pool
         self._feed = DeviceFeed(settings.device) if settings.device is not None else None
         self._staged = None
-        self._sent = self._received = 0
+        # batch numbers continue a resumed epoch's (a collate_fn is seeded by them)
+        self._sent = self._received = yielded
         self._sampler_done = False
         self._ready: dict[int, tuple] = {}
         self._holding = None  # the result whose batch the user has now
+        self._inline_batch = yielded  # num_workers=0: the batch number (collate_fn seeds)
         self._ended = False
         self._finalizer = weakref.finalize(self, Epoch._abandon, self.pool, self.owns_pool,
                                            self.stats, on_end)
@@ -161,10 +163,13 @@ class Epoch:
             try:
                 report = self._decoder.decode(indices, self._seed,
                                               tuple(t.numpy() for t in tensors),
-                                              "in the main process")
+                                              "in the main process", self._inline_batch)
             except SampleFailure as failure:
                 failure.wrapper.reraise()
+            self._inline_batch += 1
             self.stats.add_report(report)
+            if report.payload is not None:
+                return report.payload
             if report.count:
                 return self._decoder.assemble([t[:report.count] for t in tensors])
 
@@ -217,6 +222,9 @@ class Epoch:
     def _take(self, result, slot):
         report = result.report
         self.stats.add_report(report)
+        if report.payload is not None:  # a collate_fn's batch, sent as torch sends it
+            self.pool.release(slot)
+            return _pinned(report.payload) if self.settings.pin else report.payload
         if report.count == 0:
             self.pool.release(slot)
             return None
@@ -268,6 +276,11 @@ class Epoch:
         moved = self._feed.start(batch)
         self.stats.add_seconds({"pin_copy": time.perf_counter() - start})
         return moved
+
+
+def _pinned(batch):
+    from torch.utils.data._utils.pin_memory import pin_memory
+    return pin_memory(batch)
 
 
 def _copy(t: torch.Tensor, pinned: bool) -> torch.Tensor:

@@ -96,7 +96,7 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
         for a in arrays:  # NOTE [ Workers let go of written slots ]
             map_pages(a)
         try:
-            report = decoder.decode(task.indices, task.seed, arrays, where)
+            report = decoder.decode(task.indices, task.seed, arrays, where, task.batch_no)
         except SampleFailure as failure:
             report = failure.wrapper
         except Exception:

@@ -4,9 +4,10 @@ from .jpeg import (
                    PLAN_DTYPE,
                    EncodedBatch,
                    decode_batch,
+                   hwc_to_chw,
                    libjpeg_turbo_version,
                    probe,
 )
 
-__all__ = ["DEFAULT_MAX_PIXELS", "PLAN_DTYPE", "EncodedBatch", "decode_batch",
+__all__ = ["DEFAULT_MAX_PIXELS", "PLAN_DTYPE", "EncodedBatch", "decode_batch", "hwc_to_chw",
            "libjpeg_turbo_version", "probe"]

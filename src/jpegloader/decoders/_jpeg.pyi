@@ -15,15 +15,18 @@ def probe(data: Buffer, offsets: Buffer, info: Buffer, status: Buffer, messages:
     """
 
 def decode_batch(
-    data: Buffer, offsets: Buffer, plans: Buffer, out: Buffer, out_h: int, out_w: int,
-    lut: Buffer, max_pixels: int, status: Buffer, messages: Buffer, seconds: Buffer, /,
+    data: Buffer, offsets: Buffer, plans: Buffer, out: Buffer, out_type: int, out_h: int,
+    out_w: int, lut: Buffer, max_pixels: int, status: Buffer, messages: Buffer,
+    seconds: Buffer, /,
 ) -> None:
-    """Decodes n samples into out: float32 Tensor[n, 3, out_h, out_w].
+    """Decodes n samples into out: Tensor[n, 3, out_h, out_w] of float32 (out_type 0:
+    each level through lut, float32[3, 256]) or uint8 (out_type 1), or uint8[n, out_h,
+    out_w, 3] (out_type 2: interleaved, as a PIL image).
 
-    plans: n PLAN_DTYPE records; lut: float32[3, 256].  Runs without the GIL.
-    A failed sample gets a non-zero status, a message and zeroed pixels; there
-    are no partial results.  seconds (float64[2]) is increased by the time
-    spent decoding and augmenting.  Raises ValueError only for wrong buffers.
+    plans: n PLAN_DTYPE records.  Runs without the GIL.  A failed sample gets a
+    non-zero status, a message and zeroed pixels; there are no partial results.
+    seconds (float64[2]) is increased by the time spent decoding and augmenting.
+    Raises ValueError only for wrong buffers.
     """
 
 def libjpeg_turbo_version() -> str: ...
@@ -31,3 +34,8 @@ def libjpeg_turbo_version() -> str: ...
 def hue_selfcheck(shift: int) -> int:
     """Runs all 2**24 RGB values through the table-driven hue step and the
     per-pixel Pillow reference with this H shift; returns how many differ."""
+
+def hwc_to_chw(src: Buffer, out: Buffer, n: int, h: int, w: int, out_type: int, lut: Buffer,
+               /) -> None:
+    """n images of uint8[h, w, 3] to [3, h, w]: float32 lut[ch][level] (out_type 0) or
+    the levels (out_type 1).  Runs without the GIL.  Raises ValueError for wrong buffers."""

@@ -28,8 +28,9 @@ assert PLAN_DTYPE.itemsize == _jpeg.PLAN_SIZE, "PLAN_DTYPE does not match tl_pla
 COLOUR_NONE, BRIGHTNESS, CONTRAST, SATURATION, HUE, GRAYSCALE = -1, 0, 1, 2, 3, 4
 #: ``filter`` values (csrc/resample.h): Pillow's convolution filters.
 FILTERS = {"bilinear": 0, "bicubic": 1, "box": 2, "hamming": 3, "lanczos": 4}
-#: Output element types of ``decode_batch``.
+#: Output element types of ``decode_batch`` (csrc/pipeline.h).
 OUT_TYPES = {np.dtype(np.float32): 0, np.dtype(np.uint8): 1}
+OUT_UINT8_HWC = 2
 
 
 def empty_plans(n: int) -> np.ndarray:
@@ -78,10 +79,12 @@ def probe(batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray, list[str]]:
 
 def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
                  lut: np.ndarray | None = None, max_pixels: int = DEFAULT_MAX_PIXELS,
-                 seconds: np.ndarray | None = None) -> tuple[np.ndarray, list[str]]:
+                 seconds: np.ndarray | None = None, hwc: bool = False
+                 ) -> tuple[np.ndarray, list[str]]:
     """Runs the fused pipeline for a batch into ``out``: float32[n, 3, H, W]
-    (each level through ``lut``, float32[3, 256]) or uint8[n, 3, H, W] (the
-    levels; no lut).
+    (each level through ``lut``, float32[3, 256]), uint8[n, 3, H, W] (the
+    levels; no lut), or with ``hwc`` uint8[n, H, W, 3] (interleaved, as a PIL
+    image holds them).
 
     Returns (status int32[n], messages).  Failed samples are zero-filled and
     must be completed by the caller; there are no partial results.  When given,
@@ -92,10 +95,18 @@ def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
     if plans.dtype != PLAN_DTYPE or plans.shape != (n,):
         raise ValueError(f"plans must be PLAN_DTYPE[{n}], got {plans.dtype}{plans.shape}")
     out_type = OUT_TYPES.get(out.dtype)
-    if out_type is None or out.ndim != 4 or out.shape[:2] != (n, 3) \
+    if hwc:
+        if out.dtype != np.uint8 or out.ndim != 4 or out.shape[0] != n or out.shape[3] != 3 \
+                or not out.flags.c_contiguous:
+            raise ValueError(f"out must be C-contiguous uint8[{n}, H, W, 3], got "
+                             f"{out.dtype}{out.shape}")
+        out_type, height, width = OUT_UINT8_HWC, out.shape[1], out.shape[2]
+    elif out_type is None or out.ndim != 4 or out.shape[:2] != (n, 3) \
             or not out.flags.c_contiguous:
         raise ValueError(f"out must be C-contiguous float32 or uint8 [{n}, 3, H, W], got "
                          f"{out.dtype}{out.shape}")
+    else:
+        height, width = out.shape[2], out.shape[3]
     if lut is None:
         if out_type == OUT_TYPES[np.dtype(np.float32)]:
             raise ValueError("float32 output needs a lut (float32[3, 256])")
@@ -108,9 +119,22 @@ def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
     if seconds.dtype != np.float64 or seconds.shape != (2,):
         raise ValueError(f"seconds must be float64[2], got {seconds.dtype}{seconds.shape}")
     _jpeg.decode_batch(batch.data, batch.offsets, np.ascontiguousarray(plans), out, out_type,
-                       out.shape[2], out.shape[3], lut, int(max_pixels), status, messages,
-                       seconds)
+                       height, width, lut, int(max_pixels), status, messages, seconds)
     return status, _messages_to_text(messages)
+
+
+def hwc_to_chw(src: np.ndarray, out: np.ndarray, lut: np.ndarray | None = None) -> None:
+    """uint8[n, H, W, 3] images into ``out``: float32[n, 3, H, W] through ``lut``
+    (float32[3, 256]) or uint8[n, 3, H, W] (the levels)."""
+    n, h, w, c = src.shape
+    out_type = OUT_TYPES.get(out.dtype)
+    if c != 3 or src.dtype != np.uint8 or out_type is None or out.shape != (n, 3, h, w) \
+            or not (src.flags.c_contiguous and out.flags.c_contiguous):
+        raise ValueError(f"hwc_to_chw takes C-contiguous uint8[n, H, W, 3] and float32/uint8"
+                         f"[n, 3, H, W], got {src.dtype}{src.shape} and {out.dtype}{out.shape}")
+    if lut is None:
+        lut = _NO_LUT
+    _jpeg.hwc_to_chw(src, out, n, h, w, out_type, np.ascontiguousarray(lut, dtype=np.float32))
 
 
 _NO_LUT = np.zeros((3, 256), dtype=np.float32)  # uint8 output reads no table

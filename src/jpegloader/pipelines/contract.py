@@ -36,8 +36,9 @@ _LG = logging.getLogger("jpegloader")
 
 ON_ERROR_CHOICES = ("raise", "skip")
 DECODE_CHOICES = ("auto", "exact")
-#: Where a worker's time goes, per batch (seconds, in BatchReport.seconds).
-WORKER_STAGES = ("read", "decode", "augment", "python_path")
+#: Where a worker's time goes, per batch (seconds, in BatchReport.seconds); "yours" is
+#: the user's own transforms and collate_fn (NOTE [ Hybrid pipelines ]).
+WORKER_STAGES = ("read", "decode", "augment", "python_path", "yours")
 #: A batch layout: per field, the shape of one sample's entry and its dtype.
 Layout = tuple[tuple[tuple[int, ...], torch.dtype], ...]
 
@@ -66,6 +67,9 @@ class Lowering:
     program: object = field(default=None, compare=False)  # None unless every check passed
     source: object = field(default=None, compare=False)   # what the decoder reads files from
     key: object = None  # equal keys: the same program on the same samples
+    #: What runs where: {"native": [...], "yours": [...], "collate": str | None}
+    #: (NOTE [ Hybrid pipelines ]); empty unless every check passed.
+    split: dict = field(default_factory=dict, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -93,7 +97,8 @@ class Pipeline:
     def claims(self, dataset) -> bool:
         raise NotImplementedError
 
-    def lower(self, dataset) -> Lowering:
+    def lower(self, dataset, loader_args: dict | None = None) -> Lowering:
+        """``loader_args``: the DataLoader's batch_size, batch_sampler and collate_fn."""
         raise NotImplementedError
 
     def decoder(self, lowering: Lowering, options: DecodeOptions) -> BatchDecoder:
@@ -117,6 +122,7 @@ class BatchReport:
     skipped: list[tuple[int, str, str]] = field(default_factory=list)  # (index, path, why)
     python_path: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
+    payload: object = None  # a collate_fn's batch sent as is (not through the ring)
 
 
 class Stopwatch:
@@ -192,7 +198,7 @@ class BatchDecoder:
         self.options = options
 
     def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
-               where: str) -> BatchReport:
+               where: str, batch_no: int = 0) -> BatchReport:
         raise NotImplementedError
 
     def assemble(self, tensors: list[torch.Tensor]) -> list:

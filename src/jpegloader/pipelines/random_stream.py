@@ -41,3 +41,14 @@ def uniforms(seed: int, indices: np.ndarray, count: int, first: int = 0) -> np.n
         bits = _mix(per_sample[:, None] + slots[None, :])
     # 53 random bits -> a double in [0, 1), as numpy's own generators do.
     return (bits >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+
+def seeds(seed: int, keys, stream: int) -> list[int]:
+    """One 63-bit seed per key (a sample's index, or a batch's number) for a stream:
+    what the user's own transforms and collate_fn are seeded with (NOTE [ Hybrid
+    pipelines ]).  Streams keep the seeds of different uses apart."""
+    key = np.asarray(keys, dtype=np.int64).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        base = _mix(np.array([(seed ^ (stream * 0x632BE59BD9B4E019)) & _MASK], dtype=np.uint64))
+        out = _mix(base ^ _mix(key + np.uint64(0x2545F4914F6CDD1D)))
+    return [int(v) >> 1 for v in out]

@@ -64,14 +64,12 @@ def test_v2_pipeline_lowers_to_the_same_ops():
 
 
 @pytest.mark.parametrize("transform, match", [
-    (T.Compose([T.RandomResizedCrop(224), T.RandAugment(), T.ToTensor()]), "RandAugment"),
+    (T.Compose([T.RandAugment(), T.RandomResizedCrop(224), T.ToTensor()]), "decode alone"),
     (T.Compose([T.Resize(256), T.ToTensor()]), "output size depends"),
     (T.Compose([T.RandomResizedCrop(224, interpolation=T.InterpolationMode.NEAREST),
                 T.ToTensor()]), "nearest"),
-    (T.Compose([T.Resize(256), T.RandomResizedCrop(224), T.ToTensor()]), "another resizing"),
     (T.Compose([T.ColorJitter(0.4), T.RandomResizedCrop(224), T.ToTensor()]),
      "colour adjustments are lowered only after"),
-    (T.Compose([T.CenterCrop(224)]), "does not end in a tensor"),
     (None, "no transform"),
 ])
 def test_unsupported_pipelines_name_the_problem(transform, match):

@@ -11,7 +11,7 @@ from torch.utils.data import DataLoader as TorchDataLoader
 from torchvision import datasets
 
 import jpegloader
-from tests.recipes import ALIASES, RECIPES
+from tests.recipes import ALIASES, COLLATES, RECIPES
 from tests.conftest import write_image_folder
 
 pytest.importorskip("timm", reason="timm is a test dependency (the [test] extra)")
@@ -35,7 +35,9 @@ def _structure(batch):
 @pytest.mark.parametrize("name", RECIPES)
 def test_recipe_verdict_names_every_blocker(folder, name):
     build, accelerated, blockers = RECIPES[name]
-    verdict = jpegloader.explain(datasets.ImageFolder(str(folder), build()), batch_size=4)
+    collate = COLLATES[name]() if name in COLLATES else None
+    verdict = jpegloader.explain(datasets.ImageFolder(str(folder), build()), batch_size=4,
+                                 collate_fn=collate)
     assert verdict.accelerated == accelerated, verdict.report()
     for blocker in blockers:
         assert blocker in verdict.summary(), (blocker, verdict.report())
@@ -47,16 +49,20 @@ def test_recipe_verdict_names_every_blocker(folder, name):
 @pytest.mark.parametrize("name", [n for n, (_, ok, _) in RECIPES.items() if ok])
 def test_accelerated_recipe_batches_match_native(folder, name):
     build = RECIPES[name][0]
+    collate = COLLATES[name]() if name in COLLATES else None
     ds = datasets.ImageFolder(str(folder), build())
-    ours = list(jpegloader.DataLoader(ds, batch_size=5, num_workers=2))
-    native = list(TorchDataLoader(ds, batch_size=5))
+    ours = list(jpegloader.DataLoader(ds, batch_size=5, num_workers=2, collate_fn=collate))
+    native = list(TorchDataLoader(ds, batch_size=5, collate_fn=collate))
     assert len(ours) == len(native)
     for a, b in zip(ours, native, strict=True):
+        assert type(a) is type(b)
         assert _structure(a) == _structure(b) or \
             _structure(a) == tuple(("Tensor", *s[1:]) for s in _structure(b)), \
             (_structure(a), _structure(b))
         assert torch.equal(a[1], b[1])
     if "eval" in name:  # deterministic: the pixels themselves
+        ours = [list(b) for b in ours]
+        native = [list(b) for b in native]
         for a, b in zip(ours, native, strict=True):
             diff = (a[0].double() - b[0].double()).abs()
             scale = 1.0 if a[0].dtype == torch.uint8 else float(
@@ -84,9 +90,10 @@ def test_alias_gives_the_same_batches(folder, name):
 
 def test_recipe_count(folder):
     """How many of the recipes accelerate (quoted in the README)."""
-    counted = sum(jpegloader.explain(datasets.ImageFolder(str(folder), build()),
-                                     batch_size=4).accelerated
-                  for build, _, _ in RECIPES.values())
+    counted = sum(jpegloader.explain(datasets.ImageFolder(str(folder), build()), batch_size=4,
+                                     collate_fn=COLLATES[name]() if name in COLLATES
+                                     else None).accelerated
+                  for name, (build, _, _) in RECIPES.items())
     assert counted == sum(ok for _, ok, _ in RECIPES.values())
     print(f"{counted} of {len(RECIPES)} recipes accelerated")
 

@@ -71,7 +71,8 @@ PyDoc_STRVAR(decode_batch_doc,
 "             max_pixels, status, messages, seconds) -> None\n\n"
 "Decodes, resamples, colours, flips and writes n samples into out,\n"
 "Tensor[n, 3, out_h, out_w] of float32 (out_type 0: levels through lut,\n"
-"float32[3, 256]) or uint8 (out_type 1: the levels).  plans holds n\n"
+"float32[3, 256]) or uint8 (out_type 1: the levels), or uint8[n, out_h,\n"
+"out_w, 3] (out_type 2: interleaved, as a PIL image).  plans holds n\n"
 "PLAN_DTYPE records.  A sample that fails gets a non-zero status, a\n"
 "message, and zeroed pixels; the call raises only when its buffers are\n"
 "wrong.  seconds, float64[2], is increased by the time spent decoding and\n"
@@ -90,13 +91,14 @@ static PyObject *py_decode_batch(PyObject *self, PyObject *args)
         return NULL;
     n = check_inputs(&b[0], &b[1]);
     if (n >= 0 && (out_h <= 0 || out_w <= 0 || max_pixels <= 0 ||
-                   (out_type != TL_OUT_FLOAT32 && out_type != TL_OUT_UINT8))) {
+                   (out_type != TL_OUT_FLOAT32 && out_type != TL_OUT_UINT8 &&
+                    out_type != TL_OUT_UINT8_HWC))) {
         PyErr_Format(PyExc_ValueError,
-                     "out_h, out_w and max_pixels must be positive and out_type 0 or 1, got "
+                     "out_h, out_w and max_pixels must be positive and out_type 0, 1 or 2, got "
                      "%d, %d, %lld, %d", out_h, out_w, max_pixels, out_type);
         n = -1;
     }
-    item = out_type == TL_OUT_UINT8 ? 1 : (Py_ssize_t)sizeof(float);
+    item = out_type == TL_OUT_FLOAT32 ? (Py_ssize_t)sizeof(float) : 1;
     if (n < 0 || tl_check_size(&b[2], n * (Py_ssize_t)sizeof(tl_plan), "plans") ||
         tl_check_size(&b[3], n * 3 * (Py_ssize_t)out_h * out_w * item, "out") ||
         tl_check_size(&b[4], 3 * 256 * (Py_ssize_t)sizeof(float), "lut") ||
@@ -111,6 +113,39 @@ static PyObject *py_decode_batch(PyObject *self, PyObject *args)
                     b[4].buf, (int64_t)max_pixels, b[5].buf, b[6].buf, b[7].buf);
     Py_END_ALLOW_THREADS
     tl_release_all(b, 8);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(hwc_to_chw_doc,
+"hwc_to_chw(src, out, n, h, w, out_type, lut) -> None\n\n"
+"src: uint8[n, h, w, 3]; out: float32 (out_type 0: each level through lut,\n"
+"float32[3, 256]) or uint8 (out_type 1) [n, 3, h, w].");
+
+static PyObject *py_hwc_to_chw(PyObject *self, PyObject *args)
+{
+    Py_buffer b[3] = {{0}};
+    int n, h, w, out_type;
+    Py_ssize_t item;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*iiiiy*:hwc_to_chw", &b[0], &b[1], &n, &h, &w, &out_type,
+                          &b[2]))
+        return NULL;
+    item = out_type == TL_OUT_FLOAT32 ? (Py_ssize_t)sizeof(float) : 1;
+    if (n < 0 || h <= 0 || w <= 0 || (out_type != TL_OUT_FLOAT32 && out_type != TL_OUT_UINT8)) {
+        PyErr_SetString(PyExc_ValueError, "n >= 0, h, w > 0 and out_type 0 or 1 expected");
+        tl_release_all(b, 3);
+        return NULL;
+    }
+    if (tl_check_size(&b[0], (Py_ssize_t)n * 3 * h * w, "src") ||
+        tl_check_size(&b[1], (Py_ssize_t)n * 3 * h * w * item, "out") ||
+        tl_check_size(&b[2], 3 * 256 * (Py_ssize_t)sizeof(float), "lut")) {
+        tl_release_all(b, 3);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    tl_hwc_to_chw(b[0].buf, n, h, w, out_type, b[2].buf, b[1].buf);
+    Py_END_ALLOW_THREADS
+    tl_release_all(b, 3);
     Py_RETURN_NONE;
 }
 
@@ -145,6 +180,7 @@ static PyObject *py_hue_selfcheck(PyObject *self, PyObject *arg)
 static PyMethodDef methods[] = {
     {"probe", py_probe, METH_VARARGS, probe_doc},
     {"decode_batch", py_decode_batch, METH_VARARGS, decode_batch_doc},
+    {"hwc_to_chw", py_hwc_to_chw, METH_VARARGS, hwc_to_chw_doc},
     {"hue_selfcheck", py_hue_selfcheck, METH_O,
      "hue_selfcheck(shift) -> int: RGB values where the fast hue step differs from\n"
      "the per-pixel Pillow reference (all 2**24 are tried; 0 expected)."},

@@ -196,6 +196,10 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
      * with the flip, which stays last (as in the Python draws). */
     if (colour)
         tl_colour_apply(s->d, s->d + plane, s->d + 2 * plane, plane, &p->colour);
+    if (out_type == TL_OUT_UINT8_HWC) {
+        tl_planes_interleave(s->d, plane, out_h, out_w, p->flip, (uint8_t *)out);
+        goto done;
+    }
     for (ch = 0; ch < 3; ch++) {
         if (out_type == TL_OUT_FLOAT32)
             tl_levels_to_float(s->d + ch * plane, out_h, out_w, lut + ch * 256, p->flip,
@@ -217,7 +221,7 @@ void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
     tl_scratch s;
     tl_decoder *dec = tl_decoder_new();
     size_t sample = (size_t)3 * out_h * out_w;
-    size_t item = out_type == TL_OUT_UINT8 ? 1 : sizeof(float);
+    size_t item = out_type == TL_OUT_FLOAT32 ? sizeof(float) : 1;
     int i;
 
     memset(&s, 0, sizeof(s));
@@ -244,6 +248,27 @@ void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
     }
     scratch_free(&s);
     tl_decoder_free(dec);
+}
+
+void tl_hwc_to_chw(const uint8_t *src, int n, int h, int w, int out_type, const float *lut,
+                   void *out)
+{
+    size_t plane = (size_t)h * w, i;
+    int k, ch;
+    for (k = 0; k < n; k++) {
+        const uint8_t *in = src + (size_t)k * 3 * plane;
+        if (out_type == TL_OUT_FLOAT32) {
+            float *o = (float *)out + (size_t)k * 3 * plane;
+            for (i = 0; i < plane; i++)
+                for (ch = 0; ch < 3; ch++)
+                    o[ch * plane + i] = lut[ch * 256 + in[3 * i + ch]];
+        } else {
+            uint8_t *o = (uint8_t *)out + (size_t)k * 3 * plane;
+            for (i = 0; i < plane; i++)
+                for (ch = 0; ch < 3; ch++)
+                    o[ch * plane + i] = in[3 * i + ch];
+        }
+    }
 }
 
 void tl_probe_batch(const uint8_t *data, const int64_t *offsets, int n,

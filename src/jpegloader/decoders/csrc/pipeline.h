@@ -36,8 +36,9 @@ typedef struct {
     tl_colour colour;       /* applied after resampling */
 } tl_plan;
 
-/* Output element types of tl_decode_batch. */
-enum { TL_OUT_FLOAT32 = 0, TL_OUT_UINT8 = 1 };
+/* Output element types of tl_decode_batch: float32 CHW through the table, uint8
+ * CHW, or uint8 HWC (interleaved RGB rows: what a PIL image holds). */
+enum { TL_OUT_FLOAT32 = 0, TL_OUT_UINT8 = 1, TL_OUT_UINT8_HWC = 2 };
 
 /* Writes n samples of [3, out_h, out_w] into out: float32 values lut[ch][level]
  * (lut is float32 [3][256]: each 8-bit level after ToTensor and Normalize)
@@ -51,6 +52,12 @@ void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
                      const tl_plan *plans, int n, void *out, int out_type, int out_h,
                      int out_w, const float *lut, int64_t max_pixels,
                      int32_t *status, char *messages, double *seconds);
+
+/* n images of h x w interleaved RGB bytes (src) to [3, h, w]: float32 values
+ * lut[ch][level] (TL_OUT_FLOAT32) or the levels (TL_OUT_UINT8).  The tensor stage
+ * run after Python code that worked on PIL images. */
+void tl_hwc_to_chw(const uint8_t *src, int n, int h, int w, int out_type, const float *lut,
+                   void *out);
 
 /* Header probe for n samples: info is int32 [n][4] (width, height,
  * components, progressive). */

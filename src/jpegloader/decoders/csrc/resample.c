@@ -317,6 +317,23 @@ void tl_levels_copy(const uint8_t *src, int rows, int cols, int flip, uint8_t *d
     }
 }
 
+void tl_planes_interleave(const uint8_t *planes, size_t plane_size, int rows, int cols,
+                          int flip, uint8_t *dst)
+{
+    int y, x;
+    for (y = 0; y < rows; y++) {
+        const uint8_t *r = planes + (size_t)y * cols, *g = r + plane_size,
+                      *b = g + plane_size;
+        uint8_t *o = dst + (size_t)y * cols * 3;
+        for (x = 0; x < cols; x++) {
+            int d = flip ? cols - 1 - x : x;
+            o[3 * d] = r[x];
+            o[3 * d + 1] = g[x];
+            o[3 * d + 2] = b[x];
+        }
+    }
+}
+
 /* Blocked so that both sides stay in cache for large images. */
 enum { TL_BLOCK = 32 };
 

@@ -70,6 +70,11 @@ void tl_levels_to_float(const uint8_t *src, int rows, int cols, const float *lut
  * PILToTensor's bytes. */
 void tl_levels_copy(const uint8_t *src, int rows, int cols, int flip, uint8_t *dst);
 
+/* Three planes [rows][cols], plane_size bytes apart, to interleaved RGB rows,
+ * mirrored when flip is set (the inverse of tl_split_rgb). */
+void tl_planes_interleave(const uint8_t *planes, size_t plane_size, int rows, int cols,
+                          int flip, uint8_t *dst);
+
 /* Splits interleaved RGB rows into three planes [rows][cols], planes
  * plane_size bytes apart. */
 void tl_split_rgb(const uint8_t *src, size_t src_stride, int rows, int cols,

@@ -3,19 +3,24 @@ ImageFolder, timm's ImageDataset, Subsets of them) with the transforms real
 training recipes build.  See NOTE [ A pipeline's contract ] in contract.py.
 
     datasets.py    recognise the dataset; what a sample reads (ImageSource)
-    transforms.py  lower the transform into ops (ops.py): every blocker named
+    transforms.py  lower the transform into ops (ops.py), natively as far as it goes
     draw.py        per-sample random parameters; replay through torchvision
+    hybrid.py      the user's own transforms and collate_fn, in the workers
     decoder.py     decode a batch into the slot; assemble
 """
 from __future__ import annotations
 
-import torch
+import dataclasses
 
-from ..contract import DecodeOptions, Lowering, Pipeline
+import torch
+from torch.utils.data import default_collate
+
+from ..contract import Check, DecodeOptions, Lowering, Pipeline, check
 from ..file_table import FileTable
 from . import datasets
 from .decoder import ClassificationBatchDecoder
-from .transforms import ClassificationProgram, lower_transform
+from .hybrid import CollatePlan, plan_collate
+from .transforms import ClassificationProgram, Sample, lower_transform
 
 
 class ClassificationPipeline(Pipeline):
@@ -24,22 +29,80 @@ class ClassificationPipeline(Pipeline):
     def claims(self, dataset) -> bool:
         return datasets.claims(dataset)
 
-    def lower(self, dataset) -> Lowering:
+    def lower(self, dataset, loader_args: dict | None = None) -> Lowering:
+        args = loader_args or {}
         source, checks = datasets.recognise(dataset)
         transform = source.transform if source is not None else \
             getattr(datasets.unwrap_subsets(dataset)[0], "transform", None)
         program, transform_checks = lower_transform(transform)
         checks = [*checks, *transform_checks]
-        if source is None or program is None:
+        collate, collate_check = _collate(args, program)
+        checks.append(collate_check)
+        if program is not None:
+            program = _stacked_natively(program, collate)
+        if source is None or program is None or not collate_check.passed:
             return Lowering(self.name, tuple(checks))
-        return Lowering(self.name, tuple(checks), program, source, (program, source.key()))
+        split = {"native": [n for who, names in program.split or (("native", ("decode",
+                                                                               *program.names)),)
+                            if who == "native" for n in names],
+                 "yours": [n for who, names in program.split if who == "yours" for n in names],
+                 "collate": None if collate is None else
+                 f"{collate.name} {'natively' if collate.native_stack else 'in the workers'}"}
+        return Lowering(self.name, tuple(checks), (program, collate), source,
+                        (program, collate, source.key()), split)
 
     def decoder(self, lowering: Lowering, options: DecodeOptions) -> ClassificationBatchDecoder:
         source: datasets.ImageSource = lowering.source
+        program, collate = lowering.program
         index_map = None if source.indices is None else \
             torch.from_numpy(source.indices.copy()).share_memory_()
         return ClassificationBatchDecoder(FileTable.from_samples(source.samples), index_map,
-                                          lowering.program, source.replace_unreadable, options)
+                                          program, source.replace_unreadable, options, collate)
+
+
+def _collate(args: dict, program) -> tuple[CollatePlan | None, Check]:
+    """The loader's collate_fn: default_collate is the batch layout itself; a custom
+    one runs in the workers (NOTE [ Hybrid pipelines ])."""
+    fn = args.get("collate_fn")
+    if fn is None or fn is default_collate:
+        ok = program is None or program.sample.kind != "pil"
+        return None, check("loader.collate_fn", ok, "default_collate",
+                           "the transform ends in PIL images, which default_collate cannot "
+                           "batch (torch's loader fails on them too)",
+                           "end the transform in a tensor conversion, or give the collate_fn "
+                           "your recipe uses")
+    name = getattr(fn, "__qualname__", None) or getattr(getattr(fn, "func", None),
+                                                      "__qualname__", type(fn).__name__)
+    if program is None:
+        return None, Check("loader.collate_fn", True, f"custom collate_fn {name} (would run "
+                                                      "in the workers)")
+    batch_size = args.get("batch_size") or 2
+    try:
+        plan = plan_collate(fn, program.sample, batch_size)
+    except Exception as e:  # noqa: BLE001 - the user's function; its error is the reason
+        return None, Check("loader.collate_fn", False,
+                           f"collate_fn {name} fails on a batch of {batch_size} "
+                           f"{program.sample.kind} samples: {type(e).__name__}: {e}",
+                           "this loader runs on torch's DataLoader, with the same results")
+    if plan.native_stack:
+        return plan, Check("loader.collate_fn", True,
+                           f"collate: {plan.name} stacks uint8 images and int64 targets "
+                           "(verified on random batches): done natively")
+    how = "its tensors written into the ring" if plan.ring else \
+        "its batches returned through the result queue, as torch returns them"
+    return plan, Check("loader.collate_fn", True,
+                       f"collate: {plan.name} in the workers, seeded per batch ({how})")
+
+
+def _stacked_natively(program, collate):
+    """A fast_collate done natively (NOTE [ fast_collate ]): PIL images handed to
+    nothing else become uint8 written by the C core itself."""
+    if collate is None or not collate.native_stack or program.handover != "pil" or \
+            program.yours_pil or program.yours_tensor:
+        return program
+    shape = (3, *program.output_size)
+    return dataclasses.replace(program, handover="slot", output_dtype="uint8", lut=None,
+                               sample=Sample("tensor", shape, "uint8"))
 
 
 CLASSIFICATION = ClassificationPipeline()

@@ -1,4 +1,5 @@
-"""Decoding a classification batch: [images float32|uint8[B, 3, H, W], labels int64[B]]."""
+"""Decoding a classification batch: default_collate's [images[B, ...], labels int64[B]],
+or what the user's collate_fn makes of the samples (NOTE [ Hybrid pipelines ])."""
 from __future__ import annotations
 
 import logging
@@ -6,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
+from PIL import Image
 
 from ...decoders import decode_batch
 from ...decoders import status as st
@@ -22,28 +24,41 @@ from ..contract import (
 from ..file_table import FileTable
 from .datasets import TIMM_RETRIES, open_rgb
 from .draw import draw, replay
+from .hybrid import CollatePlan, Yours, as_collate_input, sample_layout
 from .transforms import ClassificationProgram
 
 _LG = logging.getLogger("jpegloader")
+
+#: What queue-mode batches occupy in the ring: nothing real (the result travels
+#: through the result queue), one byte per sample to keep the slot bookkeeping.
+_QUEUE_LAYOUT = (((1,), torch.uint8),)
 
 
 class ClassificationBatchDecoder(BatchDecoder):
     def __init__(self, table: FileTable, index_map: torch.Tensor | None,
                  program: ClassificationProgram, replace_unreadable: bool,
-                 options: DecodeOptions):
+                 options: DecodeOptions, collate: CollatePlan | None = None):
         super().__init__(options)
         self.table = table            # paths and targets by base dataset index
         self.index_map = index_map    # int64[len]: loader index -> base index (Subsets)
         self.program = program
         self.replace_unreadable = replace_unreadable  # timm's ImageDataset
+        # None: default_collate (or a fast_collate), done by the layout itself
+        self.collate = None if collate is None or collate.native_stack else collate
+        self.structure = collate.structure if collate is not None else list
         self.lut = program.lut_array
+        self.yours = Yours(program)
 
     @property
     def layout(self):
-        return (((3, *self.program.output_size), self.program.torch_dtype), ((), torch.int64))
+        if self.collate is None:
+            return sample_layout(self.program.sample)
+        return self.collate.layout if self.collate.ring else _QUEUE_LAYOUT
 
-    def assemble(self, tensors: list[torch.Tensor]) -> list:
-        return tensors  # default_collate's [images, labels]
+    def assemble(self, tensors: list[torch.Tensor]):
+        # default_collate's [images, labels], a fast_collate's (images, labels), or the
+        # collate_fn's own structure
+        return self.structure(tensors)
 
     def rows(self, indices: Sequence[int]) -> np.ndarray:
         """Rows of the file table for these loader indices."""
@@ -51,10 +66,10 @@ class ClassificationBatchDecoder(BatchDecoder):
         return indices if self.index_map is None else self.index_map.numpy()[indices]
 
     def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
-               where: str) -> BatchReport:
-        """Fills images[:count] and labels[:count] for the samples at ``indices``.
-        ``where`` names this process in errors."""
-        images, labels = arrays
+               where: str, batch_no: int = 0) -> BatchReport:
+        """Fills the batch of the samples at ``indices`` into ``arrays`` (the slot's
+        fields) and returns its report.  ``where`` names this process in errors."""
+        p = self.program
         n = len(indices)
         report = BatchReport(n)
         watch = Stopwatch(report.seconds)
@@ -65,41 +80,98 @@ class ClassificationBatchDecoder(BatchDecoder):
         sizes = image_sizes(self.table, rows, batch)
         fast = sizes[:, 0] > 0
         widths, heights = np.maximum(sizes[:, 0], 1), np.maximum(sizes[:, 1], 1)
-        d = draw(self.program, widths, heights, seed, indices)
+        d = draw(p, widths, heights, seed, indices)
         plans = to_plans(d.geometry, widths, heights, self.options.allow_dct_scaling,
                          skip=~fast, colour=d.colour)
+        native, final, labels = self._buffers(n, arrays)
         c_seconds = np.zeros(2)
-        status, messages = decode_batch(batch, plans, images[:n], self.lut,
-                                        self.options.max_pixels, c_seconds)
+        status, messages = decode_batch(batch, plans, native, self.lut, self.options.max_pixels,
+                                        c_seconds, hwc=p.handover == "pil")
         labels[:n] = self.table.targets_of(rows)
         watch.lap_c_core(c_seconds)
         keep = np.ones(n, dtype=bool)
         for k in np.flatnonzero(status != st.OK):
             report.python_path += 1
             try:
-                images[k], labels[k] = self._python_path(int(indices[k]), int(rows[k]), seed)
+                native[k], labels[k] = self._python_path(int(indices[k]), int(rows[k]), seed)
             except Exception:
                 keep[k] = False
                 self._python_path_failed(report, int(indices[k]), paths[k],
                                          messages[k] or st.DESCRIPTIONS[int(status[k])], where)
         watch.lap("python_path")
         if not keep.all():
-            report.count = compact((images, labels), keep)
+            count = compact((native, labels), keep)
+            indices = np.asarray(indices)[keep]
+        else:
+            count = n
+        report.count = count
+        in_main = where == "in the main process"
+        samples = None
+        if p.hybrid:
+            samples = self.yours.run(native[:count], indices, seed,
+                                     final[:count] if final is not None else None, where,
+                                     in_main)
+        elif final is not None and final is not native:
+            final[:count] = native[:count]
+        if self.collate is not None and count:
+            self._collate(samples, native, final, labels, count, arrays, report, batch_no, seed,
+                          in_main)
+        watch.lap("yours")
         return report
 
+    def _buffers(self, n: int, arrays):
+        """(native: what the C core writes, final: where finished samples go (None when
+        they stay objects, as PIL images for a collate_fn), labels)."""
+        p = self.program
+        custom = self.collate is not None
+        if custom:
+            labels = self.yours.buffer("labels", (n,), np.int64)
+            final = None if p.sample.kind == "pil" else self.yours.buffer(
+                "samples", (n, *p.sample.shape), _numpy_dtype(p.sample))
+        else:
+            labels = arrays[1]
+            final = arrays[0][:n]
+        if p.handover == "pil":
+            native = self.yours.buffer("native_hwc", (n, *p.output_size, 3), np.uint8)
+        elif not p.yours_tensor and final is not None:
+            native = final  # the C core writes the samples in place
+        else:
+            native = self.yours.buffer("native", (n, 3, *p.output_size), p.output_dtype)
+        return native, final, labels
+
+    def _collate(self, samples, native, final, labels, count, arrays, report, batch_no, seed,
+                 in_main) -> None:
+        kind = self.program.sample.kind
+        if samples is None:  # finished samples are in `final`
+            samples = [torch.from_numpy(final[k]) for k in range(count)]
+        pairs = [(as_collate_input(samples[k], kind), int(labels[k])) for k in range(count)]
+        result = self.collate.run(pairs, batch_no, seed, in_main)
+        fields = list(result) if isinstance(result, (tuple, list)) else None
+        if self.collate.ring and fields is not None and len(fields) == len(arrays) and all(
+                isinstance(t, torch.Tensor) and tuple(t.shape[1:]) == a.shape[1:]
+                and t.shape[0] == count and t.dtype == torch.from_numpy(a[:0]).dtype
+                and t.is_contiguous()
+                for t, a in zip(fields, arrays, strict=True)):
+            for t, a in zip(fields, arrays, strict=True):
+                a[:count] = t.numpy()
+            report.count = count
+        else:  # not the layout the ring was made for: sent as torch sends it
+            report.payload = result
+
     def _python_path(self, index: int, row: int, seed: int) -> tuple[np.ndarray, int]:
-        """The sample as the dataset reads it, with this index's random parameters."""
+        """The sample's native part as the dataset reads it, with this index's random
+        parameters (the user's part then runs on it as on the others)."""
         row, image = self._open(row)
         d = draw(self.program, [image.width], [image.height], seed, [index])
-        return replay(self.program, d, 0, image).numpy(), int(self.table.targets_of([row])[0])
+        out = replay(self.program, d, 0, image, native_only=True)
+        out = np.asarray(out) if isinstance(out, Image.Image) else out.numpy()
+        return out, int(self.table.targets_of([row])[0])
 
     def _open(self, row: int):
         if not self.replace_unreadable:
             return row, open_rgb(self.table.path(row))
         # timm's ImageDataset: a file that cannot be opened is replaced by the next
         # sample's, up to TIMM_RETRIES times; converting (decoding) errors propagate.
-        from PIL import Image
-
         for _ in range(TIMM_RETRIES):
             path = self.table.path(row)
             try:
@@ -111,3 +183,9 @@ class ClassificationBatchDecoder(BatchDecoder):
         else:
             raise RuntimeError(f"Failed to load {TIMM_RETRIES} consecutive samples")
         return row, image.convert("RGB")
+
+
+def _numpy_dtype(sample) -> np.dtype:
+    if sample.kind == "ndarray":
+        return np.dtype(sample.dtype)
+    return torch.zeros(0, dtype=sample.torch_dtype).numpy().dtype

@@ -31,7 +31,7 @@ from torchvision.transforms import functional as F
 from ...decoders.jpeg import FILTERS, GRAYSCALE
 from ...decoders.plans import ColourProgram, Geometry
 from ..colour import colour_program, jitter_factors, jitter_image, jitter_steps, permutations
-from ..random_stream import uniforms
+from ..random_stream import seeds, uniforms
 from . import ops
 from .transforms import ClassificationProgram
 
@@ -200,10 +200,13 @@ def draw(program: ClassificationProgram, widths, heights, seed: int, indices) ->
 _MODES = {name: InterpolationMode(name) for name in FILTERS}
 
 
-def replay(program: ClassificationProgram, d: Draws, k: int, image: Image.Image):
-    """Sample k of ``d`` applied to a PIL image with torchvision's functional ops:
-    what the user's own transform gives with these random parameters (a tensor, or
-    the tensor stage's own output type)."""
+def replay(program: ClassificationProgram, d: Draws, k: int, image: Image.Image,
+           seed: int | None = None, index: int | None = None, native_only: bool = False):
+    """Sample k of ``d`` applied to a PIL image with torchvision's functional ops: what
+    the user's own transform gives with these random parameters (a tensor, or the
+    pipeline's own output type).  For a hybrid, the user's objects run seeded as the
+    workers seed them (``seed``: the epoch seed, ``index``: the sample's); with
+    ``native_only`` only the native part runs (a PIL image for a PIL handover)."""
     params = iter(d.params)
     for op in program.geometry:
         p = next(params)
@@ -233,8 +236,18 @@ def replay(program: ClassificationProgram, d: Draws, k: int, image: Image.Image)
                 image = jitter_image(image, order[k], factors[k])
         elif isinstance(op, ops.Grayscale) and p[k]:
             image = F.rgb_to_grayscale(image, num_output_channels=3)
+    if program.handover == "pil":
+        if native_only:
+            return image
+        from .hybrid import PIL_STREAM, TENSOR_STREAM, seed_generators
+        seed_generators(seeds(seed, [index], PIL_STREAM)[0])
+        for t in program.yours_pil:
+            image = t(image)
     for t in program.tensor_stage:
         image = t(image)
+    if not native_only and program.yours_tensor:
+        from .hybrid import TENSOR_STREAM, seed_generators
+        seed_generators(seeds(seed, [index], TENSOR_STREAM)[0])
+        for t in program.yours_tensor:
+            image = t(image)
     return torch.as_tensor(np.asarray(image)) if isinstance(image, np.ndarray) else image
-
-

@@ -38,18 +38,42 @@ _NATIVE_HINT = ("no change to the recipe makes it native; this loader runs on to
 
 
 @dataclass(frozen=True)
+class Sample:
+    """What one sample is once the whole transform has run: a "tensor" or "ndarray"
+    of ``shape`` and ``dtype``, or a "pil" image of ``shape`` (height, width)."""
+
+    kind: str
+    shape: tuple[int, ...]
+    dtype: str = ""
+
+    @property
+    def torch_dtype(self) -> torch.dtype:
+        return getattr(torch, self.dtype)
+
+
+@dataclass(frozen=True)
 class ClassificationProgram:
-    """A transform pipeline the C core reproduces (compares equal when it would run
-    the same way)."""
+    """A transform pipeline the C core runs, wholly or as the native part of a hybrid
+    (NOTE [ Hybrid pipelines ] in hybrid.py); compares equal when it would run the
+    same way."""
 
     geometry: tuple[ops.GeometricOp, ...]  # crops, resizes and flips, in order
     colour: tuple[ops.ColourOp, ...]       # after the geometry, in order
-    output_size: tuple[int, int]           # (height, width), the same for every image
+    output_size: tuple[int, int]           # (height, width) the C core writes
     output_dtype: str                      # "float32" (through the lut) or "uint8"
     lut: bytes | None                      # float32[3, 256] for float output
     uniforms_per_sample: int
     tensor_stage: tuple[Callable, ...] = field(compare=False)  # the user's objects
     names: tuple[str, ...] = field(compare=False, default=())
+    # The hybrid part: "slot": the C core writes the sample's tensor (its tensor stage
+    # above); "pil": it hands the user's objects an RGB PIL image of output_size.
+    handover: str = "slot"
+    yours_pil: tuple[Callable, ...] = field(compare=False, default=())
+    native_tail: bool = False  # after yours_pil, the tensor stage above runs natively
+    yours_tensor: tuple[Callable, ...] = field(compare=False, default=())
+    yours_key: tuple[str, ...] = ()  # the user's objects, by repr: a change is a new program
+    sample: Sample | None = None
+    split: tuple[tuple[str, tuple[str, ...]], ...] = field(compare=False, default=())
 
     @property
     def lut_array(self) -> np.ndarray | None:
@@ -58,6 +82,10 @@ class ClassificationProgram:
     @property
     def torch_dtype(self) -> torch.dtype:
         return torch.float32 if self.output_dtype == "float32" else torch.uint8
+
+    @property
+    def hybrid(self) -> bool:
+        return self.handover == "pil" or bool(self.yours_tensor)
 
 
 class _Blocked(Exception):
@@ -396,49 +424,178 @@ def _output_size(geometry) -> tuple[int, int]:
         if isinstance(op, ops.ResizeKeepRatio):
             break
     raise _Blocked("the output size depends on each image (no final crop or (height, width) "
-                   "Resize), so default_collate cannot stack the images", _NATIVE_HINT)
+                   "Resize), so the images cannot be stacked into a batch", _NATIVE_HINT)
+
+
+def _lowering_of(t):
+    return LOWERINGS.get(type(t)) or _by_name(t)
+
+
+def _native_prefix(b: _Builder, leaves: list) -> tuple[int, str | None]:
+    """Lowers leaves into ``b`` until one does not lower; returns (how many lowered,
+    why the next one did not)."""
+    for position, t in enumerate(leaves):
+        lowering = _lowering_of(t)
+        if lowering is None:
+            base = next((k.__name__ for k in LOWERINGS if isinstance(t, k)), None)
+            return position, (f"a subclass of {base}" if base else "no native lowering")
+        try:
+            b.names.append(lowering(b, t))
+        except _Blocked as e:
+            return position, str(e)
+    return len(leaves), None
+
+
+_CONVERSIONS = (_to_float_tensor, _to_uint8_tensor)
+
+
+def _native_tail(leaves: list) -> tuple[_Builder, int]:
+    """After the user's PIL-stage objects: the leading tensor conversion (and the
+    tensor stage after it) that can run natively over the batch; (builder, count)."""
+    tail = _Builder()
+    count = 0
+    if leaves and _lowering_of(leaves[0]) in _CONVERSIONS:
+        for t in leaves:
+            lowering = _lowering_of(t)
+            if lowering not in (*_CONVERSIONS, _to_dtype, _normalize, _pure_tensor):
+                break
+            try:
+                tail.names.append(lowering(tail, t))
+            except _Blocked:
+                break
+            count += 1
+    return tail, count
+
+
+def _isolated_rng():
+    """A context that leaves random, numpy's and torch's global generators as they were."""
+    import contextlib
+    import random
+
+    @contextlib.contextmanager
+    def scope():
+        state = (random.getstate(), np.random.get_state(), torch.get_rng_state())
+        try:
+            yield
+        finally:
+            random.setstate(state[0])
+            np.random.set_state(state[1])
+            torch.set_rng_state(state[2])
+    return scope()
+
+
+def sample_of(x) -> Sample | None:
+    """The Sample an object is, or None when default_collate could not batch it."""
+    if isinstance(x, torch.Tensor):
+        return Sample("tensor", tuple(x.shape), str(x.dtype).removeprefix("torch."))
+    if isinstance(x, np.ndarray):
+        return Sample("ndarray", tuple(x.shape), str(x.dtype))
+    if isinstance(x, Image.Image):
+        return Sample("pil", (x.height, x.width), x.mode)
+    return None
+
+
+_DRY_RUNS: dict[tuple, Sample] = {}  # the same objects need no second dry run
+
+
+def _dry_run(size, yours_pil, stage, yours_tensor, handover) -> Sample:
+    """Runs the transform after the native geometry once on a synthetic image of its
+    output size (generators saved and restored): what one sample becomes.  Remembered
+    for the same objects in the same state (by identity and repr), so renewing the
+    verdict each epoch does not call the user's objects again."""
+    key = (tuple(size), handover, len(yours_pil), len(stage),
+           tuple((type(t), id(t), repr(t)) for t in (*yours_pil, *stage, *yours_tensor)))
+    if key in _DRY_RUNS:
+        return _DRY_RUNS[key]
+    sample = _dry_run_once(size, yours_pil, stage, yours_tensor, handover)
+    if len(_DRY_RUNS) > 256:
+        _DRY_RUNS.clear()
+    _DRY_RUNS[key] = sample
+    return sample
+
+
+def _dry_run_once(size, yours_pil, stage, yours_tensor, handover) -> Sample:
+    rng = np.random.default_rng(0)
+    pixels = rng.integers(0, 256, size=(*size, 3), dtype=np.uint8)
+    with _isolated_rng():
+        try:
+            x = Image.fromarray(pixels, "RGB")
+            for t in (*yours_pil, *stage) if handover == "pil" else stage:
+                x = t(x)
+            for t in yours_tensor:
+                x = t(x)
+        except Exception as e:  # noqa: BLE001 - the user's objects; their error is the reason
+            raise _Blocked(f"the transform fails on a {size[1]}x{size[0]} image: "
+                           f"{type(e).__name__}: {e}") from None
+    if isinstance(x, torch.Tensor):
+        x = x.as_subclass(torch.Tensor)
+    sample = sample_of(x)
+    if sample is None:
+        raise _Blocked(f"the transform returns {type(x).__name__}, which cannot be batched")
+    return sample
 
 
 def lower_transform(transform) -> tuple[ClassificationProgram | None, list[Check]]:
-    """Lowers ``transform``; returns (program or None, checks: one passing check,
-    or one failed check per blocker)."""
+    """Lowers ``transform``: natively as far as it can, then the user's own objects
+    (a hybrid).  Returns (program or None, checks: one passing check, or one failed
+    check naming the blocker)."""
     if transform is None:
         return None, [Check(RULE, False, "the dataset has no transform, so it yields PIL "
                                          "images that default_collate cannot batch",
                             "give the dataset a transform that ends in a tensor")]
+    leaves = _leaves(transform)
     b = _Builder()
-    blockers: list[Check] = []
-    for position, t in enumerate(_leaves(transform)):
-        lowering = LOWERINGS.get(type(t)) or _by_name(t)
-        name = type(t).__name__
-        try:
-            if lowering is None:
-                base = next((k.__name__ for k in LOWERINGS if isinstance(t, k)), None)
-                what = f"a subclass of {base}" if base else "no native lowering"
-                raise _Blocked(f"{name} ({what})")
-            b.names.append(lowering(b, t))
-        except _Blocked as e:
-            blockers.append(Check(RULE, False, f"transform {position} {name}: {e}", e.hint))
-    if not blockers:
-        try:
-            if not b.is_tensor:
-                raise _Blocked("the pipeline does not end in a tensor (default_collate "
-                               "cannot batch PIL images)",
-                               "end the transform in a tensor conversion")
-            size = _output_size(b.geometry)
-            steps = sum(4 if isinstance(op, ops.ColorJitter) else 1 for op in b.colour)
-            if steps > COLOUR_STEPS:
-                raise _Blocked(f"{steps} colour steps (a ColorJitter is four): the fused "
-                               f"pipeline runs at most {COLOUR_STEPS}")
+    lowered, why = _native_prefix(b, leaves)
+    yours = leaves[lowered:]
+    try:
+        steps = sum(4 if isinstance(op, ops.ColorJitter) else 1 for op in b.colour)
+        if steps > COLOUR_STEPS:
+            raise _Blocked(f"{steps} colour steps (a ColorJitter is four): the fused "
+                           f"pipeline runs at most {COLOUR_STEPS}")
+        resizes = [op for op in b.geometry if not isinstance(op, ops.HorizontalFlip)]
+        if yours and not resizes:
+            name = type(yours[0]).__name__
+            raise _Blocked(f"the native part would be the decode alone (it stops at "
+                           f"transform {lowered} {name}: {why}) and the rest per-sample "
+                           "Python, where acceleration does not pay")
+        size = _output_size(b.geometry)
+        handover = "slot" if b.is_tensor else "pil"
+        tail, tail_count, yours_pil = _Builder(), 0, []
+        if handover == "pil":
+            # the user's PIL-stage objects: up to the tail's tensor conversion (or all)
+            first_conversion = next((i for i, t in enumerate(yours)
+                                     if _lowering_of(t) in _CONVERSIONS), len(yours))
+            yours_pil = yours[:first_conversion]
+            tail, tail_count = _native_tail(yours[first_conversion:])
+            yours_tensor = yours[first_conversion + tail_count:]
+        else:
+            yours_tensor = yours
+        stage = tuple(b.tensor_stage) if handover == "slot" else tuple(tail.tensor_stage)
+        if stage:
             try:
-                output_dtype, lut = run_on_ramp(b.tensor_stage)
+                output_dtype, lut = run_on_ramp(stage)
             except TensorStageError as e:
                 raise _Blocked(str(e)) from None
-        except _Blocked as e:
-            blockers.append(Check(RULE, False, str(e), e.hint))
-    if blockers:
-        return None, blockers
-    program = ClassificationProgram(tuple(b.geometry), tuple(b.colour), size, output_dtype, lut,
-                                    b.slots, tuple(b.tensor_stage), tuple(b.names))
-    return program, [Check(RULE, True, " -> ".join(program.names)
-                           + f" ({output_dtype}[3, {size[0]}, {size[1]}])")]
+        else:
+            output_dtype, lut = "uint8", None
+        sample = _dry_run(size, yours_pil, stage, yours_tensor, handover)
+    except _Blocked as e:
+        return None, [Check(RULE, False, str(e), e.hint)]
+    split = [("native", tuple(["decode", *b.names]))]
+    if yours_pil:
+        split.append(("yours", tuple(type(t).__name__ for t in yours_pil)))
+    if handover == "pil" and tail_count:
+        split.append(("native", tuple(tail.names)))
+    if yours_tensor:
+        split.append(("yours", tuple(type(t).__name__ for t in yours_tensor)))
+    program = ClassificationProgram(
+        tuple(b.geometry), tuple(b.colour), size, output_dtype, lut, b.slots, stage,
+        tuple(b.names + tail.names), handover, tuple(yours_pil), bool(tail_count),
+        tuple(yours_tensor), tuple(repr(t) for t in yours), sample, tuple(split))
+    shape = "x".join(map(str, sample.shape))
+    what = f"{sample.kind} {sample.dtype}[{shape}]".replace(" [", "[")
+    if not yours:
+        return program, [Check(RULE, True, " -> ".join(program.names) + f" ({what})")]
+    text = "; ".join(f"{who}: {', '.join(names)}" for who, names in split)
+    return program, [Check(RULE, True, f"{text} (yours run in the workers, seeded per "
+                                       f"sample; {what})")]

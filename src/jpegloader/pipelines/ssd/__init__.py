@@ -12,7 +12,9 @@ own copies, or taken from this package.  See NOTE [ A pipeline's contract ].
 """
 from __future__ import annotations
 
-from ..contract import DecodeOptions, Lowering, Pipeline
+from torch.utils.data import default_collate
+
+from ..contract import DecodeOptions, Lowering, Pipeline, check
 from . import recognise
 from .decoder import CocoBatchDecoder
 from .table import AnnotationTable
@@ -24,8 +26,14 @@ class SSDPipeline(Pipeline):
     def claims(self, dataset) -> bool:
         return recognise.claims(dataset)
 
-    def lower(self, dataset) -> Lowering:
+    def lower(self, dataset, loader_args: dict | None = None) -> Lowering:
         checks = recognise.dataset_checks(dataset)
+        fn = (loader_args or {}).get("collate_fn")
+        checks.append(check("loader.collate_fn", fn is None or fn is default_collate,
+                            "default_collate",
+                            f"custom collate_fn {getattr(fn, '__qualname__', fn)!r}",
+                            "the SSD pipeline reproduces default_collate only; with this "
+                            "collate_fn this loader runs on torch's DataLoader"))
         if not all(c.passed for c in checks):
             return Lowering(self.name, tuple(checks))
         lowered, transform_checks = recognise.lower_ssd(getattr(dataset, "transform", None))
@@ -33,7 +41,8 @@ class SSDPipeline(Pipeline):
         if lowered is None:
             return Lowering(self.name, tuple(checks))
         return Lowering(self.name, tuple(checks), lowered, dataset,
-                        (lowered, recognise.dataset_key(dataset)))
+                        (lowered, recognise.dataset_key(dataset)),
+                        {"native": ["decode", *lowered.names], "yours": [], "collate": None})
 
     def decoder(self, lowering: Lowering, options: DecodeOptions) -> CocoBatchDecoder:
         return CocoBatchDecoder(AnnotationTable.from_dataset(lowering.source),

@@ -61,7 +61,7 @@ class CocoBatchDecoder(BatchDecoder):
         return [img, ids, [h, w], bbox, label]  # default_collate's structure
 
     def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
-               where: str) -> BatchReport:
+               where: str, batch_no: int = 0) -> BatchReport:
         images, ids, heights, widths, bboxes, labels = arrays
         n = len(indices)
         table, lowered = self.table, self.lowered
