@@ -13,6 +13,11 @@ PY=${PYTHON:-python3}
 "$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 5 \
     --pipeline deit-eval,timm-train,eval,eval-uint8 --json "$OUT/recipes-2000.json"
 
+"$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 4 \
+    --pipeline deit-train,tv-resnet50-v2,dle-train --json "$OUT/hybrid-2000.json"
+"$PY" benchmarks/hybrid_line.py | tee "$OUT/hybrid-line.txt"
+"$PY" benchmarks/checkpoint_resume.py "$DATA/imagenet-sample" | tee "$OUT/checkpoint.json"
+
 "$PY" -m jpegloader.benchmark --pipeline ssd,ssd-val --data "$DATA/coco-sample" --files 1000 \
     --batch-size 32 --epochs 5 --json "$OUT/coco-sample-1000.json"
 
