@@ -162,14 +162,18 @@ def test_corrupt_sample_reports_status_and_zeroes_slot(imagenet_files):
     assert (out == 0).all()
 
 
-def test_odd_sized_flipped_output_matches_pillow(imagenet_files):
-    # 99 columns is not a multiple of the 8-wide SIMD loops: covers their scalar tails,
-    # with every sample mirrored.
-    transform = T.Compose([T.Resize(100), T.CenterCrop(99), T.RandomHorizontalFlip(p=1.0),
-                           *_normalize()])
+@pytest.mark.parametrize("size", [(99, 99), (5, 7), (15, 17), (16, 33)])
+@pytest.mark.parametrize("tail", ["normalize", "uint8"])
+def test_odd_sized_flipped_output_matches_pillow(imagenet_files, size, tail):
+    # Sides that are not multiples of the 16-wide SIMD loops (whose ragged end is the
+    # last 16 done again), and rows under 16 (the scalar loops), every sample mirrored.
+    ending = _normalize() if tail == "normalize" else [T.PILToTensor()]
+    transform = T.Compose([T.Resize(max(size) + 1), T.CenterCrop(size),
+                           T.RandomHorizontalFlip(p=1.0), *ending])
     diffs = run(imagenet_files[:40], transform, allow_dct=False)
     worst = max(diffs, key=diffs.get)
     assert diffs[worst] <= 0.5, f"{worst}: mean abs diff {diffs[worst]:.3f}"
+    assert np.mean([d == 0 for d in diffs.values()]) >= 0.95
 
 
 @pytest.mark.parametrize("shift", [0, 13, 243])
