@@ -274,8 +274,10 @@ def test_ring_shrinks_or_refuses_to_fit_free_shared_memory():
     slot = 10 << 20
     assert fit_prefetch(2, 2, slot, None) == 2
     assert fit_prefetch(2, 2, slot, 1 << 30) == 2
-    assert fit_prefetch(4, 2, slot, 50 << 20) == 1  # 2 workers x 2 slots = 40 MiB
-    with pytest.raises(SharedMemoryError, match=r"needs at least 40 MiB.*--shm-size"):
+    # One ring for all workers: prefetch x workers slots and the one the user holds.
+    assert fit_prefetch(4, 2, slot, 50 << 20) == 1  # 45 MiB usable: 3 slots, not 5
+    assert fit_prefetch(4, 2, slot, 60 << 20) == 2  # 54 MiB usable: 5 slots
+    with pytest.raises(SharedMemoryError, match=r"needs at least 30 MiB \(3 slots.*--shm-size"):
         fit_prefetch(2, 2, slot, 30 << 20)
 
 

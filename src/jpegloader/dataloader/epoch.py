@@ -65,6 +65,7 @@ class EpochSettings:
     pin: bool
     device: torch.device | None
     make_pool: Callable[[int], WorkerPool]  # base seed -> a started pool
+    inline_threads: int = 1  # num_workers=0: threads a batch's C work is shared over
 
 
 class Epoch:
@@ -163,7 +164,8 @@ class Epoch:
             try:
                 report = self._decoder.decode(indices, self._seed,
                                               tuple(t.numpy() for t in tensors),
-                                              "in the main process", self._inline_batch)
+                                              "in the main process", self._inline_batch,
+                                              self.settings.inline_threads)
             except SampleFailure as failure:
                 failure.wrapper.reraise()
             self._inline_batch += 1

@@ -55,6 +55,10 @@ class DataLoader(torch.utils.data.DataLoader):
             measured change in pixels); "exact" disables it.
         max_pixels: images whose header claims more pixels are handed to PIL,
             which refuses decompression bombs.
+        decode_threads: with num_workers=0, the threads the main process decodes
+            each batch with (the C core runs without the GIL, as torch's intra-op
+            threads do); default torch.get_num_threads().  Workers decode with one
+            thread each.
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
@@ -62,7 +66,7 @@ class DataLoader(torch.utils.data.DataLoader):
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
                  prefetch_factor=None, persistent_workers=False, pin_memory_device="",
                  in_order=True, device=None, on_error="raise", decode="auto",
-                 max_pixels=DEFAULT_MAX_PIXELS):
+                 max_pixels=DEFAULT_MAX_PIXELS, decode_threads=None):
         extra = {"in_order": in_order} if _TORCH_HAS_IN_ORDER else {}
         super().__init__(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
                          collate_fn, pin_memory, drop_last, timeout, worker_init_fn,
@@ -73,6 +77,11 @@ class DataLoader(torch.utils.data.DataLoader):
             raise ValueError(f"on_error should be one of {ON_ERROR_CHOICES}, got {on_error!r}")
         if decode not in DECODE_CHOICES:
             raise ValueError(f"decode should be one of {DECODE_CHOICES}, got {decode!r}")
+        if decode_threads is not None and (not isinstance(decode_threads, int)
+                                           or decode_threads < 1):
+            raise ValueError(f"decode_threads should be a positive integer or None, got "
+                             f"{decode_threads!r}")
+        self.decode_threads = decode_threads
         self.device = torch.device(device) if device is not None else None
         self.on_error = on_error
         self.decode = decode
@@ -84,7 +93,7 @@ class DataLoader(torch.utils.data.DataLoader):
         self._epochs = 0
         self._epoch_ref = None                 # weakref to the running Epoch
         self._pool: WorkerPool | None = None   # persistent_workers' pool
-        self._rings: list[BatchRing] | None = None
+        self._ring: BatchRing | None = None
         self._ring_layout = None
         self._ring_prefetch = 0  # set with the rings, to what /dev/shm holds
         self._decoder = None
@@ -163,7 +172,7 @@ class DataLoader(torch.utils.data.DataLoader):
         if self._decoder is None:
             return
         self._shutdown()
-        self._rings = None  # the next decoder may lay its batches out differently
+        self._ring = None  # the next decoder may lay its batches out differently
         self._decoder = None
         self._decoder_key = None
 
@@ -241,9 +250,10 @@ class DataLoader(torch.utils.data.DataLoader):
         index = self._epochs
         self._epochs += 1
         pool = self._pool if (self._pool is not None and self._pool.alive) else None
+        threads = self.decode_threads or torch.get_num_threads()
         settings = EpochSettings(self._decoder, self.batch_size or 1, self.num_workers,
                                  self.persistent_workers, self.timeout, pin, self.device,
-                                 self._new_pool)
+                                 self._new_pool, threads)
         epoch = Epoch(settings, sampler_iter, base_seed, index, epoch_seed(base_seed, index),
                       pool, len(self), self._epoch_ended, yielded=skip)
         if self.persistent_workers and epoch.owns_pool:
@@ -362,13 +372,12 @@ class DataLoader(torch.utils.data.DataLoader):
         """Worker processes for an epoch (or, persistent, for all); worker seeds are
         base_seed + worker id, as in torch."""
         context = self.multiprocessing_context or torch.multiprocessing
-        if self._rings is None:
+        if self._ring is None:
             self._ring_prefetch = self._fit_ring_to_shared_memory()
             self._ring_layout = self._decoder.layout
-            self._rings = [BatchRing(BatchRing.slots_per_worker(self._ring_prefetch),
-                                     self._decoder.layout, self.batch_size or 1)
-                           for _ in range(self.num_workers)]
-        return WorkerPool(self._decoder, self._rings, num_workers=self.num_workers,
+            self._ring = BatchRing(BatchRing.slots_for(self._ring_prefetch, self.num_workers),
+                                   self._decoder.layout, self.batch_size or 1)
+        return WorkerPool(self._decoder, self._ring, num_workers=self.num_workers,
                           prefetch_factor=self._ring_prefetch, context=context,
                           base_seed=base_seed, worker_init_fn=self.worker_init_fn,
                           dataset=self.dataset)
@@ -383,9 +392,9 @@ class DataLoader(torch.utils.data.DataLoader):
         if fitted < asked:
             _LG.warning(
                 "/dev/shm has %.0f MiB free, too little for prefetch_factor=%d (a ring of "
-                "%d x %d slots of %.1f MiB); running with prefetch_factor=%d. Give the machine "
+                "%d slots of %.1f MiB); running with prefetch_factor=%d. Give the machine "
                 "more shared memory (Docker: --shm-size=2g) to prefetch fully.",
-                free / MIB, asked, self.num_workers, BatchRing.slots_per_worker(asked),
+                free / MIB, asked, BatchRing.slots_for(asked, self.num_workers),
                 slot_bytes / MIB, fitted)
         return fitted
 

@@ -69,32 +69,29 @@ def _shutdown(workers, task_queues, result_queue) -> None:
 
 
 class WorkerPool:
-    def __init__(self, decoder: BatchDecoder, rings: list[BatchRing], *,
+    def __init__(self, decoder: BatchDecoder, ring: BatchRing, *,
                  num_workers: int, prefetch_factor: int, context, base_seed: int,
                  worker_init_fn, dataset):
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
-        # One ring per worker, so each worker maps (and counts in its memory) only its
-        # own slots.  The rings outlive the pool: their pages stay allocated from
+        # One ring for all workers, of as many slots as torch keeps batches in flight
+        # (BatchRing.slots_for).  It outlives the pool: its pages stay allocated from
         # epoch to epoch.
-        self.rings = rings
+        self.ring = ring
         self.outstanding = [0] * num_workers
         self._next_worker = itertools.cycle(range(num_workers))
         self._seen: list[dict[int, int]] = [{} for _ in range(num_workers)]  # slot -> generation
-        self._slot_owner: dict[int, int] = {}  # id(slot) -> worker
         self._in_flight: dict[tuple[int, int], Slot] = {}
         self.result_queue = context.Queue()
         self.task_queues = [context.Queue() for _ in range(num_workers)]
         self.workers = []
+        # The slots go with the workers' start arguments (inherited for free under
+        # fork) rather than one by one through their queues, which costs a descriptor
+        # hand-over per tensor at every epoch start.
+        slots = ring.preallocate()
+        initial = {slot.id: (slot.generation, slot.tensors) for slot in slots}
         for wid in range(num_workers):
-            # A worker's slots go with its start arguments (inherited for free under
-            # fork) rather than one by one through its queue, which costs a
-            # descriptor hand-over per tensor at every epoch start.
-            initial = {}
-            for slot in rings[wid].preallocate():
-                initial[slot.id] = (slot.generation, slot.tensors)
-                self._seen[wid][slot.id] = slot.generation
-                self._slot_owner[id(slot)] = wid
+            self._seen[wid] = {slot.id: slot.generation for slot in slots}
             w = context.Process(
                 target=worker_loop, name=f"jpegloader-worker-{wid}", daemon=True,
                 args=(wid, num_workers, decoder, self.task_queues[wid], self.result_queue,
@@ -124,19 +121,16 @@ class WorkerPool:
             self._reaper.join()
         # Slots a dead worker may have been writing are not trusted again.
         for slot in self._in_flight.values():
-            self._ring_of(slot).discard(slot)
+            self.ring.discard(slot)
         self._in_flight.clear()
-
-    def _ring_of(self, slot: Slot) -> BatchRing:
-        return self.rings[self._slot_owner[id(slot)]]
 
     def release(self, slot: Slot) -> None:
         """The slot's contents were copied out (or dropped): reusable at once."""
-        self._ring_of(slot).release(slot)
+        self.ring.release(slot)
 
     def lend(self, slot: Slot, count: int):
         """The slot's first ``count`` samples as tensors for the user, zero-copy."""
-        return self._ring_of(slot).lend(slot, count)
+        return self.ring.lend(slot, count)
 
     @property
     def idle(self) -> bool:
@@ -154,8 +148,7 @@ class WorkerPool:
                 break
         else:
             raise RuntimeError("submit() called with every worker busy")
-        slot = self.rings[wid].acquire(len(indices))
-        self._slot_owner[id(slot)] = wid
+        slot = self.ring.acquire(len(indices))
         fresh = self._seen[wid].get(slot.id) != slot.generation
         self._seen[wid][slot.id] = slot.generation
         self.task_queues[wid].put(Task(epoch, batch_no, slot.id, slot.generation, list(indices),

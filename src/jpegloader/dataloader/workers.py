@@ -22,7 +22,6 @@ from torch._utils import ExceptionWrapper
 from torch.utils.data._utils import worker as torch_worker
 
 from ..pipelines.contract import BatchDecoder, SampleFailure
-from .ring import map_pages, unmap_pages
 
 WATCHDOG_SECONDS = 1.0
 
@@ -93,8 +92,6 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
         if task.slot_tensors is not None:
             slots[task.slot_id] = (task.generation, tuple(t.numpy() for t in task.slot_tensors))
         _, arrays = slots[task.slot_id]
-        for a in arrays:  # NOTE [ Workers let go of written slots ]
-            map_pages(a)
         try:
             report = decoder.decode(task.indices, task.seed, arrays, where, task.batch_no)
         except SampleFailure as failure:
@@ -102,5 +99,3 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
         except Exception:
             report = ExceptionWrapper(sys.exc_info(), where=where)
         results.put(Result(task.epoch, task.batch_no, task.slot_id, worker_id, report))
-        for a in arrays:
-            unmap_pages(a)

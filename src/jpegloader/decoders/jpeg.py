@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _jpeg
+from . import _jpeg, thread_pool
 
 MESSAGE_LENGTH = _jpeg.MESSAGE_LENGTH
 
@@ -49,7 +49,7 @@ DEFAULT_MAX_PIXELS = 2 * 89_478_485
 class EncodedBatch:
     """The file bytes of a batch, concatenated: sample i is data[offsets[i]:offsets[i+1]]."""
 
-    data: bytes
+    data: bytes | np.ndarray  # any contiguous buffer of bytes
     offsets: np.ndarray  # int64[n + 1]
 
     @classmethod
@@ -79,17 +79,18 @@ def probe(batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray, list[str]]:
 
 def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
                  lut: np.ndarray | None = None, max_pixels: int = DEFAULT_MAX_PIXELS,
-                 seconds: np.ndarray | None = None, hwc: bool = False
+                 seconds: np.ndarray | None = None, hwc: bool = False, threads: int = 1
                  ) -> tuple[np.ndarray, list[str]]:
     """Runs the fused pipeline for a batch into ``out``: float32[n, 3, H, W]
     (each level through ``lut``, float32[3, 256]), uint8[n, 3, H, W] (the
     levels; no lut), or with ``hwc`` uint8[n, H, W, 3] (interleaved, as a PIL
-    image holds them).
+    image holds them).  With ``threads`` > 1 the samples are shared out over that
+    many threads (the C core runs without the GIL); the result is the same.
 
     Returns (status int32[n], messages).  Failed samples are zero-filled and
     must be completed by the caller; there are no partial results.  When given,
     ``seconds`` (float64[2]) is increased by the time spent decoding and
-    augmenting.
+    augmenting (summed over the threads).
     """
     n = len(batch)
     if plans.dtype != PLAN_DTYPE or plans.shape != (n,):
@@ -118,8 +119,16 @@ def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
         seconds = np.zeros(2)
     if seconds.dtype != np.float64 or seconds.shape != (2,):
         raise ValueError(f"seconds must be float64[2], got {seconds.dtype}{seconds.shape}")
-    _jpeg.decode_batch(batch.data, batch.offsets, np.ascontiguousarray(plans), out, out_type,
-                       height, width, lut, int(max_pixels), status, messages, seconds)
+    plans = np.ascontiguousarray(plans)
+
+    def run(a: int, b: int, spent: np.ndarray) -> None:
+        _jpeg.decode_batch(batch.data, batch.offsets[a:b + 1], plans[a:b], out[a:b], out_type,
+                           height, width, lut, int(max_pixels), status[a:b], messages[a:b],
+                           spent)
+    if threads <= 1 or n < 2:
+        run(0, n, seconds)
+    else:
+        seconds += thread_pool.share_out(run, n, threads)
     return status, _messages_to_text(messages)
 
 

@@ -66,9 +66,7 @@ class ClassificationBatchDecoder(BatchDecoder):
         return indices if self.index_map is None else self.index_map.numpy()[indices]
 
     def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
-               where: str, batch_no: int = 0) -> BatchReport:
-        """Fills the batch of the samples at ``indices`` into ``arrays`` (the slot's
-        fields) and returns its report.  ``where`` names this process in errors."""
+               where: str, batch_no: int = 0, threads: int = 1) -> BatchReport:
         p = self.program
         n = len(indices)
         report = BatchReport(n)
@@ -86,9 +84,9 @@ class ClassificationBatchDecoder(BatchDecoder):
         native, final, labels = self._buffers(n, arrays)
         c_seconds = np.zeros(2)
         status, messages = decode_batch(batch, plans, native, self.lut, self.options.max_pixels,
-                                        c_seconds, hwc=p.handover == "pil")
+                                        c_seconds, hwc=p.handover == "pil", threads=threads)
         labels[:n] = self.table.targets_of(rows)
-        watch.lap_c_core(c_seconds)
+        watch.lap_c_core(c_seconds, threads)
         keep = np.ones(n, dtype=bool)
         for k in np.flatnonzero(status != st.OK):
             report.python_path += 1

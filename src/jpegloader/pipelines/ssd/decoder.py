@@ -61,7 +61,7 @@ class CocoBatchDecoder(BatchDecoder):
         return [img, ids, [h, w], bbox, label]  # default_collate's structure
 
     def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
-               where: str, batch_no: int = 0) -> BatchReport:
+               where: str, batch_no: int = 0, threads: int = 1) -> BatchReport:
         images, ids, heights, widths, bboxes, labels = arrays
         n = len(indices)
         table, lowered = self.table, self.lowered
@@ -83,10 +83,10 @@ class CocoBatchDecoder(BatchDecoder):
         plans, out_hw = plans_for(lowered, d, json_hw, self.options.allow_dct_scaling, ~fast)
         c_seconds = np.zeros(2)
         status, messages = decode_batch(batch, plans, images[:n], self.lut,
-                                        self.options.max_pixels, c_seconds)
+                                        self.options.max_pixels, c_seconds, threads=threads)
         ids[:n] = table.files.targets_of(indices)
         heights[:n], widths[:n] = out_hw[:, 0], out_hw[:, 1]
-        watch.lap_c_core(c_seconds)
+        watch.lap_c_core(c_seconds, threads)
         keep = np.ones(n, dtype=bool)
         for k in range(n):
             try:
