@@ -66,6 +66,9 @@ def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
             assert ("wait" in stages) == (workers != "0")
             assert 0 <= r["waited_fraction"] <= 1
             assert r["native"]["epochs"][0]["images"] == 24
+            for name in ("native", "jpegloader"):  # measured alone in a new process
+                assert r[name]["pss_mib"] > 0 and r[name]["held_mib"] > 0
+    assert "PSS MiB" in text and "held MiB" in text
     if util.find_spec("matplotlib") is not None:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -104,3 +107,36 @@ def test_native_pil_names_pillow_simd_when_installed(monkeypatch):
     results["train"][2]["jpegloader"].update(cpu_ms_per_img=2.0, first_batch_s=0.1,
                                              worker_peak_mib=480)
     assert "PIL from pillow-simd" in benchmark._table(results, pil)
+
+
+JPEG_LIMIT = REPO.parent / "shared" / "tools" / "jpeg_limit.c"
+
+
+def test_ceiling_is_measured_on_the_same_files(small_folder, tmp_path, capsys, monkeypatch):
+    if not JPEG_LIMIT.exists():
+        pytest.skip(f"{JPEG_LIMIT} is absent (it lives beside the repo in ../shared/tools)")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # built afresh
+    out = tmp_path / "r.json"
+    args = ["--data", small_folder, "--pipeline", "train,eval", "--workers", "2", "--epochs",
+            "1", "--warmup", "0", "--batch-size", "4", "--no-memory", "--ceiling", JPEG_LIMIT,
+            "--json", out]
+    assert benchmark.main([str(a) for a in args]) == 0
+    text = capsys.readouterr().out
+    results = json.loads(out.read_text())["results"]
+    for pipeline, mode in (("train", "roi2"), ("eval", "ctr2")):
+        r = results[pipeline]["2"]
+        c = r["ceiling"]
+        assert c["mode"] == mode and c["processes"] == 2 and c["files"] == 24
+        assert c["img_per_s"] > 0 and c["cpu_us_per_img"] > 0
+        for name in ("native", "jpegloader"):
+            assert r[name]["of_ceiling"] == pytest.approx(r[name]["img_per_s"] / c["img_per_s"])
+            assert "pss_mib" not in r[name]
+        assert f"ceiling {pipeline} workers=2: libjpeg-turbo alone (jpeg_limit {mode}" in text
+
+
+def test_ceiling_option_errors(tmp_path):
+    assert _cli("--ceiling", tmp_path / "missing.c").returncode == 2
+    broken = tmp_path / "broken.c"
+    broken.write_text("this is not C")
+    failed = _cli("--ceiling", broken)
+    assert failed.returncode == 2 and "could not build" in failed.stderr

@@ -7,22 +7,30 @@
     python -m jpegloader.benchmark --pipeline ssd --data COCO_ROOT --files 1000
     python -m jpegloader.benchmark --workers 0,1,2,4 --plot scaling.png
     python -m jpegloader.benchmark --consumer-ms 120     # a model step of 120 ms per batch
+    python -m jpegloader.benchmark --data DIR --ceiling jpeg_limit.c  # vs libjpeg-turbo alone
 
 Both loaders read the same files with the same transforms, workers and batch
 size, and alternate epoch by epoch (the machine is noisy, so only side-by-side
 ratios mean anything).  Per loader it reports the median img/s over the
 measured epochs, CPU milliseconds per image (main process and workers), the
-peak resident memory of the largest worker, and the time to the first batch;
-for jpegloader also where the time goes (NOTE [ Stage times ] in loader.py)
-and whether the loader or the simulated model (--consumer-ms) is the limit.
-The native loader's PIL is named (Pillow or pillow-simd): pillow-simd speeds
-up torch's path, and the comparison is against whichever is installed.
+peak resident memory of the largest worker, the time to the first batch, and
+(each loader then run alone in a new process) the peak PSS summed over the
+main process and the workers and what it holds in shared memory beyond that
+(NOTE [ Counting memory ] in bench_memory.py); for jpegloader also where the
+time goes (NOTE [ Stage times ] in loader.py) and whether the loader or the
+simulated model (--consumer-ms) is the limit.  With --ceiling, libjpeg-turbo's
+own decode ceiling on the same files (bench_ceiling.py) and each loader's
+fraction of it.  The native loader's PIL is named (Pillow or pillow-simd):
+pillow-simd speeds up torch's path, and the comparison is against whichever is
+installed.
 
 JSON (--json): {"dataset", "workers": [..], "batch_size", "epochs", "warmup",
 "consumer_ms", "native_pil": {"distribution", "version"}, "torch", "python",
 "cpus", "results": {pipeline: {workers: {"native": {...}, "jpegloader":
 {..., "stages_ms_per_img": {stage: ms}}, "ratio", "ratio_per_epoch_pair",
-"waited_fraction", "advice"}}}}.
+"waited_fraction", "advice"[, "ceiling": {"mode", "processes", "files",
+"img_per_s", "cpu_us_per_img"}]}}}}; per loader "pss_mib", "held_mib" (unless
+--no-memory) and "of_ceiling" (with --ceiling).
 """
 from __future__ import annotations
 
@@ -32,6 +40,7 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -47,6 +56,7 @@ from torchvision import transforms as T
 from tqdm import tqdm
 
 import jpegloader
+from jpegloader import bench_ceiling, bench_memory
 from jpegloader import bench_datasets as bd
 from jpegloader.datasets import COCODetection
 from jpegloader.pipelines import WORKER_STAGES
@@ -156,17 +166,7 @@ class PeakMemory:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     @staticmethod
-    def _children() -> list[int]:
-        pids = []
-        for task in Path(f"/proc/{os.getpid()}/task").glob("*"):
-            try:
-                pids += [int(p) for p in (task / "children").read_text().split()]
-            except OSError:
-                pass
-        return pids
-
-    @staticmethod
-    def hwm_kib(pid: int | str) -> int:
+    def hwm_kib(pid: int) -> int:
         try:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmHWM:"):
@@ -177,7 +177,7 @@ class PeakMemory:
 
     def _run(self):
         while not self._stop.is_set():
-            for pid in self._children():
+            for pid in bench_memory.children():
                 self.workers[pid] = max(self.workers.get(pid, 0), self.hwm_kib(pid))
             self._stop.wait(self.interval)
 
@@ -191,21 +191,11 @@ class PeakMemory:
 
 
 def _wait_for_children_to_exit(timeout: float) -> None:
-    helpers = (b"resource_tracker", b"forkserver")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        pids = [p for p in PeakMemory._children()
-                if not any(h in _cmdline(p) for h in helpers)]
-        if not pids:
+        if not bench_memory.children():
             return
         time.sleep(0.005)
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
 
 
 def _cpu_seconds() -> float:
@@ -279,15 +269,24 @@ def advice(summary: dict, consumer_ms: float, batch_size: int, workers: int) -> 
             f"{heaviest} is the largest stage, so {more} would help")
 
 
-def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
-              warmup: int, log=print, consumer_ms: float = 0.0) -> dict:
-    """root: an ImageFolder root, or (image folder, instances JSON) for detection."""
+def build_dataset(pipeline: str, root):
+    """(dataset, collate_fn or None) of a pipeline on root: an ImageFolder root, or
+    (image folder, instances JSON) for detection."""
     entry = PIPELINES[pipeline]
     if pipeline in DETECTION:
         dataset = COCODetection(str(root[0]), str(root[1]), entry[1]())
     else:
         dataset = datasets.ImageFolder(str(root), entry[1]())
-    collate_fn = entry[2](dataset) if len(entry) > 2 else None
+    return dataset, (entry[2](dataset) if len(entry) > 2 else None)
+
+
+def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
+              warmup: int, log=print, consumer_ms: float = 0.0, memory: bool = True,
+              ceiling: Path | None = None) -> dict:
+    """root: an ImageFolder root, or (image folder, instances JSON) for detection.
+    With ``memory``, each loader's memory alone in a fresh process (bench_memory);
+    with ``ceiling`` (a jpeg_limit program), the decode ceiling on the same files."""
+    dataset, collate_fn = build_dataset(pipeline, root)
     # Built once and iterated epoch after epoch, as a training script does.
     loaders = {
         "native": torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
@@ -329,15 +328,38 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     summary["jpegloader"]["stages_ms_per_img"] = {k: 1000 * v / max(images, 1)
                                                   for k, v in stages.items()}
     wall = sum(r["seconds"] for r in runs["jpegloader"])
-    # With num_workers=0 the loop decodes the batches itself: all of that is waiting.
+    # With num_workers=0 the loop decodes the batches itself: all but the model's time
+    # is waiting (the stage times are summed over the decode threads).
+    batches = sum(-(-r["images"] // batch_size) for r in runs["jpegloader"])
     waited = stages.get("wait", 0.0) if workers else \
-        sum(stages.get(k, 0.0) for k in WORKER_STAGES)
+        max(0.0, wall - batches * consumer_ms / 1000)
     summary["waited_fraction"] = waited / wall if wall else 0.0
     ratios = [t["img_per_s"] / n["img_per_s"] for t, n in zip(runs["jpegloader"], runs["native"])]
     summary["ratio"] = summary["jpegloader"]["img_per_s"] / summary["native"]["img_per_s"]
     summary["ratio_per_epoch_pair"] = ratios
     summary["advice"] = advice(summary, consumer_ms, batch_size, workers)
+    loaders.clear()  # their workers and ring go before the runs below
+    if memory:
+        for name in ("native", "jpegloader"):
+            m = bench_memory.measure_alone(name, pipeline, root, workers, batch_size)
+            summary[name].update(pss_mib=m["pss_mib"], held_mib=m["held_mib"])
+            log(f"  {pipeline:7s} workers={workers} {name:11s} alone in a new process: "
+                f"PSS {m['pss_mib']:.0f} MiB, held {m['held_mib']:.0f} MiB")
+    if ceiling is not None and pipeline in bench_ceiling.MODES:
+        c = bench_ceiling.measure(ceiling, [path for path, _ in dataset.samples],
+                                  bench_ceiling.MODES[pipeline], decode_threads(workers))
+        summary["ceiling"] = c
+        for name in ("native", "jpegloader"):
+            summary[name]["of_ceiling"] = summary[name]["img_per_s"] / c["img_per_s"]
+        log(f"  {pipeline:7s} workers={workers} ceiling: jpeg_limit {c['mode']} x "
+            f"{c['processes']}: {c['img_per_s']:.0f} img/s")
     return summary
+
+
+def decode_threads(workers: int) -> int:
+    """How many decodes jpegloader runs at once: one per worker, or with
+    num_workers=0 its decode threads (DataLoader's decode_threads default)."""
+    return workers if workers else torch.get_num_threads()
 
 
 STAGE_LABELS = {"read": "read", "decode": "decode", "augment": "augment",
@@ -346,16 +368,29 @@ STAGE_LABELS = {"read": "read", "decode": "decode", "augment": "augment",
 
 
 def _table(results: dict, pil: dict) -> str:
-    lines = [f"{'pipeline':9s} {'workers':>7s} {'loader':12s} {'img/s':>8s} {'ratio':>6s} "
-             f"{'CPU ms/img':>10s} {'1st batch s':>11s} {'worker peak MiB':>15s}"]
+    lines = [f"{'pipeline':14s} {'workers':>7s} {'loader':10s} {'img/s':>7s} {'ratio':>6s} "
+             f"{'ceiling':>7s} {'CPU ms/img':>10s} {'1st batch s':>11s} "
+             f"{'worker RSS MiB':>14s} {'PSS MiB':>7s} {'held MiB':>8s}"]
     for pipeline, by_workers in results.items():
         for workers, r in by_workers.items():
             for name in ("native", "jpegloader"):
                 s = r[name]
                 ratio = f"{r['ratio']:.2f}x" if name == "jpegloader" else ""
-                lines.append(f"{pipeline:9s} {workers:>7} {name:12s} {s['img_per_s']:8.0f} "
-                             f"{ratio:>6s} {s['cpu_ms_per_img']:10.2f} "
-                             f"{s['first_batch_s']:11.2f} {s['worker_peak_mib']:15.0f}")
+                lines.append(f"{pipeline:14s} {workers:>7} {name:10s} {s['img_per_s']:7.0f} "
+                             f"{ratio:>6s} {_maybe(s, 'of_ceiling', '{:.0%}'):>7s} "
+                             f"{s['cpu_ms_per_img']:10.2f} {s['first_batch_s']:11.2f} "
+                             f"{s['worker_peak_mib']:14.0f} {_maybe(s, 'pss_mib', '{:.0f}'):>7s} "
+                             f"{_maybe(s, 'held_mib', '{:.0f}'):>8s}")
+    ceilings = [(p, w, r["ceiling"]) for p, by in results.items() for w, r in by.items()
+                if "ceiling" in r]
+    for pipeline, workers, c in ceilings:
+        lines.append(f"ceiling {pipeline} workers={workers}: libjpeg-turbo alone (jpeg_limit "
+                     f"{c['mode']}, {c['processes']} at once) {c['img_per_s']:.0f} img/s, "
+                     f"{c['cpu_us_per_img'] / 1000:.2f} CPU ms/img")
+    if any("pss_mib" in r["native"] for by in results.values() for r in by.values()):
+        lines.append("PSS: summed over the main process and workers, each loader alone in a "
+                     "new process; held: PSS plus shared memory no process maps (torch's "
+                     "queued batches), see jpegloader.bench_memory")
     lines.append(f"native = torch.utils.data.DataLoader, PIL from {pil['distribution']} "
                  f"{pil['version']}" + (" (SIMD resize: a faster native path than Pillow's)"
                                         if pil["distribution"] == "pillow-simd" else ""))
@@ -370,6 +405,10 @@ def _table(results: dict, pil: dict) -> str:
             lines.append(f"  {pipeline:9s} workers={workers}: {parts}")
             lines.append(f"    -> {r['advice']}")
     return "\n".join(lines)
+
+
+def _maybe(summary: dict, key: str, form: str) -> str:
+    return form.format(summary[key]) if key in summary else "-"
 
 
 def plot(results: dict, path: Path) -> None:
@@ -465,6 +504,12 @@ def main(argv=None) -> int:
     p.add_argument("--epochs", type=int, default=5, help="measured epochs per loader")
     p.add_argument("--warmup", type=int, default=1, help="unmeasured epochs per loader")
     p.add_argument("--json", type=Path, help="also write the results here")
+    p.add_argument("--no-memory", action="store_true",
+                   help="skip measuring each loader's memory alone in a new process")
+    p.add_argument("--ceiling", type=Path, metavar="JPEG_LIMIT",
+                   help="jpeg_limit.c (or a built jpeg_limit): measure libjpeg-turbo's own "
+                        "decode ceiling on the same files and quote throughput as a fraction "
+                        "of it (train-like pipelines: roi2, eval-like: ctr2)")
     args = p.parse_args(argv)
     pipelines = [s.strip() for s in args.pipeline.split(",") if s.strip()]
     unknown = [s for s in pipelines if s not in PIPELINES]
@@ -484,6 +529,14 @@ def main(argv=None) -> int:
         p.error("--consumer-ms must be >= 0")
     if args.plot is not None and util.find_spec("matplotlib") is None:
         p.error("--plot needs matplotlib: pip install 'jpegloader[plot]'")
+    ceiling = None
+    if args.ceiling is not None:
+        if not args.ceiling.is_file():
+            p.error(f"--ceiling {args.ceiling} is not a file")
+        try:
+            ceiling = bench_ceiling.build(args.ceiling)
+        except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+            p.error(f"--ceiling: could not build {args.ceiling}: {e}")
 
     kinds = {pl in DETECTION for pl in pipelines}
     if args.data is not None and len(kinds) > 1:
@@ -505,7 +558,8 @@ def main(argv=None) -> int:
               f"{jpegloader.libjpeg_turbo_version()}, native PIL from {pil['distribution']} "
               f"{pil['version']}, {os.cpu_count()} CPUs")
         results = {pl: {w: benchmark(roots[pl in DETECTION], pl, w, args.batch_size,
-                                     args.epochs, args.warmup, consumer_ms=args.consumer_ms)
+                                     args.epochs, args.warmup, consumer_ms=args.consumer_ms,
+                                     memory=not args.no_memory, ceiling=ceiling)
                         for w in worker_counts}
                    for pl in pipelines}
     print()

@@ -1,0 +1,76 @@
+"""libjpeg-turbo's own decode ceiling on the benchmark's files, measured in the same run.
+
+``jpeg_limit`` (a small C program that decodes files from memory with libjpeg-turbo
+and nothing else; see the project's performance notes) runs as many processes at
+once as the loaders have workers, in the crop-window mode that matches the
+pipeline: ``roi2`` for RandomResizedCrop (a window of half the area, decoded at the
+smallest power-of-two DCT scale that keeps 224 px, rows below it not decoded),
+``ctr2`` for Resize(256) + CenterCrop(224).  Its img/s, summed over the processes,
+is what decoding alone could give on these files and cores; a loader's throughput
+is quoted as a fraction of it.
+"""
+from __future__ import annotations
+
+import hashlib
+import shutil
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .bench_datasets import cache_root
+
+#: pipeline -> jpeg_limit mode whose crop window it decodes
+MODES = {"train": "roi2", "train-uint8": "roi2", "timm-train": "roi2", "dle-train": "roi2",
+         "eval": "ctr2", "eval-uint8": "ctr2", "deit-eval": "ctr2"}
+
+
+def build(source: Path) -> Path:
+    """The jpeg_limit program: ``source`` itself when it is one, else compiled from
+    ``source`` (jpeg_limit.c) once into the cache."""
+    source = Path(source)
+    if source.suffix != ".c":
+        return source
+    text = source.read_bytes()
+    binary = cache_root("tools") / f"jpeg_limit-{hashlib.sha256(text).hexdigest()[:12]}"
+    if not binary.exists():
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if cc is None:
+            raise RuntimeError("--ceiling needs a C compiler (cc) to build jpeg_limit.c")
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        tmp = binary.with_suffix(".tmp")
+        subprocess.run([cc, "-O2", "-o", str(tmp), str(source), "-ljpeg", "-lm"], check=True)
+        tmp.rename(binary)
+    return binary
+
+
+def _parse(output: str, mode: str) -> dict:
+    for line in output.splitlines():
+        parts = line.split()
+        if parts and parts[0] == mode:
+            return {"img_per_s": float(parts[1]), "cpu_us_per_img": float(parts[4])}
+    raise RuntimeError(f"jpeg_limit printed no {mode} line:\n{output}")
+
+
+def measure(program: Path, files: list[str], mode: str, processes: int,
+            passes: int = 3) -> dict:
+    """``processes`` copies of jpeg_limit at once on ``files``: the sum of their
+    median img/s, and the mean CPU-us per image."""
+    with tempfile.NamedTemporaryFile("w", suffix=".txt") as listing:
+        listing.writelines(f"{f}\n" for f in files)
+        listing.flush()
+        runs = []
+        for _ in range(max(processes, 1)):  # each reads the list itself: all start at once
+            with open(listing.name) as stdin:
+                runs.append(subprocess.Popen([str(program), "-r", str(passes), mode],
+                                             stdin=stdin, stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE, text=True))
+        outputs = [(r, *r.communicate()) for r in runs]
+    results = []
+    for r, out, err in outputs:
+        if r.returncode != 0:
+            raise RuntimeError(f"jpeg_limit failed ({r.returncode}): {err[-1000:]}")
+        results.append(_parse(out, mode))
+    return {"mode": mode, "processes": len(runs), "files": len(files),
+            "img_per_s": sum(r["img_per_s"] for r in results),
+            "cpu_us_per_img": statistics.mean(r["cpu_us_per_img"] for r in results)}
