@@ -7,6 +7,8 @@
 
 #include <jpeglib.h>
 
+#include "dc_scans.h"
+
 struct tl_error_mgr {
     struct jpeg_error_mgr pub;
     jmp_buf jump;
@@ -20,6 +22,8 @@ struct tl_decoder {
     struct jpeg_progress_mgr progress;
     uint8_t *buf;
     size_t buf_size;
+    uint8_t *dc_stream; /* NOTE [ DC scans only ] */
+    size_t dc_stream_size;
 };
 
 static void on_error_exit(j_common_ptr cinfo)
@@ -98,6 +102,7 @@ void tl_decoder_free(tl_decoder *d)
         return;
     jpeg_destroy_decompress(&d->cinfo);
     free(d->buf);
+    free(d->dc_stream);
     free(d);
 }
 
@@ -159,9 +164,27 @@ static int decode_region(tl_decoder *d, const uint8_t *data, size_t size,
     struct jpeg_decompress_struct *cinfo = &d->cinfo;
     tl_jpeg_info info;
     JDIMENSION xoff, width;
-    int status, rows;
+    int status, rows, dc_only = 0;
     size_t stride, need;
 
+    if (scale_denom == 8) { /* NOTE [ DC scans only ] */
+        size_t n;
+        if (size > d->dc_stream_size) {
+            uint8_t *nb = realloc(d->dc_stream, size);
+            if (!nb) {
+                set_msg(msg, "out of memory for the DC scans");
+                return TL_NO_MEMORY;
+            }
+            d->dc_stream = nb;
+            d->dc_stream_size = size;
+        }
+        n = tl_jpeg_dc_scans(data, size, d->dc_stream);
+        if (n) {
+            data = d->dc_stream;
+            size = n;
+            dc_only = 1;
+        }
+    }
     status = read_header(d, data, size, &info);
     if (status != TL_OK) {
         jpeg_abort_decompress(cinfo);
@@ -179,6 +202,9 @@ static int decode_region(tl_decoder *d, const uint8_t *data, size_t size,
     cinfo->scale_denom = (unsigned)scale_denom;
     cinfo->dct_method = JDCT_ISLOW;    /* Pillow's default */
     cinfo->do_fancy_upsampling = TRUE; /* Pillow's default */
+    /* Off for the DC-only stream: with no AC scan at all, libjpeg-turbo's block
+     * smoothing (2.1+) also smooths the DC values, which a full decode never does. */
+    cinfo->do_block_smoothing = dc_only ? FALSE : TRUE;
     jpeg_start_decompress(cinfo);
 
     out->scaled_width = (int)cinfo->output_width;

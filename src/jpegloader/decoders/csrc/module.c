@@ -8,6 +8,7 @@
 
 #include "jpeg_region.h"
 #include "color.h"
+#include "dc_scans.h"
 #include "pipeline.h"
 #include "buffer_checks.h"
 
@@ -177,6 +178,33 @@ static PyObject *py_hue_selfcheck(PyObject *self, PyObject *arg)
     return PyLong_FromLong(bad);
 }
 
+static PyObject *py_dc_scans(PyObject *self, PyObject *arg)
+{
+    Py_buffer in;
+    PyObject *out;
+    uint8_t *buf;
+    size_t n;
+    (void)self;
+    if (PyObject_GetBuffer(arg, &in, PyBUF_SIMPLE) < 0)
+        return NULL;
+    buf = malloc(in.len > 0 ? (size_t)in.len : 1);
+    if (!buf) {
+        PyBuffer_Release(&in);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    n = tl_jpeg_dc_scans(in.buf, (size_t)in.len, buf);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&in);
+    if (n == 0) {
+        free(buf);
+        Py_RETURN_NONE;
+    }
+    out = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)n);
+    free(buf);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"probe", py_probe, METH_VARARGS, probe_doc},
     {"decode_batch", py_decode_batch, METH_VARARGS, decode_batch_doc},
@@ -184,6 +212,10 @@ static PyMethodDef methods[] = {
     {"hue_selfcheck", py_hue_selfcheck, METH_O,
      "hue_selfcheck(shift) -> int: RGB values where the fast hue step differs from\n"
      "the per-pixel Pillow reference (all 2**24 are tried; 0 expected)."},
+    {"dc_scans", py_dc_scans, METH_O,
+     "dc_scans(data) -> bytes | None: a progressive JPEG without its AC scans (what a\n"
+     "1/8 decode reads; NOTE [ DC scans only ] in dc_scans.h), or None when the data\n"
+     "is not a progressive JPEG with AC scans."},
     {"libjpeg_turbo_version", py_libjpeg_turbo_version, METH_NOARGS,
      "The libjpeg-turbo version this module was built against."},
     {NULL, NULL, 0, NULL},
