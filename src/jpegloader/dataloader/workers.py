@@ -22,6 +22,7 @@ from torch._utils import ExceptionWrapper
 from torch.utils.data._utils import worker as torch_worker
 
 from ..pipelines.contract import BatchDecoder, SampleFailure
+from . import heap
 
 WATCHDOG_SECONDS = 1.0
 
@@ -64,6 +65,7 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
     gc.freeze()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # NOTE [ Worker shutdown ]
     torch.set_num_threads(1)
+    heap.keep_large_blocks_in_heap()  # NOTE [ libjpeg's buffers, kept for a batch ]
     where = f"in DataLoader worker process {worker_id} (pid {os.getpid()})"
     try:
         _seed_worker(seed, worker_id)
@@ -99,3 +101,4 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
         except Exception:
             report = ExceptionWrapper(sys.exc_info(), where=where)
         results.put(Result(task.epoch, task.batch_no, task.slot_id, worker_id, report))
+        heap.release_free_heap()
