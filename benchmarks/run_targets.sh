@@ -7,8 +7,22 @@ OUT=benchmarks/results
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 
-"$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 7 \
-    --json "$OUT/imagenet-sample-2000.json"
+LIMIT=../shared/tools/jpeg_limit.c
+"$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 5 \
+    --ceiling "$LIMIT" --json "$OUT/imagenet-sample-2000.json"
+
+# The sample's files still in their original encoding (luma DC quantiser above 1).
+"$PY" benchmarks/original_encoding.py "$DATA/imagenet-sample" "$OUT/original-encoding"
+"$PY" -m jpegloader.benchmark --data "$OUT/original-encoding" --files 2000 --epochs 5 \
+    --ceiling "$LIMIT" --json "$OUT/original-encoding-2000.json"
+
+"$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 1000 --epochs 3 \
+    --workers 0 --no-memory --json "$OUT/imagenet-sample-workers0.json"
+
+# Large photos, half of them progressive (downloaded once, see large_photos.sh).
+bash benchmarks/large_photos.sh "$HOME/.cache/jpegloader/large-photos-v1"
+"$PY" -m jpegloader.benchmark --data "$HOME/.cache/jpegloader/large-photos-v1" --files 140 \
+    --batch-size 14 --epochs 3 --pipeline eval,train --json "$OUT/large-photos-140.json"
 
 "$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 5 \
     --pipeline deit-eval,timm-train,eval,eval-uint8 --json "$OUT/recipes-2000.json"

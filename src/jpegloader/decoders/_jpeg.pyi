@@ -31,7 +31,7 @@ def decode_batch(
 
 def libjpeg_turbo_version() -> str: ...
 
-def dc_scans(data: bytes | np.ndarray) -> bytes | None:
+def dc_scans(data: Buffer, /) -> bytes | None:
     """A progressive JPEG without its AC scans: what a 1/8 decode reads (the C core
     decodes this stream whenever a plan scales by 1/8; NOTE [ DC scans only ] in
     csrc/dc_scans.h).  None when the data is not a progressive JPEG with AC scans."""
