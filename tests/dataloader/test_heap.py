@@ -26,21 +26,25 @@ def _minor_faults() -> int:
 def _child(queue) -> None:
     libc = ctypes.CDLL(None)
     libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
     libc.free.argtypes = [ctypes.c_void_p]
     libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+
+    def one_image() -> int:
+        """Page faults of using and freeing one large block."""
+        before = _minor_faults()
+        p = libc.malloc(BLOCK)
+        libc.memset(p, 1, BLOCK)
+        libc.free(p)
+        return _minor_faults() - before
     assert heap.keep_large_blocks_in_heap()
+    first = one_image()    # fresh pages
+    reused = one_image()   # the next image reuses them
     base = _rss_kib()
-    p = libc.malloc(BLOCK)
-    libc.memset(p, 1, BLOCK)  # the first image: fresh pages
-    libc.free(p)
-    held = _rss_kib() - base
-    before = _minor_faults()
-    p = libc.malloc(BLOCK)
-    libc.memset(p, 1, BLOCK)  # the next image reuses them
-    libc.free(p)
-    refaults = _minor_faults() - before
     heap.release_free_heap()
-    queue.put((held, refaults, _rss_kib() - base))
+    released = base - _rss_kib()
+    again = one_image()    # after the batch: fresh pages again
+    queue.put((first, reused, released, again))
 
 
 @pytest.mark.skipif(heap._libc is None, reason="glibc only (elsewhere both calls do nothing)")
@@ -48,9 +52,12 @@ def test_a_freed_block_is_reused_then_released_after_the_batch():
     queue = mp.get_context("fork").Queue()
     child = mp.get_context("fork").Process(target=_child, args=(queue,))
     child.start()
-    held, refaults, after = queue.get(timeout=60)
+    first, reused, released, again = queue.get(timeout=60)
     child.join(10)
     assert child.exitcode == 0
-    assert held > 0.9 * BLOCK / 1024          # kept after free()
-    assert refaults < 0.01 * BLOCK / 4096     # reused: no page faulted in again
-    assert after < 0.1 * BLOCK / 1024         # handed back by release_free_heap()
+    pages = BLOCK // 4096
+    assert first > 0.5 * pages            # a fresh block is faulted in
+    assert reused < 0.01 * pages          # kept in the heap: no page faulted in again
+    # handed back by release_free_heap() (KiB; the kernel's RSS counters lag a little)
+    assert released > 0.5 * BLOCK / 1024
+    assert again > 0.5 * pages
