@@ -158,3 +158,40 @@ def test_real_progressive_photos():
         ours, status = ours_at_one_eighth(data)
         assert status == st.OK, f
         np.testing.assert_array_equal(ours, pillow_at_one_eighth(data), err_msg=str(f))
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_loader_eval_of_large_progressive_photos_within_tolerance(tmp_path, num_workers):
+    # End to end: the eval recipe's plan scales these by 1/8 (short side 2,400 >= 1.1 x
+    # 8 x 256), so the loader takes the DC-only path; pixels within the auto tolerance.
+    import torch
+    from torchvision.datasets import ImageFolder
+
+    import jpegloader
+    from jpegloader.decoders.plans import to_plans
+    from jpegloader.pipelines.classification.draw import draw
+    from tests.conftest import eval_transform, lower, to_255
+
+    folder = tmp_path / "photos" / "a"
+    folder.mkdir(parents=True)
+    # 4:4:4 and 4:2:0 (4:2:2 is left out: scaled, libjpeg-turbo decodes its chroma at half
+    # the horizontal resolution, and these images' per-pixel colour noise then differs by
+    # 9.5 mean abs diff; the 5 real 4:2:2 large photos stay within 2.23, README).
+    sizes = [(3000, 2400, 2), (2400, 3200, 0), (3100, 2500, 2)]
+    for i, (w, h, sub) in enumerate(sizes):
+        (folder / f"{i}.jpg").write_bytes(
+            photo(w, h, seed=20 + i, progressive=True, quality=85, subsampling=sub))
+    widths, heights = [w for w, _, _ in sizes], [h for _, h, _ in sizes]
+    d = draw(lower(eval_transform()), widths, heights, 0, np.arange(3))
+    assert (to_plans(d.geometry, widths, heights, True)["scale_denom"] == 8).all()
+
+    dataset = ImageFolder(str(tmp_path / "photos"), transform=eval_transform())
+    loader = jpegloader.DataLoader(dataset, batch_size=3, num_workers=num_workers)
+    assert loader.eligibility.accelerated
+    (batch, _), = list(loader)
+    for k, (path, _) in enumerate(dataset.samples):
+        with Image.open(path) as im:
+            reference = eval_transform()(im.convert("RGB"))
+        diff = (to_255(batch[k]) - to_255(reference)).abs().mean().item()
+        assert diff <= 3.0, f"{path}: mean abs diff {diff:.3f}"
+    assert torch.isfinite(batch).all()
