@@ -167,11 +167,14 @@ static int decode_region(tl_decoder *d, const uint8_t *data, size_t size,
     int status, rows, dc_only = 0;
     size_t stride, need;
 
-    if (scale_denom == 8) { /* NOTE [ DC scans only ] */
+    status = read_header(d, data, size, &info);
+    if (status == TL_OK && info.progressive && scale_denom == 8) {
+        /* NOTE [ DC scans only ]: decode the file's DC scans instead */
         size_t n;
         if (size > d->dc_stream_size) {
             uint8_t *nb = realloc(d->dc_stream, size);
             if (!nb) {
+                jpeg_abort_decompress(cinfo);
                 set_msg(msg, "out of memory for the DC scans");
                 return TL_NO_MEMORY;
             }
@@ -180,12 +183,13 @@ static int decode_region(tl_decoder *d, const uint8_t *data, size_t size,
         }
         n = tl_jpeg_dc_scans(data, size, d->dc_stream);
         if (n) {
+            jpeg_abort_decompress(cinfo);
             data = d->dc_stream;
             size = n;
             dc_only = 1;
+            status = read_header(d, data, size, &info);
         }
     }
-    status = read_header(d, data, size, &info);
     if (status != TL_OK) {
         jpeg_abort_decompress(cinfo);
         set_msg(msg, "colour space not handled by the fast path (CMYK/YCCK)");
