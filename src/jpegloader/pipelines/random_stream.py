@@ -4,11 +4,16 @@ Every random decision about a sample is a pure function of the epoch's seed,
 the sample's dataset index and a fixed slot number, so a sample gets the same
 crop and flip whichever worker handles it, in whatever order, with any
 ``num_workers``.  The mixer is SplitMix64 (Steele, Lea & Flood 2014), vectorised
-over numpy uint64 arrays.
+over numpy uint64 arrays.  Code that must run the user's own random transforms
+without disturbing the global generators uses ``generators_kept``.
 """
 from __future__ import annotations
 
+import contextlib
+import random
+
 import numpy as np
+import torch
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -52,3 +57,18 @@ def seeds(seed: int, keys, stream: int) -> list[int]:
         base = _mix(np.array([(seed ^ (stream * 0x632BE59BD9B4E019)) & _MASK], dtype=np.uint64))
         out = _mix(base ^ _mix(key + np.uint64(0x2545F4914F6CDD1D)))
     return [int(v) >> 1 for v in out]
+
+
+@contextlib.contextmanager
+def generators_kept(keep: bool = True):
+    """Puts Python's, numpy's and torch's global generators back as they were."""
+    if not keep:
+        yield
+        return
+    state = (random.getstate(), np.random.get_state(), torch.get_rng_state())
+    try:
+        yield
+    finally:
+        random.setstate(state[0])
+        np.random.set_state(state[1])
+        torch.set_rng_state(state[2])

@@ -30,7 +30,6 @@ each batch, so the user's own random state is not disturbed.
 """
 from __future__ import annotations
 
-import contextlib
 import random
 import sys
 from collections.abc import Callable
@@ -43,7 +42,7 @@ from torch._utils import ExceptionWrapper
 
 from ...decoders import hwc_to_chw
 from ..contract import Layout, SampleFailure
-from ..random_stream import seeds
+from ..random_stream import generators_kept, seeds
 from .transforms import ClassificationProgram, Sample, sample_of
 
 #: Seed streams (random_stream.seeds): one per use, so they never share seeds.
@@ -56,21 +55,6 @@ def seed_generators(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed & 0xFFFFFFFF)
     torch.default_generator.manual_seed(seed)
-
-
-@contextlib.contextmanager
-def generators_kept(keep: bool):
-    """Puts the global generators back as they were (in the main process)."""
-    if not keep:
-        yield
-        return
-    state = (random.getstate(), np.random.get_state(), torch.get_rng_state())
-    try:
-        yield
-    finally:
-        random.setstate(state[0])
-        np.random.set_state(state[1])
-        torch.set_rng_state(state[2])
 
 
 def _torch_dtype(sample: Sample) -> torch.dtype:

@@ -29,6 +29,7 @@ from torchvision.transforms import v2 as T2
 
 from ...decoders.jpeg import COLOUR_STEPS
 from ..contract import Check
+from ..random_stream import generators_kept
 from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
 from . import ops
 
@@ -467,23 +468,6 @@ def _native_tail(leaves: list) -> tuple[_Builder, int]:
     return tail, count
 
 
-def _isolated_rng():
-    """A context that leaves random, numpy's and torch's global generators as they were."""
-    import contextlib
-    import random
-
-    @contextlib.contextmanager
-    def scope():
-        state = (random.getstate(), np.random.get_state(), torch.get_rng_state())
-        try:
-            yield
-        finally:
-            random.setstate(state[0])
-            np.random.set_state(state[1])
-            torch.set_rng_state(state[2])
-    return scope()
-
-
 def sample_of(x) -> Sample | None:
     """The Sample an object is, or None when default_collate could not batch it."""
     if isinstance(x, torch.Tensor):
@@ -517,7 +501,7 @@ def _dry_run(size, yours_pil, stage, yours_tensor, handover) -> Sample:
 def _dry_run_once(size, yours_pil, stage, yours_tensor, handover) -> Sample:
     rng = np.random.default_rng(0)
     pixels = rng.integers(0, 256, size=(*size, 3), dtype=np.uint8)
-    with _isolated_rng():
+    with generators_kept():
         try:
             x = Image.fromarray(pixels, "RGB")
             for t in (*yours_pil, *stage) if handover == "pil" else stage:
