@@ -41,6 +41,21 @@ def to_255(t):
     return (t * std + mean) * 255
 
 
+def whole_image_plans(sizes, out_size=None, scale: int = 1) -> np.ndarray:
+    """C core plans that resample each whole image to out_size (width, height), or
+    to its own size (an identity); sizes: (width, height) per sample as decoded at
+    1/scale."""
+    from jpegloader.decoders.jpeg import empty_plans
+    plans = empty_plans(len(sizes))
+    plans["scale_denom"] = scale
+    for i, size in enumerate(sizes):
+        for k, axis in enumerate("xy"):
+            plans[axis]["in1"][i] = size[k]
+            plans[axis]["src_size"][i] = size[k]
+            plans[axis]["out_size"][i] = size[k] if out_size is None else out_size[k]
+    return plans
+
+
 def write_image_folder(root: Path, count: int, classes: int = 3, size=(160, 120),
                        seed: int = 37) -> Path:
     """A small ImageFolder of seeded random-texture JPEGs."""

@@ -8,6 +8,7 @@ import pytest
 from jpegloader.decoders import EncodedBatch, _jpeg, decode_batch
 from jpegloader.decoders import status as st
 from jpegloader.decoders.jpeg import PLAN_DTYPE, empty_plans
+from tests.conftest import whole_image_plans
 from tests.hostile_jpegs import photo_like
 
 LUT = np.zeros((3, 256), np.float32)
@@ -42,12 +43,7 @@ def test_bad_buffers_raise_value_error_naming_them():
                                           ("scale_denom", 3)])
 def test_invalid_plan_values_are_a_status(field, value):
     data = photo_like(64, 48, seed=1)
-    plans = empty_plans(1)
-    for axis, n in (("x", 64), ("y", 48)):
-        plans[axis]["in1"] = n
-        plans[axis]["src_size"] = n
-        plans[axis]["out_size"] = 8
-    plans["scale_denom"] = 1
+    plans = whole_image_plans([(64, 48)], (8, 8))
     plans[field] = value
     out = np.full((1, 3, 8, 8), 7, np.uint8)
     status, messages = decode_batch(EncodedBatch.from_files([data]), plans, out)
@@ -58,12 +54,7 @@ def test_invalid_plan_values_are_a_status(field, value):
 @pytest.mark.parametrize("op, value", [(9, 1.0), (3, 300.0), (3, 1.5), (0, -1.0)])
 def test_invalid_colour_steps_are_a_status(op, value):
     data = photo_like(64, 48, seed=2)
-    plans = empty_plans(1)
-    for axis, n in (("x", 64), ("y", 48)):
-        plans[axis]["in1"] = n
-        plans[axis]["src_size"] = n
-        plans[axis]["out_size"] = 8
-    plans["scale_denom"] = 1
+    plans = whole_image_plans([(64, 48)], (8, 8))
     plans["colour"]["op"][0, 0] = op
     plans["colour"]["value"][0, 0] = value
     status, messages = decode_batch(EncodedBatch.from_files([data]), plans,

@@ -13,8 +13,7 @@ from PIL import Image
 
 from jpegloader.decoders import EncodedBatch, _jpeg, decode_batch
 from jpegloader.decoders import status as st
-from jpegloader.decoders.jpeg import empty_plans
-from tests.conftest import shared
+from tests.conftest import shared, whole_image_plans
 
 
 def photo(width, height, seed, mode="RGB", **save) -> bytes:
@@ -57,12 +56,7 @@ def ours_at_one_eighth(data: bytes) -> tuple[np.ndarray, int]:
     """The C core's 1/8 decode, resampled 1:1 (an identity), as uint8 HWC."""
     with Image.open(io.BytesIO(data)) as im:
         w, h = math.ceil(im.width / 8), math.ceil(im.height / 8)
-    plans = empty_plans(1)
-    plans["scale_denom"] = 8
-    for axis, size in (("x", w), ("y", h)):
-        plans[axis]["in1"] = size
-        plans[axis]["src_size"] = size
-        plans[axis]["out_size"] = size
+    plans = whole_image_plans([(w, h)], scale=8)
     out = np.zeros((1, h, w, 3), np.uint8)
     status, messages = decode_batch(EncodedBatch.from_files([data]), plans, out, hwc=True)
     return out[0], int(status[0])

@@ -13,9 +13,8 @@ import torch
 import jpegloader
 from jpegloader.decoders import EncodedBatch, decode_batch
 from jpegloader.decoders import status as st
-from jpegloader.decoders.jpeg import empty_plans
 from jpegloader.decoders.thread_pool import share_out
-from tests.conftest import train_transform
+from tests.conftest import train_transform, whole_image_plans
 from tests.hostile_jpegs import photo_like
 
 
@@ -52,18 +51,11 @@ def test_an_error_is_raised_after_every_chunk_finished():
 
 
 def _batch_with_a_bad_sample():
-    files = [photo_like(96 + 8 * i, 72 + 4 * (i % 3), seed=i) for i in range(11)]
+    sizes = [(96 + 8 * i, 72 + 4 * (i % 3)) for i in range(11)]
+    files = [photo_like(w, h, seed=i) for i, (w, h) in enumerate(sizes)]
     files[4] = files[4][: len(files[4]) // 3]  # truncated: a status, not an exception
     files[8] = b"not a jpeg"
-    plans = empty_plans(len(files))
-    for i, data in enumerate(files):
-        w, h = 96 + 8 * i, 72 + 4 * (i % 3)
-        for axis, size in (("x", w), ("y", h)):
-            plans[axis]["in1"][i] = size
-            plans[axis]["src_size"][i] = size
-            plans[axis]["out_size"][i] = 32
-    plans["scale_denom"] = 1
-    return EncodedBatch.from_files(files), plans
+    return EncodedBatch.from_files(files), whole_image_plans(sizes, (32, 32))
 
 
 def test_decode_batch_is_the_same_for_any_thread_count():
