@@ -42,7 +42,7 @@ ZERO_COPY_SUPPORTED = _use_count is not None
 # and PSS too, miss shared pages no process maps).  It cost 0.2-0.5 ms per image
 # (measured: train 2.60 -> 2.11 CPU-ms per image on imagenet-sample when slots stay
 # mapped), so slots now stay mapped; memory is compared by what the loader's
-# processes hold, private and shared (NOTE [ Counting memory ] in benchmark.py).
+# processes hold, private and shared (NOTE [ Counting memory ] in bench_memory.py).
 
 SHM_DIR = "/dev/shm"
 MIB = 1 << 20
