@@ -339,12 +339,11 @@ void tl_filter_rows(const uint8_t *src, size_t src_stride, int row_len,
     }
 }
 
-/* clip8 then table lookup for acc[from..n), mirrored when flip is set. */
-static void levels_to_float(const int32_t *acc, int from, int n, const float *lut, int flip,
-                            float *out)
+/* clip8 then table lookup for acc[0..n), mirrored when flip is set. */
+static void levels_to_float(const int32_t *acc, int n, const float *lut, int flip, float *out)
 {
     int i;
-    for (i = from; i < n; i++)
+    for (i = 0; i < n; i++)
         out[flip ? n - 1 - i : i] = lut[clip8(acc[i])];
 }
 
@@ -363,7 +362,7 @@ void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
     for (o = 0; o < c->n; o++) {
         float *out = dst + (size_t)o * dst_stride;
         accumulate_rows(src, src_stride, row_len, c, o, acc);
-        levels_to_float(acc, 0, row_len, lut, flip, out);
+        levels_to_float(acc, row_len, lut, flip, out);
     }
 }
 
