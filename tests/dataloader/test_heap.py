@@ -1,6 +1,7 @@
 """NOTE [ libjpeg's buffers, kept for a batch ]: in a worker, a large block freed
-by one image is reused by the next (no fresh pages), and release_free_heap hands
-the free heap back, so the worker's resident memory returns to where it was."""
+by one image is reused by the next (no fresh pages); release_free_heap hands a
+large photo's free heap back, so the worker's resident memory returns to where it
+was, and keeps an ordinary batch's for the next batch."""
 from __future__ import annotations
 
 import ctypes
@@ -11,6 +12,7 @@ import pytest
 from jpegloader.dataloader import heap
 
 BLOCK = 64 << 20
+SMALL_BLOCK = 8 << 20  # an ordinary batch's file bytes and libjpeg buffers
 
 
 def _rss_kib() -> int:
@@ -30,11 +32,11 @@ def _child(queue) -> None:
     libc.free.argtypes = [ctypes.c_void_p]
     libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
 
-    def one_image() -> int:
+    def one_image(size: int = BLOCK) -> int:
         """Page faults of using and freeing one large block."""
         before = _minor_faults()
-        p = libc.malloc(BLOCK)
-        libc.memset(p, 1, BLOCK)
+        p = libc.malloc(size)
+        libc.memset(p, 1, size)
         libc.free(p)
         return _minor_faults() - before
     assert heap.keep_large_blocks_in_heap()
@@ -44,7 +46,11 @@ def _child(queue) -> None:
     heap.release_free_heap()
     released = base - _rss_kib()
     again = one_image()    # after the batch: fresh pages again
-    queue.put((first, reused, released, again))
+    heap.release_free_heap()
+    small_first = one_image(SMALL_BLOCK)
+    heap.release_free_heap()  # under KEEP_UP_TO: kept for the next batch
+    small_next_batch = one_image(SMALL_BLOCK)
+    queue.put((first, reused, released, again, small_first, small_next_batch))
 
 
 @pytest.mark.skipif(heap._libc is None, reason="glibc only (elsewhere both calls do nothing)")
@@ -52,7 +58,7 @@ def test_a_freed_block_is_reused_then_released_after_the_batch():
     queue = mp.get_context("fork").Queue()
     child = mp.get_context("fork").Process(target=_child, args=(queue,))
     child.start()
-    first, reused, released, again = queue.get(timeout=60)
+    first, reused, released, again, small_first, small_next_batch = queue.get(timeout=60)
     child.join(10)
     assert child.exitcode == 0
     pages = BLOCK // 4096
@@ -61,3 +67,7 @@ def test_a_freed_block_is_reused_then_released_after_the_batch():
     # handed back by release_free_heap() (KiB; the kernel's RSS counters lag a little)
     assert released > 0.5 * BLOCK / 1024
     assert again > 0.5 * pages
+    if heap.heap_bytes() is not None:  # glibc 2.33+ says how large the heap is
+        small_pages = SMALL_BLOCK // 4096
+        assert small_first > 0.5 * small_pages
+        assert small_next_batch < 0.01 * small_pages

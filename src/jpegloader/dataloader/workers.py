@@ -22,7 +22,7 @@ from torch._utils import ExceptionWrapper
 from torch.utils.data._utils import worker as torch_worker
 
 from ..pipelines.contract import BatchDecoder, SampleFailure
-from . import heap
+from . import heap, ring
 
 WATCHDOG_SECONDS = 1.0
 
@@ -80,6 +80,7 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
     slots: dict[int, tuple[int, tuple[np.ndarray, ...]]] = {
         sid: (gen, tuple(t.numpy() for t in tensors))
         for sid, (gen, tensors) in initial_slots.items()}
+    mapped: set[tuple[int, int]] = set()  # (slot, generation) this process has mapped in
     while True:
         try:
             task = tasks.get(timeout=WATCHDOG_SECONDS)
@@ -93,7 +94,10 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
             return
         if task.slot_tensors is not None:
             slots[task.slot_id] = (task.generation, tuple(t.numpy() for t in task.slot_tensors))
-        _, arrays = slots[task.slot_id]
+        generation, arrays = slots[task.slot_id]
+        if (task.slot_id, generation) not in mapped:
+            ring.map_in(arrays)  # NOTE [ A worker maps a slot in one call ]
+            mapped.add((task.slot_id, generation))
         try:
             report = decoder.decode(task.indices, task.seed, arrays, where, task.batch_no)
         except SampleFailure as failure:
