@@ -284,6 +284,16 @@ __attribute__((target("avx2"))) static inline void store8_avx2(float *p, __m256 
         _mm256_storeu_ps(p, v);
 }
 
+/* lut[level] for eight levels in 0..255.  Eight scalar loads: on the AMD EPYC
+ * measured, vgatherdps took 70 us per 224x224 image against 46-53 us. */
+__attribute__((target("avx2"))) static inline __m256 lookup8(const float *lut, __m256i levels)
+{
+    int32_t l[8];
+    _mm256_storeu_si256((__m256i *)l, levels);
+    return _mm256_setr_ps(lut[l[0]], lut[l[1]], lut[l[2]], lut[l[3]], lut[l[4]], lut[l[5]],
+                          lut[l[6]], lut[l[7]]);
+}
+
 /* The same, each level written as lut[level] to float rows, mirrored when flip is set. */
 __attribute__((target("avx2"))) static void
 filter_rows_lut_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_coeffs *c,
@@ -302,8 +312,8 @@ filter_rows_lut_avx2(const uint8_t *src, size_t src_stride, int row_len, const t
             if (i + 16 > row_len)
                 i = row_len - 16;
             sum16_avx2(src, src_stride, first, taps, k, i, &s0, &s1);
-            f0 = _mm256_i32gather_ps(lut, _mm256_min_epi32(_mm256_max_epi32(s0, zero), top), 4);
-            f1 = _mm256_i32gather_ps(lut, _mm256_min_epi32(_mm256_max_epi32(s1, zero), top), 4);
+            f0 = lookup8(lut, _mm256_min_epi32(_mm256_max_epi32(s0, zero), top));
+            f1 = lookup8(lut, _mm256_min_epi32(_mm256_max_epi32(s1, zero), top));
             if (flip) {
                 store8_avx2(out + row_len - 8 - i, _mm256_permutevar8x32_ps(f0, reverse));
                 store8_avx2(out + row_len - 16 - i, _mm256_permutevar8x32_ps(f1, reverse));
@@ -542,16 +552,67 @@ static void transpose16(const uint8_t *src, size_t ss, uint8_t *dst, size_t ds)
 }
 #endif
 
+#ifdef TL_HAVE_AVX2_PATH
+/* Two 16x16 transposes at once (16 rows of 32 bytes into 32 rows of 16): the
+ * same four rounds of interleaving, each 128-bit lane holding one block, for
+ * two thirds of transpose16's instructions per byte. */
+__attribute__((target("avx2"))) static void
+transpose16x32_avx2(const uint8_t *src, size_t ss, uint8_t *dst, size_t ds)
+{
+    __m256i a[16], b[16], c[16], d[16];
+    int i;
+    for (i = 0; i < 16; i++)
+        a[i] = _mm256_loadu_si256((const __m256i *)(src + i * ss));
+    for (i = 0; i < 8; i++) {
+        b[2 * i] = _mm256_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+        b[2 * i + 1] = _mm256_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+    }
+    for (i = 0; i < 4; i++) {
+        int g = 4 * i;
+        c[g] = _mm256_unpacklo_epi16(b[g], b[g + 2]);
+        c[g + 1] = _mm256_unpackhi_epi16(b[g], b[g + 2]);
+        c[g + 2] = _mm256_unpacklo_epi16(b[g + 1], b[g + 3]);
+        c[g + 3] = _mm256_unpackhi_epi16(b[g + 1], b[g + 3]);
+    }
+    for (i = 0; i < 2; i++) {
+        int g = 8 * i, k;
+        for (k = 0; k < 4; k++) {
+            d[g + 2 * k] = _mm256_unpacklo_epi32(c[g + k], c[g + 4 + k]);
+            d[g + 2 * k + 1] = _mm256_unpackhi_epi32(c[g + k], c[g + 4 + k]);
+        }
+    }
+    for (i = 0; i < 8; i++) {
+        __m256i lo = _mm256_unpacklo_epi64(d[i], d[i + 8]);
+        __m256i hi = _mm256_unpackhi_epi64(d[i], d[i + 8]);
+        _mm_storeu_si128((__m128i *)(dst + (2 * i) * ds), _mm256_castsi256_si128(lo));
+        _mm_storeu_si128((__m128i *)(dst + (2 * i + 1) * ds), _mm256_castsi256_si128(hi));
+        _mm_storeu_si128((__m128i *)(dst + (16 + 2 * i) * ds), _mm256_extracti128_si256(lo, 1));
+        _mm_storeu_si128((__m128i *)(dst + (17 + 2 * i) * ds), _mm256_extracti128_si256(hi, 1));
+    }
+}
+#endif
+
 void tl_transpose_u8(const uint8_t *src, size_t src_stride, int rows, int cols,
                      uint8_t *dst, size_t dst_stride)
 {
     int y0, x0, y, x;
 #if defined(__SSE2__)
     int full_rows = rows & ~15, full_cols = cols & ~15;
-    for (y0 = 0; y0 < full_rows; y0 += 16)
-        for (x0 = 0; x0 < full_cols; x0 += 16)
-            transpose16(src + (size_t)y0 * src_stride + x0, src_stride,
-                        dst + (size_t)x0 * dst_stride + y0, dst_stride);
+#ifdef TL_HAVE_AVX2_PATH
+    int pairs = __builtin_cpu_supports("avx2") ? cols & ~31 : 0;
+#else
+    int pairs = 0;
+#endif
+    for (y0 = 0; y0 < full_rows; y0 += 16) {
+        const uint8_t *s = src + (size_t)y0 * src_stride;
+        uint8_t *d = dst + y0;
+#ifdef TL_HAVE_AVX2_PATH
+        for (x0 = 0; x0 < pairs; x0 += 32)
+            transpose16x32_avx2(s + x0, src_stride, d + (size_t)x0 * dst_stride, dst_stride);
+#endif
+        for (x0 = pairs; x0 < full_cols; x0 += 16)
+            transpose16(s + x0, src_stride, d + (size_t)x0 * dst_stride, dst_stride);
+    }
     /* the ragged right and bottom edges */
     for (y = 0; y < rows; y++)
         for (x = (y < full_rows ? full_cols : 0); x < cols; x++)
