@@ -85,27 +85,32 @@ static size_t max_size(size_t a, size_t b)
  * transposed plane (one row per source column). */
 static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *cx,
                             const tl_coeffs *cy, int vertical_first, int out_h, int out_w,
-                            const float *lut, int flip, float *fused_out)
+                            const float *lut, int flip, float *fused_out, uint8_t *fused_u8)
 {
     int rows = r->rows, cols = r->cols, ch;
     size_t plane_a = (size_t)cols * rows, plane = (size_t)out_h * out_w;
     if (!vertical_first) {
         /* a: region planes transposed [cols][rows]; b: horizontal pass [out_w][rows];
          * c: b transposed [rows][out_w]; vertical pass -> d [out_h][out_w], or
-         * straight into the float output through the table when nothing follows. */
+         * straight into the output when nothing follows (floats through the
+         * table, or bytes). */
         size_t plane_b = (size_t)out_w * rows;
         tl_split_transpose_rgb(r->pixels, r->stride, rows, cols, s->a, (size_t)rows, plane_a,
                                s->strip);
         for (ch = 0; ch < 3; ch++) {
             uint8_t *b = s->b + ch * plane_b, *c = s->c + ch * plane_b;
-            tl_filter_rows(s->a + ch * plane_a, (size_t)rows, rows, cx, b, (size_t)rows, s->acc);
+            tl_filter_rows(s->a + ch * plane_a, (size_t)rows, rows, cx, 0, b, (size_t)rows,
+                           s->acc);
             tl_transpose_u8(b, (size_t)rows, out_w, rows, c, (size_t)out_w);
             if (fused_out)
                 tl_filter_rows_lut(c, (size_t)out_w, out_w, cy, lut + ch * 256, flip,
                                    fused_out + ch * plane, (size_t)out_w, s->acc);
+            else if (fused_u8)
+                tl_filter_rows(c, (size_t)out_w, out_w, cy, flip, fused_u8 + ch * plane,
+                               (size_t)out_w, s->acc);
             else
-                tl_filter_rows(c, (size_t)out_w, out_w, cy, s->d + ch * plane, (size_t)out_w,
-                               s->acc);
+                tl_filter_rows(c, (size_t)out_w, out_w, cy, 0, s->d + ch * plane,
+                               (size_t)out_w, s->acc);
         }
         return;
     }
@@ -116,9 +121,10 @@ static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *
         tl_split_rgb(r->pixels, r->stride, rows, cols, s->a, plane_a);
         for (ch = 0; ch < 3; ch++) {
             uint8_t *b = s->b + ch * plane_v, *c = s->c + ch * plane_v;
-            tl_filter_rows(s->a + ch * plane_a, (size_t)cols, cols, cy, b, (size_t)cols, s->acc);
+            tl_filter_rows(s->a + ch * plane_a, (size_t)cols, cols, cy, 0, b, (size_t)cols,
+                           s->acc);
             tl_transpose_u8(b, (size_t)cols, out_h, cols, c, (size_t)out_h);
-            tl_filter_rows(c, (size_t)out_h, out_h, cx, b, (size_t)out_h, s->acc);
+            tl_filter_rows(c, (size_t)out_h, out_h, cx, 0, b, (size_t)out_h, s->acc);
             tl_transpose_u8(b, (size_t)out_h, out_w, out_h, s->d + ch * plane, (size_t)out_w);
         }
     }
@@ -169,9 +175,11 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
     rows = r.rows;
     cols = r.cols;
     colour = tl_colour_is_active(&p->colour);
-    /* The last pass writes float32 through the table itself unless 8-bit
-     * planes are needed first (colour ops, uint8 output, vertical-first order). */
-    fused = out_type == TL_OUT_FLOAT32 && !colour && !p->vertical_first;
+    /* The last pass writes the output itself (float32 through the table, or
+     * uint8 planes) unless 8-bit planes are needed first (colour ops,
+     * interleaved output, vertical-first order). */
+    fused = (out_type == TL_OUT_FLOAT32 || out_type == TL_OUT_UINT8) && !colour &&
+            !p->vertical_first;
     work = 3 * max_size(max_size((size_t)out_w * rows, (size_t)out_h * cols),
                         max_size((size_t)out_w * out_h, 1));
     if (grow((void **)&s->a, &s->a_size, 3 * (size_t)cols * rows) ||
@@ -189,7 +197,8 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
     tl_coeffs_shift(&cx, p->x.src_lo - r.x0);
     tl_coeffs_shift(&cy, p->y.src_lo - r.y0);
     resample_planes(s, &r, &cx, &cy, p->vertical_first, out_h, out_w, lut, p->flip,
-                    fused ? (float *)out : NULL);
+                    fused && out_type == TL_OUT_FLOAT32 ? (float *)out : NULL,
+                    fused && out_type == TL_OUT_UINT8 ? (uint8_t *)out : NULL);
     if (fused)
         goto done;
     /* Every colour op is per pixel or uses a whole-image mean, so it commutes

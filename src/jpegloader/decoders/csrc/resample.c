@@ -249,11 +249,13 @@ __attribute__((target("avx2"))) static inline __m128i pack16_avx2(__m256i s0, __
     return _mm_packus_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
 }
 
-/* Rows of at least 16 samples; a ragged end is done as the last 16, again. */
+/* Rows of at least 16 samples; a ragged end is done as the last 16, again.
+ * Mirrored rows store each 16 bytes reversed at the mirrored place. */
 __attribute__((target("avx2"))) static void
 filter_rows_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_coeffs *c,
-                 uint8_t *dst, size_t dst_stride)
+                 int flip, uint8_t *dst, size_t dst_stride)
 {
+    const __m128i reverse = _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     int o, i;
     for (o = 0; o < c->n; o++) {
         const int32_t *k = c->kk + (size_t)o * c->ksize;
@@ -264,7 +266,11 @@ filter_rows_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_co
             if (i + 16 > row_len)
                 i = row_len - 16;
             sum16_avx2(src, src_stride, first, taps, k, i, &s0, &s1);
-            _mm_storeu_si128((__m128i *)(out + i), pack16_avx2(s0, s1));
+            if (flip)
+                _mm_storeu_si128((__m128i *)(out + row_len - 16 - i),
+                                 _mm_shuffle_epi8(pack16_avx2(s0, s1), reverse));
+            else
+                _mm_storeu_si128((__m128i *)(out + i), pack16_avx2(s0, s1));
             if (i + 16 >= row_len)
                 break;
         }
@@ -331,13 +337,13 @@ filter_rows_lut_avx2(const uint8_t *src, size_t src_stride, int row_len, const t
 
 TL_MULTIVERSION
 void tl_filter_rows(const uint8_t *src, size_t src_stride, int row_len,
-                    const tl_coeffs *c, uint8_t *dst, size_t dst_stride,
+                    const tl_coeffs *c, int flip, uint8_t *dst, size_t dst_stride,
                     int32_t *acc)
 {
     int o, i;
 #ifdef TL_HAVE_AVX2_PATH
     if (row_len >= 16 && __builtin_cpu_supports("avx2")) {
-        filter_rows_avx2(src, src_stride, row_len, c, dst, dst_stride);
+        filter_rows_avx2(src, src_stride, row_len, c, flip, dst, dst_stride);
         return;
     }
 #endif
@@ -345,7 +351,7 @@ void tl_filter_rows(const uint8_t *src, size_t src_stride, int row_len,
         uint8_t *out = dst + (size_t)o * dst_stride;
         accumulate(src, src_stride, row_len, c, o, acc);
         for (i = 0; i < row_len; i++)
-            out[i] = clip8(acc[i]);
+            out[flip ? row_len - 1 - i : i] = clip8(acc[i]);
     }
 }
 

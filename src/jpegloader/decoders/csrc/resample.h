@@ -48,10 +48,11 @@ void tl_coeffs_span(const tl_coeffs *c, int *lo, int *hi);
 /* Adds delta to every first-tap index (re-bases taps onto another buffer). */
 void tl_coeffs_shift(tl_coeffs *c, int delta);
 
-/* dst row o = clip8(sum_t src row (bounds[o].first + t) * kk[o][t]).
- * Rows are row_len bytes; acc is scratch for row_len int32 values. */
+/* dst row o = clip8(sum_t src row (bounds[o].first + t) * kk[o][t]), each row
+ * mirrored when flip is set (the final pass of PILToTensor's bytes).  Rows are
+ * row_len bytes; acc is scratch for row_len int32 values. */
 void tl_filter_rows(const uint8_t *src, size_t src_stride, int row_len,
-                    const tl_coeffs *c, uint8_t *dst, size_t dst_stride,
+                    const tl_coeffs *c, int flip, uint8_t *dst, size_t dst_stride,
                     int32_t *acc);
 
 /* The same filter, but each 8-bit result v is written as lut[v] to a float
