@@ -114,11 +114,17 @@ def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
     peaks = {"pss": 0, "held": 0}
     stop = threading.Event()
 
-    def sample():
-        while not stop.is_set():
-            pss, held = measure([me, *children(me)])
+    lock = threading.Lock()
+
+    def sample_once() -> None:
+        pss, held = measure([me, *children(me)])
+        with lock:
             peaks["pss"] = max(peaks["pss"], pss)
             peaks["held"] = max(peaks["held"], held)
+
+    def sample():
+        while not stop.is_set():
+            sample_once()
             stop.wait(0.1)
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
@@ -127,8 +133,12 @@ def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
                  collate_fn=collate_fn)
     start = time.perf_counter()
     for _ in range(epochs):
-        for batch in loader:
+        for k, batch in enumerate(loader):
             batch[0].float().sum()  # the training step reads the batch
+            if k == 0:
+                # An epoch shorter than the sampling period would otherwise go
+                # unmeasured: one sample while its workers and first batch exist.
+                sample_once()
     seconds = time.perf_counter() - start
     stop.set()
     thread.join()
