@@ -2,6 +2,7 @@
 or what the user's collate_fn makes of the samples (NOTE [ Hybrid pipelines ])."""
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Sequence
 
@@ -19,7 +20,7 @@ from ..contract import (
     Stopwatch,
     compact,
     image_sizes,
-    read_files,
+    read_in_groups,
 )
 from ..file_table import FileTable
 from .datasets import TIMM_RETRIES, open_rgb
@@ -73,20 +74,25 @@ class ClassificationBatchDecoder(BatchDecoder):
         watch = Stopwatch(report.seconds)
         rows = self.rows(indices)
         paths = [self.table.path(r) for r in rows]
-        batch = read_files(paths)
-        watch.lap("read")
-        sizes = image_sizes(self.table, rows, batch)
-        fast = sizes[:, 0] > 0
-        widths, heights = np.maximum(sizes[:, 0], 1), np.maximum(sizes[:, 1], 1)
-        d = draw(p, widths, heights, seed, indices)
-        plans = to_plans(d.geometry, widths, heights, self.options.allow_dct_scaling,
-                         skip=~fast, colour=d.colour)
         native, final, labels = self._buffers(n, arrays)
-        c_seconds = np.zeros(2)
-        status, messages = decode_batch(batch, plans, native, self.lut, self.options.max_pixels,
-                                        c_seconds, hwc=p.handover == "pil", threads=threads)
+        status = np.zeros(n, np.int32)
+        messages: list[str] = [""] * n
+        # NOTE [ Reading a batch in groups ]: each group read, drawn and decoded in turn
+        with contextlib.closing(read_in_groups(paths)) as groups:
+            for part, batch in groups:
+                watch.lap("read")
+                sizes = image_sizes(self.table, rows[part], batch)
+                fast = sizes[:, 0] > 0
+                widths, heights = np.maximum(sizes[:, 0], 1), np.maximum(sizes[:, 1], 1)
+                d = draw(p, widths, heights, seed, indices[part])
+                plans = to_plans(d.geometry, widths, heights, self.options.allow_dct_scaling,
+                                 skip=~fast, colour=d.colour)
+                c_seconds = np.zeros(2)
+                status[part], messages[part] = decode_batch(
+                    batch, plans, native[part], self.lut, self.options.max_pixels, c_seconds,
+                    hwc=p.handover == "pil", threads=threads)
+                watch.lap_c_core(c_seconds, threads)
         labels[:n] = self.table.targets_of(rows)
-        watch.lap_c_core(c_seconds, threads)
         keep = np.ones(n, dtype=bool)
         for k in np.flatnonzero(status != st.OK):
             report.python_path += 1
