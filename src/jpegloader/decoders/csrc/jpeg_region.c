@@ -8,6 +8,7 @@
 #include <jpeglib.h>
 
 #include "dc_scans.h"
+#include "grow.h"
 
 struct tl_error_mgr {
     struct jpeg_error_mgr pub;
@@ -171,15 +172,10 @@ static int decode_region(tl_decoder *d, const uint8_t *data, size_t size,
     if (status == TL_OK && info.progressive && scale_denom == 8) {
         /* NOTE [ DC scans only ]: decode the file's DC scans instead */
         size_t n;
-        if (size > d->dc_stream_size) {
-            uint8_t *nb = realloc(d->dc_stream, size);
-            if (!nb) {
-                jpeg_abort_decompress(cinfo);
-                set_msg(msg, "out of memory for the DC scans");
-                return TL_NO_MEMORY;
-            }
-            d->dc_stream = nb;
-            d->dc_stream_size = size;
+        if (tl_grow((void **)&d->dc_stream, &d->dc_stream_size, size)) {
+            jpeg_abort_decompress(cinfo);
+            set_msg(msg, "out of memory for the DC scans");
+            return TL_NO_MEMORY;
         }
         n = tl_jpeg_dc_scans(data, size, d->dc_stream);
         if (n) {
@@ -234,15 +230,10 @@ static int decode_region(tl_decoder *d, const uint8_t *data, size_t size,
     rows = y1 - y0;
     stride = (size_t)cinfo->output_width * 3;
     need = stride * (size_t)rows;
-    if (need > d->buf_size) {
-        uint8_t *nb = realloc(d->buf, need);
-        if (!nb) {
-            jpeg_abort_decompress(cinfo);
-            set_msg(msg, "out of memory for the decode region");
-            return TL_NO_MEMORY;
-        }
-        d->buf = nb;
-        d->buf_size = need;
+    if (tl_grow((void **)&d->buf, &d->buf_size, need)) {
+        jpeg_abort_decompress(cinfo);
+        set_msg(msg, "out of memory for the decode region");
+        return TL_NO_MEMORY;
     }
     if (y0 > 0)
         jpeg_skip_scanlines(cinfo, (JDIMENSION)y0);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "grow.h"
 #include "resample.h"
 
 /* Decode this many pixels beyond what the filter taps need, so that edge
@@ -24,19 +25,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int grow(void **p, size_t *have, size_t need)
-{
-    void *np;
-    if (need <= *have)
-        return 0;
-    np = realloc(*p, need);
-    if (!np)
-        return -1;
-    *p = np;
-    *have = need;
-    return 0;
 }
 
 static void scratch_free(tl_scratch *s)
@@ -85,7 +73,7 @@ static size_t max_size(size_t a, size_t b)
  * transposed plane (one row per source column). */
 static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *cx,
                             const tl_coeffs *cy, int vertical_first, int out_h, int out_w,
-                            const float *lut, int flip, float *fused_out, uint8_t *fused_u8)
+                            const float *lut, int flip, int out_type, void *fused_out)
 {
     int rows = r->rows, cols = r->cols, ch;
     size_t plane_a = (size_t)cols * rows, plane = (size_t)out_h * out_w;
@@ -102,12 +90,12 @@ static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *
             tl_filter_rows(s->a + ch * plane_a, (size_t)rows, rows, cx, 0, b, (size_t)rows,
                            s->acc);
             tl_transpose_u8(b, (size_t)rows, out_w, rows, c, (size_t)out_w);
-            if (fused_out)
+            if (fused_out && out_type == TL_OUT_FLOAT32)
                 tl_filter_rows_lut(c, (size_t)out_w, out_w, cy, lut + ch * 256, flip,
-                                   fused_out + ch * plane, (size_t)out_w, s->acc);
-            else if (fused_u8)
-                tl_filter_rows(c, (size_t)out_w, out_w, cy, flip, fused_u8 + ch * plane,
-                               (size_t)out_w, s->acc);
+                                   (float *)fused_out + ch * plane, (size_t)out_w, s->acc);
+            else if (fused_out)
+                tl_filter_rows(c, (size_t)out_w, out_w, cy, flip,
+                               (uint8_t *)fused_out + ch * plane, (size_t)out_w, s->acc);
             else
                 tl_filter_rows(c, (size_t)out_w, out_w, cy, 0, s->d + ch * plane,
                                (size_t)out_w, s->acc);
@@ -182,11 +170,11 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
             !p->vertical_first;
     work = 3 * max_size(max_size((size_t)out_w * rows, (size_t)out_h * cols),
                         max_size((size_t)out_w * out_h, 1));
-    if (grow((void **)&s->a, &s->a_size, 3 * (size_t)cols * rows) ||
-        grow((void **)&s->b, &s->b_size, work) || grow((void **)&s->c, &s->c_size, work) ||
-        grow((void **)&s->strip, &s->strip_size, (size_t)48 * cols) ||
-        (!fused && grow((void **)&s->d, &s->d_size, 3 * plane)) ||
-        grow((void **)&s->acc, &s->acc_size,
+    if (tl_grow((void **)&s->a, &s->a_size, 3 * (size_t)cols * rows) ||
+        tl_grow((void **)&s->b, &s->b_size, work) || tl_grow((void **)&s->c, &s->c_size, work) ||
+        tl_grow((void **)&s->strip, &s->strip_size, (size_t)48 * cols) ||
+        (!fused && tl_grow((void **)&s->d, &s->d_size, 3 * plane)) ||
+        tl_grow((void **)&s->acc, &s->acc_size,
              sizeof(int32_t) * max_size(max_size((size_t)rows, (size_t)cols),
                                         max_size((size_t)out_w, (size_t)out_h)))) {
         snprintf(msg, TL_MSG_LEN, "out of memory for resample buffers");
@@ -196,9 +184,8 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
     /* Taps index the source window; make them index the decoded block. */
     tl_coeffs_shift(&cx, p->x.src_lo - r.x0);
     tl_coeffs_shift(&cy, p->y.src_lo - r.y0);
-    resample_planes(s, &r, &cx, &cy, p->vertical_first, out_h, out_w, lut, p->flip,
-                    fused && out_type == TL_OUT_FLOAT32 ? (float *)out : NULL,
-                    fused && out_type == TL_OUT_UINT8 ? (uint8_t *)out : NULL);
+    resample_planes(s, &r, &cx, &cy, p->vertical_first, out_h, out_w, lut, p->flip, out_type,
+                    fused ? out : NULL);
     if (fused)
         goto done;
     /* Every colour op is per pixel or uses a whole-image mean, so it commutes
