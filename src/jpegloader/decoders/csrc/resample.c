@@ -249,34 +249,6 @@ __attribute__((target("avx2"))) static inline __m128i pack16_avx2(__m256i s0, __
     return _mm_packus_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
 }
 
-/* Rows of at least 16 samples; a ragged end is done as the last 16, again.
- * Mirrored rows store each 16 bytes reversed at the mirrored place. */
-__attribute__((target("avx2"))) static void
-filter_rows_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_coeffs *c,
-                 int flip, uint8_t *dst, size_t dst_stride)
-{
-    const __m128i reverse = _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    int o, i;
-    for (o = 0; o < c->n; o++) {
-        const int32_t *k = c->kk + (size_t)o * c->ksize;
-        int first = c->bounds[2 * o], taps = c->bounds[2 * o + 1];
-        uint8_t *out = dst + (size_t)o * dst_stride;
-        for (i = 0;; i += 16) {
-            __m256i s0, s1;
-            if (i + 16 > row_len)
-                i = row_len - 16;
-            sum16_avx2(src, src_stride, first, taps, k, i, &s0, &s1);
-            if (flip)
-                _mm_storeu_si128((__m128i *)(out + row_len - 16 - i),
-                                 _mm_shuffle_epi8(pack16_avx2(s0, s1), reverse));
-            else
-                _mm_storeu_si128((__m128i *)(out + i), pack16_avx2(s0, s1));
-            if (i + 16 >= row_len)
-                break;
-        }
-    }
-}
-
 /* NOTE [ Streaming the float output ]
  * The float batch (600 KB per 224x224 image) is written once and read next by
  * another process: stores that bypass the cache skip reading each line in
@@ -300,38 +272,77 @@ __attribute__((target("avx2"))) static inline __m256 lookup8(const float *lut, _
                           lut[l[6]], lut[l[7]]);
 }
 
-/* The same, each level written as lut[level] to float rows, mirrored when flip is set. */
-__attribute__((target("avx2"))) static void
-filter_rows_lut_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_coeffs *c,
-                     const float *lut, int flip, float *dst, size_t dst_stride)
+/* Sixteen sums as bytes (clip8), or as lut[level] floats, at chunk i of a row,
+ * or mirrored there when flip is set. */
+__attribute__((target("avx2"), always_inline)) static inline void
+store16_avx2(__m256i s0, __m256i s1, int floats, const float *lut, int flip, int row_len, int i,
+             void *row)
 {
-    const __m256i zero = _mm256_setzero_si256(), top = _mm256_set1_epi32(255);
-    const __m256i reverse = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+    if (!floats) {
+        const __m128i reverse = _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2,
+                                              1, 0);
+        uint8_t *out = row;
+        if (flip)
+            _mm_storeu_si128((__m128i *)(out + row_len - 16 - i),
+                             _mm_shuffle_epi8(pack16_avx2(s0, s1), reverse));
+        else
+            _mm_storeu_si128((__m128i *)(out + i), pack16_avx2(s0, s1));
+    } else {
+        const __m256i zero = _mm256_setzero_si256(), top = _mm256_set1_epi32(255);
+        const __m256i reverse = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+        float *out = row;
+        __m256 f0 = lookup8(lut, _mm256_min_epi32(_mm256_max_epi32(s0, zero), top));
+        __m256 f1 = lookup8(lut, _mm256_min_epi32(_mm256_max_epi32(s1, zero), top));
+        if (flip) {
+            store8_avx2(out + row_len - 8 - i, _mm256_permutevar8x32_ps(f0, reverse));
+            store8_avx2(out + row_len - 16 - i, _mm256_permutevar8x32_ps(f1, reverse));
+        } else {
+            store8_avx2(out + i, f0);
+            store8_avx2(out + i + 8, f1);
+        }
+    }
+}
+
+/* Rows of at least 16 samples, each written as bytes or (floats) through the
+ * table, mirrored when flip is set; dst_stride counts elements.  A ragged end is
+ * done as the last 16, again.  Inlined into one function per output type, so
+ * that the choice is made at compile time (measured: augment 5% slower otherwise). */
+__attribute__((target("avx2"), always_inline)) static inline void
+filter_rows_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_coeffs *c,
+                 int floats, const float *lut, int flip, void *dst, size_t dst_stride)
+{
+    size_t row_bytes = dst_stride * (floats ? sizeof(float) : 1);
     int o, i;
     for (o = 0; o < c->n; o++) {
         const int32_t *k = c->kk + (size_t)o * c->ksize;
         int first = c->bounds[2 * o], taps = c->bounds[2 * o + 1];
-        float *out = dst + (size_t)o * dst_stride;
+        void *row = (uint8_t *)dst + (size_t)o * row_bytes;
         for (i = 0;; i += 16) {
             __m256i s0, s1;
-            __m256 f0, f1;
             if (i + 16 > row_len)
                 i = row_len - 16;
             sum16_avx2(src, src_stride, first, taps, k, i, &s0, &s1);
-            f0 = lookup8(lut, _mm256_min_epi32(_mm256_max_epi32(s0, zero), top));
-            f1 = lookup8(lut, _mm256_min_epi32(_mm256_max_epi32(s1, zero), top));
-            if (flip) {
-                store8_avx2(out + row_len - 8 - i, _mm256_permutevar8x32_ps(f0, reverse));
-                store8_avx2(out + row_len - 16 - i, _mm256_permutevar8x32_ps(f1, reverse));
-            } else {
-                store8_avx2(out + i, f0);
-                store8_avx2(out + i + 8, f1);
-            }
+            store16_avx2(s0, s1, floats, lut, flip, row_len, i, row);
             if (i + 16 >= row_len)
                 break;
         }
     }
-    _mm_sfence();
+    if (floats)
+        _mm_sfence(); /* NOTE [ Streaming the float output ] */
+}
+
+__attribute__((target("avx2"))) static void
+filter_rows_u8_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_coeffs *c,
+                    int flip, uint8_t *dst, size_t dst_stride)
+{
+    filter_rows_avx2(src, src_stride, row_len, c, 0, NULL, flip, dst, dst_stride);
+}
+
+__attribute__((target("avx2"))) static void
+filter_rows_lut_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_coeffs *c,
+                     const float *lut, int flip, float *dst, size_t dst_stride)
+{
+    filter_rows_avx2(src, src_stride, row_len, c, 1, lut, flip, dst, dst_stride);
 }
 #endif
 
@@ -343,7 +354,7 @@ void tl_filter_rows(const uint8_t *src, size_t src_stride, int row_len,
     int o, i;
 #ifdef TL_HAVE_AVX2_PATH
     if (row_len >= 16 && __builtin_cpu_supports("avx2")) {
-        filter_rows_avx2(src, src_stride, row_len, c, flip, dst, dst_stride);
+        filter_rows_u8_avx2(src, src_stride, row_len, c, flip, dst, dst_stride);
         return;
     }
 #endif
