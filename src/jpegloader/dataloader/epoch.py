@@ -66,6 +66,9 @@ class EpochSettings:
     device: torch.device | None
     make_pool: Callable[[int], WorkerPool]  # base seed -> a started pool
     inline_threads: int = 1  # num_workers=0: threads a batch's C work is shared over
+    #: an epoch that ran to its end offers its own idle pool here; True: the loader
+    #: keeps it for the next epoch (NOTE [ Workers kept between epochs ] in loader.py)
+    keep_pool: Callable[[WorkerPool], bool] = lambda pool: False
 
 
 class Epoch:
@@ -73,7 +76,8 @@ class Epoch:
 
     def __init__(self, settings: EpochSettings, sampler_iter, base_seed: int, epoch: int,
                  seed: int, pool: WorkerPool | None, length: int,
-                 on_end: Callable[[EpochStats], None], yielded: int = 0):
+                 on_end: Callable[[EpochStats], None], yielded: int = 0,
+                 owns_pool: bool = False):
         self.settings = settings
         self.index = epoch
         #: batches handed to the user in this epoch (a resumed epoch starts at its count)
@@ -84,9 +88,10 @@ class Epoch:
         self._length = length
         self.stats = EpochStats()
         self._on_end = on_end
-        # An epoch without a pool handed in makes (and owns) its own.
-        self.owns_pool = pool is None and settings.num_workers > 0
-        self.pool = settings.make_pool(base_seed) if self.owns_pool else pool
+        # An epoch without a pool handed in makes (and owns) its own; one handed in
+        # is borrowed (persistent workers) unless the epoch is to own it (kept workers).
+        self.owns_pool = (pool is None or owns_pool) and settings.num_workers > 0
+        self.pool = settings.make_pool(base_seed) if self.owns_pool and pool is None else pool
         self._feed = DeviceFeed(settings.device) if settings.device is not None else None
         self._staged = None
         # batch numbers continue a resumed epoch's (a collate_fn is seeded by them)
@@ -128,7 +133,7 @@ class Epoch:
         if self.pool is not None and self._holding is not None:
             self.pool.finished(self._holding)
             self._holding = None
-        if self.owns_pool:
+        if self.owns_pool and not (self.pool.idle and self.settings.keep_pool(self.pool)):
             self.pool.stop()  # reaped in the background
         self._on_end(self.stats)
 

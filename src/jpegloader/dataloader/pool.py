@@ -14,7 +14,9 @@ and finally kills stragglers: no worker outlives its pool.  At the end of an
 epoch the epoch calls ``stop``, which runs the same shutdown on a reaper
 thread while the training loop goes on, so the workers' teardown (tens of
 milliseconds for a forked copy of a torch process) does not delay the epoch.  Ring memory is
-file-descriptor shared (see ring.py), so nothing is left in /dev/shm either.
+file-descriptor shared (see ring.py), so nothing is left in /dev/shm either.  A pool
+kept between epochs (NOTE [ Workers kept between epochs ] in loader.py) stops itself
+after ``retire_after``'s seconds unless ``reclaim`` takes it back first.
 """
 from __future__ import annotations
 
@@ -72,6 +74,7 @@ class WorkerPool:
     def __init__(self, decoder: BatchDecoder, ring: BatchRing, *,
                  num_workers: int, prefetch_factor: int, context, base_seed: int,
                  worker_init_fn, dataset):
+        self.decoder = decoder  # what the workers run, forked with them
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
         # One ring for all workers, of as many slots as torch keeps batches in flight
@@ -101,6 +104,8 @@ class WorkerPool:
         self._reaper: threading.Thread | None = None
         self._finalizer = weakref.finalize(self, _shutdown, self.workers, self.task_queues,
                                            self.result_queue)
+        self._idle_lock = threading.Lock()
+        self._idle_timer: threading.Timer | None = None
 
     @property
     def alive(self) -> bool:
@@ -115,7 +120,40 @@ class WorkerPool:
                                             name="jpegloader-reaper")
             self._reaper.start()
 
+    def retire_after(self, seconds: float) -> None:
+        """Idle now: stop the workers in ``seconds`` unless ``reclaim`` comes first."""
+        with self._idle_lock:
+            timer = threading.Timer(seconds, self._retire)
+            timer.daemon = True
+            timer.name = "jpegloader-idle-workers"
+            self._idle_timer = timer
+            timer.start()
+
+    def _retire(self) -> None:
+        with self._idle_lock:
+            if self._idle_timer is None:  # reclaimed meanwhile
+                return
+            self._idle_timer = None
+        self.stop()
+
+    def reclaim(self) -> bool:
+        """Takes an idle pool back for a new epoch: True when it has not retired
+        and every worker still runs (else it is shut down)."""
+        with self._idle_lock:
+            timer, self._idle_timer = self._idle_timer, None
+        if timer is None:
+            return False
+        timer.cancel()
+        if self.alive and all(w.is_alive() for w in self.workers):
+            return True
+        self.shutdown()
+        return False
+
     def shutdown(self) -> None:
+        with self._idle_lock:
+            timer, self._idle_timer = self._idle_timer, None
+        if timer is not None:
+            timer.cancel()
         self._finalizer()
         if self._reaper is not None and self._reaper is not threading.current_thread():
             self._reaper.join()

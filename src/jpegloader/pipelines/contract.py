@@ -270,6 +270,8 @@ class BatchDecoder:
     """
 
     layout: Layout
+    #: whether the user's own objects (transforms, collate_fn) run in the workers
+    runs_user_code: bool = False
 
     def __init__(self, options: DecodeOptions):
         self.options = options

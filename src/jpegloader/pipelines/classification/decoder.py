@@ -49,6 +49,8 @@ class ClassificationBatchDecoder(BatchDecoder):
         self.structure = collate.structure if collate is not None else list
         self.lut = program.lut_array
         self.yours = Yours(program)
+        self.runs_user_code = bool(program.yours_pil or program.yours_tensor
+                                   or self.collate is not None)
 
     @property
     def layout(self):
