@@ -14,11 +14,11 @@ from tests.hostile_jpegs import photo_like
 LUT = np.zeros((3, 256), np.float32)
 
 
-def _call(out, out_type, plans=None, lut=LUT):
+def _call(out, out_type, plans=None, lut=LUT, norm=b""):
     batch = EncodedBatch.from_files([b"\xff\xd8"])
     _jpeg.decode_batch(batch.data, batch.offsets,
                        np.zeros(1, PLAN_DTYPE) if plans is None else plans, out, out_type,
-                       8, 8, lut, 100, np.zeros(1, np.int32),
+                       8, 8, lut, norm, 100, np.zeros(1, np.int32),
                        np.zeros((1, _jpeg.MESSAGE_LENGTH), np.uint8), np.zeros(2))
 
 
@@ -34,6 +34,8 @@ def test_bad_buffers_raise_value_error_naming_them():
         _call(np.zeros(3 * 8 * 8, np.float32), 3)
     with pytest.raises(ValueError, match="lut"):
         _call(np.zeros(3 * 8 * 8, np.float32), 0, lut=np.zeros(10, np.float32))
+    with pytest.raises(ValueError, match="norm"):  # empty, or a mean and std per channel
+        _call(np.zeros(3 * 8 * 8, np.float32), 0, norm=np.zeros(4, np.float32))
     with pytest.raises(ValueError, match="lut"):
         decode_batch(EncodedBatch.from_files([b""]), empty_plans(1),
                      np.zeros((1, 3, 8, 8), np.float32))

@@ -16,11 +16,13 @@ def probe(data: Buffer, offsets: Buffer, info: Buffer, status: Buffer, messages:
 
 def decode_batch(
     data: Buffer, offsets: Buffer, plans: Buffer, out: Buffer, out_type: int, out_h: int,
-    out_w: int, lut: Buffer, max_pixels: int, status: Buffer, messages: Buffer,
-    seconds: Buffer, /,
+    out_w: int, lut: Buffer, norm: Buffer, max_pixels: int, status: Buffer,
+    messages: Buffer, seconds: Buffer, /,
 ) -> None:
     """Decodes n samples into out: Tensor[n, 3, out_h, out_w] of float32 (out_type 0:
-    each level through lut, float32[3, 256]) or uint8 (out_type 1), or uint8[n, out_h,
+    each level through lut, float32[3, 256], or, where norm is float32[3, 2] rather
+    than empty, computed as ((level / 255) - mean) / std with each channel's mean and
+    std, which must give lut exactly) or uint8 (out_type 1), or uint8[n, out_h,
     out_w, 3] (out_type 2: interleaved, as a PIL image).
 
     plans: n PLAN_DTYPE records.  Runs without the GIL.  A failed sample gets a

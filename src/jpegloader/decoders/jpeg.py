@@ -79,10 +79,12 @@ def probe(batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray, list[str]]:
 
 def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
                  lut: np.ndarray | None = None, max_pixels: int = DEFAULT_MAX_PIXELS,
-                 seconds: np.ndarray | None = None, hwc: bool = False, threads: int = 1
-                 ) -> tuple[np.ndarray, list[str]]:
+                 seconds: np.ndarray | None = None, hwc: bool = False, threads: int = 1,
+                 norm: np.ndarray | None = None) -> tuple[np.ndarray, list[str]]:
     """Runs the fused pipeline for a batch into ``out``: float32[n, 3, H, W]
-    (each level through ``lut``, float32[3, 256]), uint8[n, 3, H, W] (the
+    (each level through ``lut``, float32[3, 256]; computed instead when ``norm``,
+    float32[3, 2], holds a mean and std per channel that give the table exactly:
+    see pipelines/tensor_stage.py's division_form), uint8[n, 3, H, W] (the
     levels; no lut), or with ``hwc`` uint8[n, H, W, 3] (interleaved, as a PIL
     image holds them).  With ``threads`` > 1 the samples are shared out over that
     many threads (the C core runs without the GIL); the result is the same.
@@ -113,6 +115,7 @@ def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
             raise ValueError("float32 output needs a lut (float32[3, 256])")
         lut = _NO_LUT
     lut = np.ascontiguousarray(lut, dtype=np.float32)
+    norm = b"" if norm is None else np.ascontiguousarray(norm, dtype=np.float32)
     status = np.zeros(n, dtype=np.int32)
     messages = np.zeros((n, MESSAGE_LENGTH), dtype=np.uint8)
     if seconds is None:
@@ -123,8 +126,8 @@ def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
 
     def run(a: int, b: int, spent: np.ndarray) -> None:
         _jpeg.decode_batch(batch.data, batch.offsets[a:b + 1], plans[a:b], out[a:b], out_type,
-                           height, width, lut, int(max_pixels), status[a:b], messages[a:b],
-                           spent)
+                           height, width, lut, norm, int(max_pixels), status[a:b],
+                           messages[a:b], spent)
     if threads <= 1 or n < 2:
         run(0, n, seconds)
     else:

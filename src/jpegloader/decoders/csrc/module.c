@@ -68,11 +68,13 @@ static PyObject *py_probe(PyObject *self, PyObject *args)
 }
 
 PyDoc_STRVAR(decode_batch_doc,
-"decode_batch(data, offsets, plans, out, out_type, out_h, out_w, lut,\n"
+"decode_batch(data, offsets, plans, out, out_type, out_h, out_w, lut, norm,\n"
 "             max_pixels, status, messages, seconds) -> None\n\n"
 "Decodes, resamples, colours, flips and writes n samples into out,\n"
 "Tensor[n, 3, out_h, out_w] of float32 (out_type 0: levels through lut,\n"
-"float32[3, 256]) or uint8 (out_type 1: the levels), or uint8[n, out_h,\n"
+"float32[3, 256], or computed as ((level / 255) - mean) / std where norm,\n"
+"float32[3, 2] or empty, holds a mean and std that give the table exactly)\n"
+"or uint8 (out_type 1: the levels), or uint8[n, out_h,\n"
 "out_w, 3] (out_type 2: interleaved, as a PIL image).  plans holds n\n"
 "PLAN_DTYPE records.  A sample that fails gets a non-zero status, a\n"
 "message, and zeroed pixels; the call raises only when its buffers are\n"
@@ -81,14 +83,14 @@ PyDoc_STRVAR(decode_batch_doc,
 
 static PyObject *py_decode_batch(PyObject *self, PyObject *args)
 {
-    Py_buffer b[8] = {{0}};
+    Py_buffer b[9] = {{0}};
     int out_type, out_h, out_w;
     long long max_pixels;
     Py_ssize_t n, item;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*w*iiiy*Lw*w*w*:decode_batch", &b[0], &b[1], &b[2],
-                          &b[3], &out_type, &out_h, &out_w, &b[4], &max_pixels, &b[5], &b[6],
-                          &b[7]))
+    if (!PyArg_ParseTuple(args, "y*y*y*w*iiiy*y*Lw*w*w*:decode_batch", &b[0], &b[1], &b[2],
+                          &b[3], &out_type, &out_h, &out_w, &b[4], &b[8], &max_pixels, &b[5],
+                          &b[6], &b[7]))
         return NULL;
     n = check_inputs(&b[0], &b[1]);
     if (n >= 0 && (out_h <= 0 || out_w <= 0 || max_pixels <= 0 ||
@@ -105,15 +107,17 @@ static PyObject *py_decode_batch(PyObject *self, PyObject *args)
         tl_check_size(&b[4], 3 * 256 * (Py_ssize_t)sizeof(float), "lut") ||
         tl_check_size(&b[5], n * (Py_ssize_t)sizeof(int32_t), "status") ||
         tl_check_size(&b[6], n * TL_MSG_LEN, "messages") ||
-        tl_check_size(&b[7], 2 * (Py_ssize_t)sizeof(double), "seconds")) {
-        tl_release_all(b, 8);
+        tl_check_size(&b[7], 2 * (Py_ssize_t)sizeof(double), "seconds") ||
+        (b[8].len != 0 && tl_check_size(&b[8], 6 * (Py_ssize_t)sizeof(float), "norm"))) {
+        tl_release_all(b, 9);
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
     tl_decode_batch(b[0].buf, b[1].buf, b[2].buf, (int)n, b[3].buf, out_type, out_h, out_w,
-                    b[4].buf, (int64_t)max_pixels, b[5].buf, b[6].buf, b[7].buf);
+                    b[4].buf, b[8].len ? b[8].buf : NULL, (int64_t)max_pixels, b[5].buf,
+                    b[6].buf, b[7].buf);
     Py_END_ALLOW_THREADS
-    tl_release_all(b, 8);
+    tl_release_all(b, 9);
     Py_RETURN_NONE;
 }
 

@@ -73,7 +73,8 @@ static size_t max_size(size_t a, size_t b)
  * transposed plane (one row per source column). */
 static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *cx,
                             const tl_coeffs *cy, int vertical_first, int out_h, int out_w,
-                            const float *lut, int flip, int out_type, void *fused_out)
+                            const float *lut, const float *norm, int flip, int out_type,
+                            void *fused_out)
 {
     int rows = r->rows, cols = r->cols, ch;
     size_t plane_a = (size_t)cols * rows, plane = (size_t)out_h * out_w;
@@ -91,7 +92,8 @@ static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *
                            s->acc);
             tl_transpose_u8(b, (size_t)rows, out_w, rows, c, (size_t)out_w);
             if (fused_out && out_type == TL_OUT_FLOAT32)
-                tl_filter_rows_lut(c, (size_t)out_w, out_w, cy, lut + ch * 256, flip,
+                tl_filter_rows_lut(c, (size_t)out_w, out_w, cy, lut + ch * 256,
+                                   norm ? norm + 2 * ch : NULL, flip,
                                    (float *)fused_out + ch * plane, (size_t)out_w, s->acc);
             else if (fused_out)
                 tl_filter_rows(c, (size_t)out_w, out_w, cy, flip,
@@ -120,7 +122,7 @@ static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *
 
 static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
                       size_t size, const tl_plan *p, void *out, int out_type, int out_h,
-                      int out_w, const float *lut, int64_t max_pixels,
+                      int out_w, const float *lut, const float *norm, int64_t max_pixels,
                       char *msg, double *decode_seconds)
 {
     tl_coeffs cx, cy;
@@ -184,8 +186,8 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
     /* Taps index the source window; make them index the decoded block. */
     tl_coeffs_shift(&cx, p->x.src_lo - r.x0);
     tl_coeffs_shift(&cy, p->y.src_lo - r.y0);
-    resample_planes(s, &r, &cx, &cy, p->vertical_first, out_h, out_w, lut, p->flip, out_type,
-                    fused ? out : NULL);
+    resample_planes(s, &r, &cx, &cy, p->vertical_first, out_h, out_w, lut, norm, p->flip,
+                    out_type, fused ? out : NULL);
     if (fused)
         goto done;
     /* Every colour op is per pixel or uses a whole-image mean, so it commutes
@@ -211,7 +213,7 @@ done:
 
 void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
                      const tl_plan *plans, int n, void *out, int out_type, int out_h,
-                     int out_w, const float *lut, int64_t max_pixels,
+                     int out_w, const float *lut, const float *norm, int64_t max_pixels,
                      int32_t *status, char *messages, double *seconds)
 {
     tl_scratch s;
@@ -234,7 +236,8 @@ void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
             double start = now(), decoding = 0.0;
             status[i] = run_sample(dec, &s, data + offsets[i],
                                    (size_t)(offsets[i + 1] - offsets[i]), &plans[i], dst,
-                                   out_type, out_h, out_w, lut, max_pixels, msg, &decoding);
+                                   out_type, out_h, out_w, lut, norm, max_pixels, msg,
+                                   &decoding);
             seconds[0] += decoding;
             seconds[1] += now() - start - decoding;
         }

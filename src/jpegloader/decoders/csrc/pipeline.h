@@ -43,14 +43,16 @@ enum { TL_OUT_FLOAT32 = 0, TL_OUT_UINT8 = 1, TL_OUT_UINT8_HWC = 2 };
 /* Writes n samples of [3, out_h, out_w] into out: float32 values lut[ch][level]
  * (lut is float32 [3][256]: each 8-bit level after ToTensor and Normalize)
  * when out_type is TL_OUT_FLOAT32, or the 8-bit levels themselves when it is
- * TL_OUT_UINT8 (lut unused).  Each sample gets a status and, when not TL_OK,
+ * TL_OUT_UINT8 (lut unused).  norm, when not NULL, is float32 [3][2]: per
+ * channel a mean and std with which ((level / 255) - mean) / std equals the
+ * table, bit for bit, and is computed instead of looked up (tl_filter_rows_lut).  Each sample gets a status and, when not TL_OK,
  * a message of TL_MSG_LEN bytes; its pixels are then zero so a slot never
  * keeps stale data.  seconds[0] and seconds[1] are increased by the time
  * spent decoding (libjpeg-turbo) and augmenting (resample, colour, flip,
  * output). */
 void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
                      const tl_plan *plans, int n, void *out, int out_type, int out_h,
-                     int out_w, const float *lut, int64_t max_pixels,
+                     int out_w, const float *lut, const float *norm, int64_t max_pixels,
                      int32_t *status, char *messages, double *seconds);
 
 /* n images of h x w interleaved RGB bytes (src) to [3, h, w]: float32 values

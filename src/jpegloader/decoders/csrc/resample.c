@@ -272,13 +272,25 @@ __attribute__((target("avx2"))) static inline __m256 lookup8(const float *lut, _
                           lut[l[6]], lut[l[7]]);
 }
 
-/* Sixteen sums as bytes (clip8), or as lut[level] floats, at chunk i of a row,
- * or mirrored there when flip is set. */
-__attribute__((target("avx2"), always_inline)) static inline void
-store16_avx2(__m256i s0, __m256i s1, int floats, const float *lut, int flip, int row_len, int i,
-             void *row)
+/* ((level / 255) - mean) / std for eight levels: the operations torch's ToTensor
+ * and Normalize run, each correctly rounded as they are in torch. */
+__attribute__((target("avx2"))) static inline __m256 divide8(__m256i levels, const float *ms)
 {
-    if (!floats) {
+    __m256 v = _mm256_div_ps(_mm256_cvtepi32_ps(levels), _mm256_set1_ps(255.0f));
+    return _mm256_div_ps(_mm256_sub_ps(v, _mm256_set1_ps(ms[0])), _mm256_set1_ps(ms[1]));
+}
+
+/* What the last pass writes: bytes (clip8), lut[level] floats, or the same floats
+ * computed by divide8. */
+enum { TL_STORE_BYTES, TL_STORE_LUT, TL_STORE_DIVIDE };
+
+/* Sixteen sums as bytes or floats (see above) at chunk i of a row, or mirrored
+ * there when flip is set. */
+__attribute__((target("avx2"), always_inline)) static inline void
+store16_avx2(__m256i s0, __m256i s1, int kind, const float *lut, const float *ms, int flip,
+             int row_len, int i, void *row)
+{
+    if (kind == TL_STORE_BYTES) {
         const __m128i reverse = _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2,
                                               1, 0);
         uint8_t *out = row;
@@ -291,8 +303,10 @@ store16_avx2(__m256i s0, __m256i s1, int floats, const float *lut, int flip, int
         const __m256i zero = _mm256_setzero_si256(), top = _mm256_set1_epi32(255);
         const __m256i reverse = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0);
         float *out = row;
-        __m256 f0 = lookup8(lut, _mm256_min_epi32(_mm256_max_epi32(s0, zero), top));
-        __m256 f1 = lookup8(lut, _mm256_min_epi32(_mm256_max_epi32(s1, zero), top));
+        __m256i l0 = _mm256_min_epi32(_mm256_max_epi32(s0, zero), top);
+        __m256i l1 = _mm256_min_epi32(_mm256_max_epi32(s1, zero), top);
+        __m256 f0 = kind == TL_STORE_DIVIDE ? divide8(l0, ms) : lookup8(lut, l0);
+        __m256 f1 = kind == TL_STORE_DIVIDE ? divide8(l1, ms) : lookup8(lut, l1);
         if (flip) {
             store8_avx2(out + row_len - 8 - i, _mm256_permutevar8x32_ps(f0, reverse));
             store8_avx2(out + row_len - 16 - i, _mm256_permutevar8x32_ps(f1, reverse));
@@ -303,14 +317,16 @@ store16_avx2(__m256i s0, __m256i s1, int floats, const float *lut, int flip, int
     }
 }
 
-/* Rows of at least 16 samples, each written as bytes or (floats) through the
- * table, mirrored when flip is set; dst_stride counts elements.  A ragged end is
- * done as the last 16, again.  Inlined into one function per output type, so
- * that the choice is made at compile time (measured: augment 5% slower otherwise). */
+/* Rows of at least 16 samples, each written as store16_avx2's kind says, mirrored
+ * when flip is set; dst_stride counts elements.  A ragged end is done as the last
+ * 16, again.  Inlined into one function per kind, so that the choice is made at
+ * compile time (measured: augment 5% slower otherwise). */
 __attribute__((target("avx2"), always_inline)) static inline void
 filter_rows_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_coeffs *c,
-                 int floats, const float *lut, int flip, void *dst, size_t dst_stride)
+                 int kind, const float *lut, const float *ms, int flip, void *dst,
+                 size_t dst_stride)
 {
+    int floats = kind != TL_STORE_BYTES;
     size_t row_bytes = dst_stride * (floats ? sizeof(float) : 1);
     int o, i;
     for (o = 0; o < c->n; o++) {
@@ -322,7 +338,7 @@ filter_rows_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_co
             if (i + 16 > row_len)
                 i = row_len - 16;
             sum16_avx2(src, src_stride, first, taps, k, i, &s0, &s1);
-            store16_avx2(s0, s1, floats, lut, flip, row_len, i, row);
+            store16_avx2(s0, s1, kind, lut, ms, flip, row_len, i, row);
             if (i + 16 >= row_len)
                 break;
         }
@@ -335,14 +351,27 @@ __attribute__((target("avx2"))) static void
 filter_rows_u8_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_coeffs *c,
                     int flip, uint8_t *dst, size_t dst_stride)
 {
-    filter_rows_avx2(src, src_stride, row_len, c, 0, NULL, flip, dst, dst_stride);
+    filter_rows_avx2(src, src_stride, row_len, c, TL_STORE_BYTES, NULL, NULL, flip, dst,
+                     dst_stride);
 }
 
 __attribute__((target("avx2"))) static void
 filter_rows_lut_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_coeffs *c,
                      const float *lut, int flip, float *dst, size_t dst_stride)
 {
-    filter_rows_avx2(src, src_stride, row_len, c, 1, lut, flip, dst, dst_stride);
+    filter_rows_avx2(src, src_stride, row_len, c, TL_STORE_LUT, lut, NULL, flip, dst,
+                     dst_stride);
+}
+
+/* Measured against the table's eight scalar loads: augment 0.27 -> 0.21 ms per
+ * 224x224 image on this AMD EPYC. */
+__attribute__((target("avx2"))) static void
+filter_rows_divide_avx2(const uint8_t *src, size_t src_stride, int row_len,
+                        const tl_coeffs *c, const float *ms, int flip, float *dst,
+                        size_t dst_stride)
+{
+    filter_rows_avx2(src, src_stride, row_len, c, TL_STORE_DIVIDE, NULL, ms, flip, dst,
+                     dst_stride);
 }
 #endif
 
@@ -376,16 +405,21 @@ static void levels_to_float(const int32_t *acc, int n, const float *lut, int fli
 
 
 void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
-                        const tl_coeffs *c, const float *lut, int flip,
-                        float *dst, size_t dst_stride, int32_t *acc)
+                        const tl_coeffs *c, const float *lut, const float *mean_std,
+                        int flip, float *dst, size_t dst_stride, int32_t *acc)
 {
     int o;
 #ifdef TL_HAVE_AVX2_PATH
     if (row_len >= 16 && __builtin_cpu_supports("avx2")) {
-        filter_rows_lut_avx2(src, src_stride, row_len, c, lut, flip, dst, dst_stride);
+        if (mean_std)
+            filter_rows_divide_avx2(src, src_stride, row_len, c, mean_std, flip, dst,
+                                    dst_stride);
+        else
+            filter_rows_lut_avx2(src, src_stride, row_len, c, lut, flip, dst, dst_stride);
         return;
     }
 #endif
+    /* elsewhere the table: the same values (mean_std only says how to compute them) */
     for (o = 0; o < c->n; o++) {
         float *out = dst + (size_t)o * dst_stride;
         accumulate_rows(src, src_stride, row_len, c, o, acc);

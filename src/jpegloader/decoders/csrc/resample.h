@@ -57,10 +57,13 @@ void tl_filter_rows(const uint8_t *src, size_t src_stride, int row_len,
 
 /* The same filter, but each 8-bit result v is written as lut[v] to a float
  * row, mirrored when flip is set: the final pass, fused with ToTensor and
- * Normalize (lut holds their exact float32 results for every level). */
+ * Normalize (lut holds their exact float32 results for every level).  When
+ * mean_std is not NULL, lut[v] is known to equal ((v / 255) - mean_std[0]) /
+ * mean_std[1] in float32, bit for bit, and is computed so (NOTE [ Levels by
+ * division ] in pipelines/tensor_stage.py). */
 void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
-                        const tl_coeffs *c, const float *lut, int flip,
-                        float *dst, size_t dst_stride, int32_t *acc);
+                        const tl_coeffs *c, const float *lut, const float *mean_std,
+                        int flip, float *dst, size_t dst_stride, int32_t *acc);
 
 /* dst[y][x] = lut[src[y][x]] for a rows x cols plane, mirrored when flip is
  * set: ToTensor + Normalize for pixels already in 8 bits. */

@@ -23,6 +23,7 @@ from ..contract import (
     read_in_groups,
 )
 from ..file_table import FileTable
+from ..tensor_stage import division_form
 from .datasets import TIMM_RETRIES, open_rgb
 from .draw import draw, replay
 from .hybrid import CollatePlan, Yours, as_collate_input, sample_layout
@@ -48,6 +49,7 @@ class ClassificationBatchDecoder(BatchDecoder):
         self.collate = None if collate is None or collate.native_stack else collate
         self.structure = collate.structure if collate is not None else list
         self.lut = program.lut_array
+        self.norm = division_form(program.tensor_stage, self.lut)  # NOTE [ Levels by division ]
         self.yours = Yours(program)
         self.runs_user_code = bool(program.yours_pil or program.yours_tensor
                                    or self.collate is not None)
@@ -92,7 +94,7 @@ class ClassificationBatchDecoder(BatchDecoder):
                 c_seconds = np.zeros(2)
                 status[part], messages[part] = decode_batch(
                     batch, plans, native[part], self.lut, self.options.max_pixels, c_seconds,
-                    hwc=p.handover == "pil", threads=threads)
+                    hwc=p.handover == "pil", threads=threads, norm=self.norm)
                 watch.lap_c_core(c_seconds, threads)
         labels[:n] = self.table.targets_of(rows)
         keep = np.ones(n, dtype=bool)

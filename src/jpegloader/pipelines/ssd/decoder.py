@@ -28,6 +28,7 @@ from ..contract import (
     read_files,
 )
 from . import boxes as B
+from ..tensor_stage import division_form
 from .draw import boxes_for, draw_ssd, plans_for, replay_image
 from .recognise import LoweredSSD
 from .table import AnnotationTable
@@ -45,6 +46,7 @@ class CocoBatchDecoder(BatchDecoder):
         self.table = table
         self.lowered = lowered
         self.lut = lowered.lut_array
+        self.norm = division_form(lowered.tensor_stage, self.lut)  # NOTE [ Levels by division ]
         self.dboxes_ltrb = lowered.dboxes_ltrb
         self.n_boxes = lowered.max_num if lowered.val else self.dboxes_ltrb.shape[0]
 
@@ -83,7 +85,8 @@ class CocoBatchDecoder(BatchDecoder):
         plans, out_hw = plans_for(lowered, d, json_hw, self.options.allow_dct_scaling, ~fast)
         c_seconds = np.zeros(2)
         status, messages = decode_batch(batch, plans, images[:n], self.lut,
-                                        self.options.max_pixels, c_seconds, threads=threads)
+                                        self.options.max_pixels, c_seconds, threads=threads,
+                                        norm=self.norm)
         ids[:n] = table.files.targets_of(indices)
         heights[:n], widths[:n] = out_hw[:, 0], out_hw[:, 1]
         watch.lap_c_core(c_seconds, threads)

@@ -1,0 +1,85 @@
+"""NOTE [ Levels by division ] (pipelines/tensor_stage.py): the float output is
+computed as ((level / 255) - mean) / std only where that gives the user's own
+table bit for bit, and the C core's computed floats equal its table's."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torchvision import transforms as T
+from torchvision.transforms import v2
+
+from jpegloader.decoders import EncodedBatch, decode_batch
+from jpegloader.decoders import status as st
+from jpegloader.decoders.jpeg import FILTERS
+from jpegloader.pipelines.tensor_stage import division_form, lut_array, run_on_ramp
+from tests.conftest import whole_image_plans
+from tests.hostile_jpegs import photo_like
+
+IMAGENET = ([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
+
+
+def _form(stage):
+    kind, lut = run_on_ramp(stage)
+    return division_form(stage, lut_array(lut))
+
+
+def test_totensor_normalize_is_computed_with_torchs_float32_constants():
+    form = _form((T.ToTensor(), T.Normalize(*IMAGENET)))
+    assert form is not None
+    np.testing.assert_array_equal(form, np.float32(np.stack(IMAGENET, axis=1)))
+    assert form.dtype == np.float32 and form.shape == (3, 2)
+
+
+def test_totensor_alone_divides_by_255_only():
+    np.testing.assert_array_equal(_form((T.ToTensor(),)), [[0, 1]] * 3)
+
+
+@pytest.mark.parametrize("stage", [
+    (T.ToTensor(), T.Normalize(*IMAGENET), T.Normalize([0.5] * 3, [0.5] * 3)),  # two
+    (T.ToTensor(), T.Lambda(lambda t: t * 2)),  # not the arithmetic of a Normalize
+    (T.PILToTensor(),),  # uint8 output: no table at all
+], ids=["two-normalizes", "scaled", "uint8"])
+def test_other_stages_keep_the_table(stage):
+    assert _form(stage) is None
+
+
+def test_a_table_the_arithmetic_misses_by_one_bit_keeps_the_table():
+    stage = (T.ToTensor(), T.Normalize(*IMAGENET))
+    kind, lut = run_on_ramp(stage)
+    table = lut_array(lut).copy()
+    table.view(np.int32)[1, 77] += 1
+    assert division_form(stage, table) is None
+
+
+def test_v2_stages_are_computed_only_where_they_match():
+    stage = (v2.ToImage(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(*IMAGENET))
+    kind, lut = run_on_ramp(stage)
+    form = division_form(stage, lut_array(lut))
+    if form is not None:  # whatever v2 computes, a returned form reproduces its table
+        levels = np.arange(256, dtype=np.float32)
+        computed = (levels / np.float32(255) - form[:, :1]) / form[:, 1:]
+        np.testing.assert_array_equal(computed.view(np.int32), lut_array(lut).view(np.int32))
+
+
+@pytest.mark.parametrize("out_size", [(224, 224), (37, 29), (16, 40), (100, 61)])
+@pytest.mark.parametrize("filter_", ["bilinear", "lanczos"])
+def test_computed_floats_equal_the_tables(out_size, filter_):
+    stage = (T.ToTensor(), T.Normalize(*IMAGENET))
+    kind, lut = run_on_ramp(stage)
+    table = lut_array(lut)
+    form = division_form(stage, table)
+    sizes = [(300, 200), (97, 141), (640, 427), (250, 250)]
+    batch = EncodedBatch.from_files([photo_like(w, h, seed=i) for i, (w, h) in enumerate(sizes)])
+    plans = whole_image_plans(sizes, out_size)
+    plans["filter"] = FILTERS[filter_]
+    plans["flip"] = [0, 1, 0, 1]
+    w, h = out_size
+    outs = []
+    for norm in (None, form):
+        out = np.full((len(sizes), 3, h, w), np.nan, np.float32)
+        status, messages = decode_batch(batch, plans, out, table, norm=norm)
+        assert (status == st.OK).all(), messages
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0].view(np.int32), outs[1].view(np.int32))
+
