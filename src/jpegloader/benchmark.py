@@ -190,17 +190,38 @@ class PeakMemory:
         self._thread.join()
 
 
-def _wait_for_children_to_exit(timeout: float) -> None:
+def _wait_for_children_to_exit(timeout: float, keep=()) -> None:
+    """Until every child but ``keep`` (workers a loader keeps for its next epoch)
+    has exited, or ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not bench_memory.children():
+        if not set(bench_memory.children()) - set(keep):
             return
         time.sleep(0.005)
 
 
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _live_children_cpu() -> float:
+    """CPU seconds of the children not reaped yet (running, or exited unreaped)."""
+    total = 0.0
+    for pid in bench_memory.children():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        total += (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime
+    return total
+
+
 def _cpu_seconds() -> float:
+    """This process's CPU time and all its children's: reaped ones from rusage, live
+    ones (workers a loader keeps between epochs) from /proc.  A child reaped between
+    two readings moves from the second term to the first, so differences count each
+    child's CPU once."""
     s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime + _live_children_cpu()
 
 
 def native_pil() -> dict:
@@ -217,7 +238,8 @@ def native_pil() -> dict:
 
 
 def run_epoch(loader, label: str = "", consumer_ms: float = 0.0) -> dict:
-    """One full epoch, workers started and joined inside it (persistent_workers=False).
+    """One full epoch (persistent_workers=False: torch's workers start and exit inside
+    it; jpegloader's may stay for the next one, their CPU counted all the same).
     ``consumer_ms`` of simulated model time follow each batch (a sleep: a model on
     an accelerator leaves the CPU to the loader)."""
     stages0 = dict(getattr(loader, "stage_seconds", {}))
@@ -234,10 +256,12 @@ def run_epoch(loader, label: str = "", consumer_ms: float = 0.0) -> dict:
             if consumer_ms:
                 time.sleep(consumer_ms / 1000)
     wall = time.perf_counter() - t0
-    # Workers' CPU time reaches RUSAGE_CHILDREN only once they are reaped, which
-    # jpegloader does in the background after an epoch: wait for that (outside
-    # the timed window) so each epoch is charged its own workers.
-    _wait_for_children_to_exit(timeout=10.0)
+    # Workers that exit at the epoch's end do so in the background (jpegloader reaps
+    # them on a thread): wait for that, outside the timed window, so that each epoch
+    # is charged its own workers' exit.  Workers kept for the next epoch stay (NOTE
+    # [ Workers kept between epochs ]); _cpu_seconds reads theirs from /proc.
+    kept = [w.pid for w in loader._workers()] if hasattr(loader, "_workers") else []
+    _wait_for_children_to_exit(timeout=10.0, keep=kept)
     cpu = _cpu_seconds() - cpu0
     stages = {k: v - stages0.get(k, 0.0) for k, v in getattr(loader, "stage_seconds", {}).items()}
     return dict(images=images, seconds=wall, img_per_s=images / wall,
