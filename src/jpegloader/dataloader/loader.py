@@ -46,7 +46,10 @@ class DataLoader(torch.utils.data.DataLoader):
     batches are decoded by the libjpeg-turbo pipeline; otherwise this is
     exactly torch's loader, and one WARNING on the ``jpegloader`` logger says
     why.  The verdict is renewed at each epoch start (NOTE [ The pipeline
-    follows the dataset ]).
+    follows the dataset ]).  With persistent_workers=False, the workers of an
+    epoch that ran to its end serve the next one when nothing of the user's runs
+    in them, for up to IDLE_WORKERS_SECONDS of waiting (NOTE [ Workers kept
+    between epochs ]); ``close()`` stops them at once.
 
     Keyword-only extras:
         device: copy each batch to this device ahead of use, on a side stream.
