@@ -257,7 +257,8 @@ class DataLoader(torch.utils.data.DataLoader):
         self._epochs += 1
         pool = self._pool if (self._pool is not None and self._pool.alive) else None
         kept, self._idle_pool = self._idle_pool, None
-        if pool is None and kept is not None and kept.reclaim():
+        reclaimed = pool is None and kept is not None and kept.reclaim()
+        if reclaimed:  # the epoch owns it, and offers it back at its end
             pool = kept
         threads = self.decode_threads or torch.get_num_threads()
         settings = EpochSettings(self._decoder, self.batch_size or 1, self.num_workers,
@@ -265,7 +266,7 @@ class DataLoader(torch.utils.data.DataLoader):
                                  self._new_pool, threads, self._keep_idle_pool)
         epoch = Epoch(settings, sampler_iter, base_seed, index, epoch_seed(base_seed, index),
                       pool, len(self), self._epoch_ended, yielded=skip,
-                      owns_pool=pool is not None and pool is not self._pool)
+                      owns_pool=reclaimed)
         if self.persistent_workers and epoch.owns_pool:
             epoch.owns_pool = False  # the loader keeps it for the next epochs
             self._pool = epoch.pool

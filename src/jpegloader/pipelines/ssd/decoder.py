@@ -27,8 +27,8 @@ from ..contract import (
     image_sizes,
     read_files,
 )
-from . import boxes as B
 from ..tensor_stage import division_form
+from . import boxes as B
 from .draw import boxes_for, draw_ssd, plans_for, replay_image
 from .recognise import LoweredSSD
 from .table import AnnotationTable
