@@ -224,7 +224,9 @@ static inline uint8_t clip8(int32_t sum)
 #define TL_HAVE_AVX2_PATH 1
 
 /* Sixteen outputs of one output row, summed in registers over the taps (the
- * scalar loop keeps its sums in memory, a load and a store per tap). */
+ * scalar loop keeps its sums in memory, a load and a store per tap).  Two
+ * 8-byte loads, each widened as it is loaded: one 16-byte load split with a
+ * shift cost a shuffle more per tap, 12% of the resampler here. */
 __attribute__((target("avx2"))) static inline void
 sum16_avx2(const uint8_t *src, size_t src_stride, int first, int taps, const int32_t *k,
            int i, __m256i *s0, __m256i *s1)
@@ -233,13 +235,49 @@ sum16_avx2(const uint8_t *src, size_t src_stride, int first, int taps, const int
     const uint8_t *s = src + (size_t)first * src_stride + i;
     int t;
     for (t = 0; t < taps; t++, s += src_stride) {
-        __m128i v = _mm_loadu_si128((const __m128i *)s);
         __m256i w = _mm256_set1_epi32(k[t]);
-        a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(_mm256_cvtepu8_epi32(v), w));
-        a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)), w));
+        __m256i lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)s));
+        __m256i hi = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(s + 8)));
+        a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(lo, w));
+        a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(hi, w));
     }
     *s0 = _mm256_srai_epi32(a0, PRECISION_BITS);
     *s1 = _mm256_srai_epi32(a1, PRECISION_BITS);
+}
+
+/* clip8 of eight sums, as 32-bit lanes holding 0..255. */
+__attribute__((target("avx2"))) static inline __m256i clip8x8_avx2(__m256i sum)
+{
+    return _mm256_min_epi32(_mm256_max_epi32(_mm256_srai_epi32(sum, PRECISION_BITS),
+                                             _mm256_setzero_si256()),
+                            _mm256_set1_epi32(255));
+}
+
+/* Thirty-two outputs of one output row as 32 levels (clip8), in order.  The
+ * bytes are widened with shifts and masks inside each 32-bit lane instead of
+ * with shuffles (the shuffle unit is what limits sum16_avx2): sum m holds the
+ * bytes 4j + m, and shifting and or-ing puts the levels back in place. */
+__attribute__((target("avx2"))) static inline __m256i
+sum32_avx2(const uint8_t *src, size_t src_stride, int first, int taps, const int32_t *k, int i)
+{
+    const __m256i byte = _mm256_set1_epi32(0xff);
+    __m256i a0 = _mm256_set1_epi32(1 << (PRECISION_BITS - 1)), a1 = a0, a2 = a0, a3 = a0;
+    const uint8_t *s = src + (size_t)first * src_stride + i;
+    int t;
+    for (t = 0; t < taps; t++, s += src_stride) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)s);
+        __m256i w = _mm256_set1_epi32(k[t]);
+        a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(_mm256_and_si256(v, byte), w));
+        a1 = _mm256_add_epi32(
+            a1, _mm256_mullo_epi32(_mm256_and_si256(_mm256_srli_epi32(v, 8), byte), w));
+        a2 = _mm256_add_epi32(
+            a2, _mm256_mullo_epi32(_mm256_and_si256(_mm256_srli_epi32(v, 16), byte), w));
+        a3 = _mm256_add_epi32(a3, _mm256_mullo_epi32(_mm256_srli_epi32(v, 24), w));
+    }
+    return _mm256_or_si256(
+        _mm256_or_si256(clip8x8_avx2(a0), _mm256_slli_epi32(clip8x8_avx2(a1), 8)),
+        _mm256_or_si256(_mm256_slli_epi32(clip8x8_avx2(a2), 16),
+                        _mm256_slli_epi32(clip8x8_avx2(a3), 24)));
 }
 
 /* clip8 of sixteen shifted sums: saturating packs clamp to 0..255 as clip8 does. */
@@ -347,12 +385,42 @@ filter_rows_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_co
         _mm_sfence(); /* NOTE [ Streaming the float output ] */
 }
 
+/* Rows of at least 32 bytes to bytes, 32 at a time (sum32_avx2), mirrored when
+ * flip is set; a ragged end is done as the last 32, again.  Shorter rows go
+ * sixteen at a time.  Measured on this AMD EPYC: the horizontal pass of a
+ * 336x336 block 54 -> 45 us. */
 __attribute__((target("avx2"))) static void
 filter_rows_u8_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_coeffs *c,
                     int flip, uint8_t *dst, size_t dst_stride)
 {
-    filter_rows_avx2(src, src_stride, row_len, c, TL_STORE_BYTES, NULL, NULL, flip, dst,
-                     dst_stride);
+    const __m256i reverse = _mm256_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2,
+                                             1, 0, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4,
+                                             3, 2, 1, 0);
+    int o, i;
+    if (row_len < 32) {
+        filter_rows_avx2(src, src_stride, row_len, c, TL_STORE_BYTES, NULL, NULL, flip, dst,
+                         dst_stride);
+        return;
+    }
+    for (o = 0; o < c->n; o++) {
+        const int32_t *k = c->kk + (size_t)o * c->ksize;
+        int first = c->bounds[2 * o], taps = c->bounds[2 * o + 1];
+        uint8_t *row = dst + (size_t)o * dst_stride;
+        for (i = 0;; i += 32) {
+            __m256i levels;
+            if (i + 32 > row_len)
+                i = row_len - 32;
+            levels = sum32_avx2(src, src_stride, first, taps, k, i);
+            if (flip) /* bytes reversed in each half, then the halves swapped */
+                _mm256_storeu_si256((__m256i *)(row + row_len - 32 - i),
+                                    _mm256_permute4x64_epi64(
+                                        _mm256_shuffle_epi8(levels, reverse), 0x4E));
+            else
+                _mm256_storeu_si256((__m256i *)(row + i), levels);
+            if (i + 32 >= row_len)
+                break;
+        }
+    }
 }
 
 __attribute__((target("avx2"))) static void

@@ -1,0 +1,49 @@
+"""The resampler's last pass has two vector kernels: 32 bytes at a time for byte
+output (rows of 32 or more), 16 at a time for floats and shorter rows, each with a
+ragged end done again as the last full chunk, and each mirrored for flips.  These
+tests hold them to each other and to their own mirror images across row widths on
+both sides of 16 and 32 (Pillow parity itself is tests/pipelines/.../test_parity)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jpegloader.decoders import EncodedBatch, decode_batch
+from jpegloader.decoders import status as st
+from jpegloader.decoders.jpeg import FILTERS
+from tests.conftest import whole_image_plans
+from tests.hostile_jpegs import photo_like
+
+SIZES = [(300, 200), (97, 141), (640, 427), (250, 250)]
+IDENTITY = np.tile(np.arange(256, dtype=np.float32), (3, 1))  # float output = the level
+
+
+def _decode(out_size, dtype, flip, filter_):
+    batch = EncodedBatch.from_files([photo_like(w, h, seed=i) for i, (w, h) in enumerate(SIZES)])
+    plans = whole_image_plans(SIZES, out_size)
+    plans["filter"] = FILTERS[filter_]
+    plans["flip"] = flip
+    w, h = out_size
+    out = np.zeros((len(SIZES), 3, h, w), dtype)
+    status, messages = decode_batch(batch, plans, out, IDENTITY if dtype == np.float32 else None)
+    assert (status == st.OK).all(), messages
+    return out
+
+
+@pytest.mark.parametrize("width", [224, 250, 64, 33, 32, 31, 17, 16])
+@pytest.mark.parametrize("filter_", ["bilinear", "lanczos"])
+def test_byte_and_float_kernels_give_the_same_levels(width, filter_):
+    size = (width, 90)
+    as_bytes = _decode(size, np.uint8, 0, filter_)
+    as_floats = _decode(size, np.float32, 0, filter_)
+    np.testing.assert_array_equal(as_bytes, as_floats.astype(np.uint8))
+    assert as_bytes.std() > 10  # real pictures, not a blank
+
+
+@pytest.mark.parametrize("width", [224, 250, 33, 31, 16])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_a_flip_mirrors_every_row_exactly(width, dtype):
+    size = (width, 70)
+    plain = _decode(size, dtype, 0, "bilinear")
+    flipped = _decode(size, dtype, 1, "bilinear")
+    np.testing.assert_array_equal(flipped, plain[..., ::-1])
