@@ -79,18 +79,18 @@ static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *
     int rows = r->rows, cols = r->cols, ch;
     size_t plane_a = (size_t)cols * rows, plane = (size_t)out_h * out_w;
     if (!vertical_first) {
-        /* a: region planes transposed [cols][rows]; b: horizontal pass [out_w][rows];
-         * c: b transposed [rows][out_w]; vertical pass -> d [out_h][out_w], or
-         * straight into the output when nothing follows (floats through the
-         * table, or bytes). */
-        size_t plane_b = (size_t)out_w * rows;
-        tl_split_transpose_rgb(r->pixels, r->stride, rows, cols, s->a, (size_t)rows, plane_a,
+        /* a: region planes transposed [cols][rows]; b: horizontal pass
+         * [out_w][rows] (both with rows padded, tl_padded); c: b transposed
+         * [rows][out_w]; vertical pass -> d [out_h][out_w], or straight into the
+         * output when nothing follows (floats through the table, or bytes). */
+        size_t stride = tl_padded(rows), plane_t = (size_t)cols * stride,
+               plane_b = (size_t)out_w * stride;
+        tl_split_transpose_rgb(r->pixels, r->stride, rows, cols, s->a, stride, plane_t,
                                s->strip);
         for (ch = 0; ch < 3; ch++) {
             uint8_t *b = s->b + ch * plane_b, *c = s->c + ch * plane_b;
-            tl_filter_rows(s->a + ch * plane_a, (size_t)rows, rows, cx, 0, b, (size_t)rows,
-                           s->acc);
-            tl_transpose_u8(b, (size_t)rows, out_w, rows, c, (size_t)out_w);
+            tl_filter_rows(s->a + ch * plane_t, stride, rows, cx, 0, b, stride, s->acc);
+            tl_transpose_u8(b, stride, out_w, rows, c, (size_t)out_w);
             if (fused_out && out_type == TL_OUT_FLOAT32)
                 tl_filter_rows_lut(c, (size_t)out_w, out_w, cy, lut + ch * 256,
                                    norm ? norm + 2 * ch : NULL, flip,
@@ -170,11 +170,11 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
      * interleaved output, vertical-first order). */
     fused = (out_type == TL_OUT_FLOAT32 || out_type == TL_OUT_UINT8) && !colour &&
             !p->vertical_first;
-    work = 3 * max_size(max_size((size_t)out_w * rows, (size_t)out_h * cols),
+    work = 3 * max_size(max_size((size_t)out_w * tl_padded(rows), (size_t)out_h * cols),
                         max_size((size_t)out_w * out_h, 1));
-    if (tl_grow((void **)&s->a, &s->a_size, 3 * (size_t)cols * rows) ||
+    if (tl_grow((void **)&s->a, &s->a_size, 3 * (size_t)cols * tl_padded(rows)) ||
         tl_grow((void **)&s->b, &s->b_size, work) || tl_grow((void **)&s->c, &s->c_size, work) ||
-        tl_grow((void **)&s->strip, &s->strip_size, (size_t)48 * cols) ||
+        tl_grow((void **)&s->strip, &s->strip_size, (size_t)48 * tl_padded(cols)) ||
         (!fused && tl_grow((void **)&s->d, &s->d_size, 3 * plane)) ||
         tl_grow((void **)&s->acc, &s->acc_size,
              sizeof(int32_t) * max_size(max_size((size_t)rows, (size_t)cols),
