@@ -1,8 +1,9 @@
-"""The resampler's last pass has two vector kernels: 32 bytes at a time for byte
-output (rows of 32 or more), 16 at a time for floats and shorter rows, each with a
-ragged end done again as the last full chunk, and each mirrored for flips.  These
-tests hold them to each other and to their own mirror images across row widths on
-both sides of 16 and 32 (Pillow parity itself is tests/pipelines/.../test_parity)."""
+"""The resampler's last step has three vector kernels: 32 bytes at a time for byte
+output (rows of 32 or more), 16 at a time for floats and shorter rows, and levels
+to floats at the end of the vertical-first order; each does a ragged end again as
+the last full chunk, and each mirrors for flips.  These tests hold them to each
+other and to their own mirror images across row widths on both sides of 16 and 32
+(Pillow parity itself is tests/pipelines/classification/test_parity.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,11 +19,12 @@ SIZES = [(300, 200), (97, 141), (640, 427), (250, 250)]
 IDENTITY = np.tile(np.arange(256, dtype=np.float32), (3, 1))  # float output = the level
 
 
-def _decode(out_size, dtype, flip, filter_):
+def _decode(out_size, dtype, flip, filter_, vertical_first=0):
     batch = EncodedBatch.from_files([photo_like(w, h, seed=i) for i, (w, h) in enumerate(SIZES)])
     plans = whole_image_plans(SIZES, out_size)
     plans["filter"] = FILTERS[filter_]
     plans["flip"] = flip
+    plans["vertical_first"] = vertical_first
     w, h = out_size
     out = np.zeros((len(SIZES), 3, h, w), dtype)
     status, messages = decode_batch(batch, plans, out, IDENTITY if dtype == np.float32 else None)
@@ -36,14 +38,18 @@ def test_byte_and_float_kernels_give_the_same_levels(width, filter_):
     size = (width, 90)
     as_bytes = _decode(size, np.uint8, 0, filter_)
     as_floats = _decode(size, np.float32, 0, filter_)
+    # the vertical-first order: the same passes, converted to floats at the end
+    np.testing.assert_array_equal(_decode(size, np.uint8, 0, filter_, 1),
+                                  _decode(size, np.float32, 0, filter_, 1).astype(np.uint8))
     np.testing.assert_array_equal(as_bytes, as_floats.astype(np.uint8))
     assert as_bytes.std() > 10  # real pictures, not a blank
 
 
 @pytest.mark.parametrize("width", [224, 250, 33, 31, 16])
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])
-def test_a_flip_mirrors_every_row_exactly(width, dtype):
+@pytest.mark.parametrize("vertical_first", [0, 1], ids=["horizontal-first", "vertical-first"])
+def test_a_flip_mirrors_every_row_exactly(width, dtype, vertical_first):
     size = (width, 70)
-    plain = _decode(size, dtype, 0, "bilinear")
-    flipped = _decode(size, dtype, 1, "bilinear")
+    plain = _decode(size, dtype, 0, "bilinear", vertical_first)
+    flipped = _decode(size, dtype, 1, "bilinear", vertical_first)
     np.testing.assert_array_equal(flipped, plain[..., ::-1])

@@ -64,7 +64,8 @@ def test_v2_stages_are_computed_only_where_they_match():
 
 @pytest.mark.parametrize("out_size", [(224, 224), (37, 29), (16, 40), (100, 61)])
 @pytest.mark.parametrize("filter_", ["bilinear", "lanczos"])
-def test_computed_floats_equal_the_tables(out_size, filter_):
+@pytest.mark.parametrize("vertical_first", [0, 1], ids=["horizontal-first", "vertical-first"])
+def test_computed_floats_equal_the_tables(out_size, filter_, vertical_first):
     stage = (T.ToTensor(), T.Normalize(*IMAGENET))
     kind, lut = run_on_ramp(stage)
     table = lut_array(lut)
@@ -74,6 +75,7 @@ def test_computed_floats_equal_the_tables(out_size, filter_):
     plans = whole_image_plans(sizes, out_size)
     plans["filter"] = FILTERS[filter_]
     plans["flip"] = [0, 1, 0, 1]
+    plans["vertical_first"] = vertical_first  # the two orders end in different kernels
     w, h = out_size
     outs = []
     for norm in (None, form):

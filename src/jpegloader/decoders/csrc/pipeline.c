@@ -200,8 +200,8 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
     }
     for (ch = 0; ch < 3; ch++) {
         if (out_type == TL_OUT_FLOAT32)
-            tl_levels_to_float(s->d + ch * plane, out_h, out_w, lut + ch * 256, p->flip,
-                               (float *)out + ch * plane);
+            tl_levels_to_float(s->d + ch * plane, out_h, out_w, lut + ch * 256,
+                               norm ? norm + 2 * ch : NULL, p->flip, (float *)out + ch * plane);
         else
             tl_levels_copy(s->d + ch * plane, out_h, out_w, p->flip, (uint8_t *)out + ch * plane);
     }

@@ -441,6 +441,44 @@ filter_rows_divide_avx2(const uint8_t *src, size_t src_stride, int row_len,
     filter_rows_avx2(src, src_stride, row_len, c, TL_STORE_DIVIDE, NULL, ms, flip, dst,
                      dst_stride);
 }
+
+/* Levels already in 8 bits to floats, sixteen at a time, as store16_avx2's kind
+ * says; rows of at least 16, a ragged end done as the last 16 again.  The
+ * vertical-first order ends here (measured: the byte-by-byte table loop took 8%
+ * of the resampler on train). */
+__attribute__((target("avx2"), always_inline)) static inline void
+levels_to_float_avx2(const uint8_t *src, int rows, int cols, int kind, const float *lut,
+                     const float *ms, int flip, float *dst)
+{
+    int y, i;
+    for (y = 0; y < rows; y++) {
+        const uint8_t *in = src + (size_t)y * cols;
+        float *row = dst + (size_t)y * cols;
+        for (i = 0;; i += 16) {
+            if (i + 16 > cols)
+                i = cols - 16;
+            store16_avx2(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(in + i))),
+                         _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(in + i + 8))),
+                         kind, lut, ms, flip, cols, i, row);
+            if (i + 16 >= cols)
+                break;
+        }
+    }
+    _mm_sfence(); /* NOTE [ Streaming the float output ] */
+}
+
+__attribute__((target("avx2"))) static void
+levels_lut_avx2(const uint8_t *src, int rows, int cols, const float *lut, int flip, float *dst)
+{
+    levels_to_float_avx2(src, rows, cols, TL_STORE_LUT, lut, NULL, flip, dst);
+}
+
+__attribute__((target("avx2"))) static void
+levels_divide_avx2(const uint8_t *src, int rows, int cols, const float *ms, int flip,
+                   float *dst)
+{
+    levels_to_float_avx2(src, rows, cols, TL_STORE_DIVIDE, NULL, ms, flip, dst);
+}
 #endif
 
 TL_MULTIVERSION
@@ -495,10 +533,20 @@ void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
     }
 }
 
-void tl_levels_to_float(const uint8_t *src, int rows, int cols, const float *lut, int flip,
-                        float *dst)
+void tl_levels_to_float(const uint8_t *src, int rows, int cols, const float *lut,
+                        const float *mean_std, int flip, float *dst)
 {
     int y, x;
+#ifdef TL_HAVE_AVX2_PATH
+    if (cols >= 16 && __builtin_cpu_supports("avx2")) {
+        if (mean_std)
+            levels_divide_avx2(src, rows, cols, mean_std, flip, dst);
+        else
+            levels_lut_avx2(src, rows, cols, lut, flip, dst);
+        return;
+    }
+#endif
+    /* elsewhere the table: the same values (mean_std only says how to compute them) */
     for (y = 0; y < rows; y++) {
         const uint8_t *in = src + (size_t)y * cols;
         float *out = dst + (size_t)y * cols;

@@ -66,9 +66,10 @@ void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
                         int flip, float *dst, size_t dst_stride, int32_t *acc);
 
 /* dst[y][x] = lut[src[y][x]] for a rows x cols plane, mirrored when flip is
- * set: ToTensor + Normalize for pixels already in 8 bits. */
-void tl_levels_to_float(const uint8_t *src, int rows, int cols, const float *lut, int flip,
-                        float *dst);
+ * set: ToTensor + Normalize for pixels already in 8 bits.  mean_std as for
+ * tl_filter_rows_lut. */
+void tl_levels_to_float(const uint8_t *src, int rows, int cols, const float *lut,
+                        const float *mean_std, int flip, float *dst);
 
 /* dst[y][x] = src[y][x] for a rows x cols plane, mirrored when flip is set:
  * PILToTensor's bytes. */
