@@ -83,12 +83,11 @@ static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *
          * [out_w][rows] (both with rows padded, tl_padded); c: b transposed
          * [rows][out_w]; vertical pass -> d [out_h][out_w], or straight into the
          * output when nothing follows (floats through the table, or bytes). */
-        size_t stride = tl_padded(rows), plane_t = (size_t)cols * stride,
-               plane_b = (size_t)out_w * stride;
+        size_t stride = tl_padded(rows), plane_t = (size_t)cols * stride;
         tl_split_transpose_rgb(r->pixels, r->stride, rows, cols, s->a, stride, plane_t,
                                s->strip);
         for (ch = 0; ch < 3; ch++) {
-            uint8_t *b = s->b + ch * plane_b, *c = s->c + ch * plane_b;
+            uint8_t *b = s->b, *c = s->c; /* one channel at a time: reused */
             tl_filter_rows(s->a + ch * plane_t, stride, rows, cx, 0, b, stride, s->acc);
             tl_transpose_u8(b, stride, out_w, rows, c, (size_t)out_w);
             if (fused_out && out_type == TL_OUT_FLOAT32)
@@ -107,10 +106,9 @@ static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *
     /* a: region planes [rows][cols]; b: vertical pass [out_h][cols]; c: b transposed
      * [cols][out_h]; horizontal pass -> b again [out_w][out_h]; transposed -> d. */
     {
-        size_t plane_v = (size_t)out_h * cols;
         tl_split_rgb(r->pixels, r->stride, rows, cols, s->a, plane_a);
         for (ch = 0; ch < 3; ch++) {
-            uint8_t *b = s->b + ch * plane_v, *c = s->c + ch * plane_v;
+            uint8_t *b = s->b, *c = s->c;
             tl_filter_rows(s->a + ch * plane_a, (size_t)cols, cols, cy, 0, b, (size_t)cols,
                            s->acc);
             tl_transpose_u8(b, (size_t)cols, out_h, cols, c, (size_t)out_h);
@@ -170,8 +168,8 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
      * interleaved output, vertical-first order). */
     fused = (out_type == TL_OUT_FLOAT32 || out_type == TL_OUT_UINT8) && !colour &&
             !p->vertical_first;
-    work = 3 * max_size(max_size((size_t)out_w * tl_padded(rows), (size_t)out_h * cols),
-                        max_size((size_t)out_w * out_h, 1));
+    work = max_size(max_size((size_t)out_w * tl_padded(rows), (size_t)out_h * cols),
+                    max_size((size_t)out_w * out_h, 1)); /* one channel at a time */
     if (tl_grow((void **)&s->a, &s->a_size, 3 * (size_t)cols * tl_padded(rows)) ||
         tl_grow((void **)&s->b, &s->b_size, work) || tl_grow((void **)&s->c, &s->c_size, work) ||
         tl_grow((void **)&s->strip, &s->strip_size, (size_t)48 * tl_padded(cols)) ||
