@@ -245,12 +245,17 @@ sum16_avx2(const uint8_t *src, size_t src_stride, int first, int taps, const int
     *s1 = _mm256_srai_epi32(a1, PRECISION_BITS);
 }
 
-/* clip8 of eight sums, as 32-bit lanes holding 0..255. */
+/* Eight values clamped to 0..255 (clip8 once shifted), as 32-bit lanes. */
+__attribute__((target("avx2"))) static inline __m256i clamp8x8_avx2(__m256i v)
+{
+    return _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()),
+                            _mm256_set1_epi32(255));
+}
+
+/* clip8 of eight sums. */
 __attribute__((target("avx2"))) static inline __m256i clip8x8_avx2(__m256i sum)
 {
-    return _mm256_min_epi32(_mm256_max_epi32(_mm256_srai_epi32(sum, PRECISION_BITS),
-                                             _mm256_setzero_si256()),
-                            _mm256_set1_epi32(255));
+    return clamp8x8_avx2(_mm256_srai_epi32(sum, PRECISION_BITS));
 }
 
 /* Thirty-two outputs of one output row as 32 levels (clip8), in order.  The
@@ -322,8 +327,8 @@ __attribute__((target("avx2"))) static inline __m256 divide8(__m256i levels, con
  * computed by divide8. */
 enum { TL_STORE_BYTES, TL_STORE_LUT, TL_STORE_DIVIDE };
 
-/* Sixteen sums as bytes or floats (see above) at chunk i of a row, or mirrored
- * there when flip is set. */
+/* Sixteen shifted sums (or levels) as bytes or floats (see above) at chunk i of a
+ * row, or mirrored there when flip is set. */
 __attribute__((target("avx2"), always_inline)) static inline void
 store16_avx2(__m256i s0, __m256i s1, int kind, const float *lut, const float *ms, int flip,
              int row_len, int i, void *row)
@@ -338,11 +343,9 @@ store16_avx2(__m256i s0, __m256i s1, int kind, const float *lut, const float *ms
         else
             _mm_storeu_si128((__m128i *)(out + i), pack16_avx2(s0, s1));
     } else {
-        const __m256i zero = _mm256_setzero_si256(), top = _mm256_set1_epi32(255);
         const __m256i reverse = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0);
         float *out = row;
-        __m256i l0 = _mm256_min_epi32(_mm256_max_epi32(s0, zero), top);
-        __m256i l1 = _mm256_min_epi32(_mm256_max_epi32(s1, zero), top);
+        __m256i l0 = clamp8x8_avx2(s0), l1 = clamp8x8_avx2(s1);
         __m256 f0 = kind == TL_STORE_DIVIDE ? divide8(l0, ms) : lookup8(lut, l0);
         __m256 f1 = kind == TL_STORE_DIVIDE ? divide8(l1, ms) : lookup8(lut, l1);
         if (flip) {
@@ -594,11 +597,19 @@ void tl_planes_interleave(const uint8_t *planes, size_t plane_size, int rows, in
 /* Blocked so that both sides stay in cache for large images. */
 enum { TL_BLOCK = 32 };
 
-static void deinterleave_scalar(const uint8_t *s, int from, int cols, uint8_t *r,
+/* Where the chunk of `width` due at `next` of `len` (>= width) starts: a ragged
+ * end is done as the last full chunk again, overlapping the one before it, whose
+ * bytes are rewritten with the same values. */
+static inline int chunk_start(int next, int len, int width)
+{
+    return next + width > len ? len - width : next;
+}
+
+static void deinterleave_scalar(const uint8_t *s, int cols, uint8_t *r,
                                 uint8_t *g, uint8_t *b)
 {
     int x;
-    for (x = from; x < cols; x++) {
+    for (x = 0; x < cols; x++) {
         r[x] = s[3 * x];
         g[x] = s[3 * x + 1];
         b[x] = s[3 * x + 2];
@@ -622,9 +633,9 @@ deinterleave_ssse3(const uint8_t *s, int cols, uint8_t *r, uint8_t *g, uint8_t *
     const __m128i b2 = _mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 0, 3, 6, 9, 12, 15);
 #undef Z
     int next, x;
-    for (next = 0; cols >= 16 && next < cols; next += 16) {
+    for (next = 0; next < cols; next += 16) {
         const uint8_t *p;
-        x = next + 16 > cols ? cols - 16 : next; /* a ragged end: the last 16 again */
+        x = chunk_start(next, cols, 16);
         p = s + 3 * x;
         __m128i v0 = _mm_loadu_si128((const __m128i *)p);
         __m128i v1 = _mm_loadu_si128((const __m128i *)(p + 16));
@@ -642,20 +653,18 @@ deinterleave_ssse3(const uint8_t *s, int cols, uint8_t *r, uint8_t *g, uint8_t *
                                                    _mm_shuffle_epi8(v1, b1)),
                                       _mm_shuffle_epi8(v2, b2)));
     }
-    if (cols < 16)
-        deinterleave_scalar(s, 0, cols, r, g, b);
 }
 #endif
 
 static void deinterleave_row(const uint8_t *s, int cols, uint8_t *r, uint8_t *g, uint8_t *b)
 {
 #ifdef TL_HAVE_SSSE3_PATH
-    if (__builtin_cpu_supports("ssse3")) {
+    if (cols >= 16 && __builtin_cpu_supports("ssse3")) {
         deinterleave_ssse3(s, cols, r, g, b);
         return;
     }
 #endif
-    deinterleave_scalar(s, 0, cols, r, g, b);
+    deinterleave_scalar(s, cols, r, g, b);
 }
 
 void tl_split_rgb(const uint8_t *src, size_t src_stride, int rows, int cols,
@@ -680,7 +689,7 @@ void tl_split_transpose_rgb(const uint8_t *src, size_t src_stride, int rows,
     size_t ss = tl_padded(cols);
     for (strip_start = 0; strip_start < rows; strip_start += 16) {
         int n = rows < 16 ? rows : 16;
-        y0 = strip_start + 16 > rows && rows >= 16 ? rows - 16 : strip_start;
+        y0 = rows >= 16 ? chunk_start(strip_start, rows, 16) : strip_start;
         for (y = 0; y < n; y++) {
             uint8_t *r = strip + (size_t)y * ss;
             deinterleave_row(src + (size_t)(y0 + y) * src_stride, cols, r,
@@ -770,34 +779,30 @@ void tl_transpose_u8(const uint8_t *src, size_t src_stride, int rows, int cols,
 {
     int y0, x0, y, x;
 #if defined(__SSE2__)
-    /* A ragged edge is done as the last 16 rows (or columns) again, overlapping
-     * the block before it: the bytes rewritten are the same, and doing the edges
-     * byte by byte cost 6% of the resampler. */
-#ifdef TL_HAVE_AVX2_PATH
-    int avx2 = __builtin_cpu_supports("avx2");
-#else
-    int avx2 = 0;
-#endif
+    /* Ragged edges as overlapping full blocks (chunk_start): byte by byte they
+     * cost 6% of the resampler. */
     if (rows >= 16 && cols >= 16) {
+#ifdef TL_HAVE_AVX2_PATH
+        int pairs = __builtin_cpu_supports("avx2") ? cols & ~31 : 0;
+#endif
         for (y = 0; y < rows; y += 16) {
             const uint8_t *s;
             uint8_t *d;
-            y0 = y + 16 > rows ? rows - 16 : y;
+            y0 = chunk_start(y, rows, 16);
             s = src + (size_t)y0 * src_stride;
             d = dst + y0;
             x = 0;
 #ifdef TL_HAVE_AVX2_PATH
-            for (; avx2 && x + 32 <= cols; x += 32)
+            for (; x < pairs; x += 32)
                 transpose16x32_avx2(s + x, src_stride, d + (size_t)x * dst_stride, dst_stride);
 #endif
             for (; x < cols; x += 16) {
-                x0 = x + 16 > cols ? cols - 16 : x;
+                x0 = chunk_start(x, cols, 16);
                 transpose16(s + x0, src_stride, d + (size_t)x0 * dst_stride, dst_stride);
             }
         }
         return;
     }
-    (void)avx2;
     for (y = 0; y < rows; y++)
         for (x = 0; x < cols; x++)
             dst[(size_t)x * dst_stride + y] = src[(size_t)y * src_stride + x];
