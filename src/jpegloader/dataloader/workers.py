@@ -36,6 +36,9 @@ class Task:
     indices: list[int]
     seed: int
     slot_tensors: tuple[torch.Tensor, ...] | None  # sent once per slot generation
+    #: the slot row of the first sample: a part of a batch shared out starts past 0
+    #: (NOTE [ The last batches shared out ] in pool.py)
+    start: int = 0
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
         if (task.slot_id, generation) not in mapped:
             ring.map_in(arrays)  # NOTE [ A worker maps a slot in one call ]
             mapped.add((task.slot_id, generation))
+        if task.start:
+            arrays = tuple(a[task.start:] for a in arrays)
         try:
             report = decoder.decode(task.indices, task.seed, arrays, where, task.batch_no)
         except SampleFailure as failure:

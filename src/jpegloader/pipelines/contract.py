@@ -272,6 +272,9 @@ class BatchDecoder:
     layout: Layout
     #: whether the user's own objects (transforms, collate_fn) run in the workers
     runs_user_code: bool = False
+    #: whether a batch may be decoded in parts by several workers, each writing its
+    #: samples' rows of the slot (NOTE [ The last batches shared out ] in pool.py)
+    splittable: bool = False
 
     def __init__(self, options: DecodeOptions):
         self.options = options

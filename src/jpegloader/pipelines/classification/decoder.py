@@ -53,6 +53,8 @@ class ClassificationBatchDecoder(BatchDecoder):
         self.yours = Yours(program)
         self.runs_user_code = bool(program.yours_pil or program.yours_tensor
                                    or self.collate is not None)
+        # its samples are rows of the slot's arrays, drawn by index
+        self.splittable = not self.runs_user_code
 
     @property
     def layout(self):
