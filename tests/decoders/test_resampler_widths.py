@@ -6,8 +6,11 @@ other and to their own mirror images across row widths on both sides of 16 and 3
 (Pillow parity itself is tests/pipelines/classification/test_parity.py)."""
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
+from PIL import Image
 
 from jpegloader.decoders import EncodedBatch, decode_batch
 from jpegloader.decoders import status as st
@@ -53,3 +56,20 @@ def test_a_flip_mirrors_every_row_exactly(width, dtype, vertical_first):
     plain = _decode(size, dtype, 0, "bilinear", vertical_first)
     flipped = _decode(size, dtype, 1, "bilinear", vertical_first)
     np.testing.assert_array_equal(flipped, plain[..., ::-1])
+
+
+@pytest.mark.parametrize("vertical_first", [0, 1])
+def test_rgb_split_keeps_every_pixel_across_widths(vertical_first):
+    # The split into planes runs 32 pixels at a time (AVX2), 16 (SSSE3) below 32, and
+    # does a ragged end as the last full chunk again; at its own size the resample is
+    # an identity, so the output is the decoded image itself, as PIL decodes it.
+    widths = [16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 100]
+    for width in widths:
+        data = photo_like(width, 40, seed=width, subsampling=0)
+        plans = whole_image_plans([(width, 40)])
+        plans["vertical_first"] = vertical_first
+        out = np.zeros((1, 3, 40, width), np.uint8)
+        status, messages = decode_batch(EncodedBatch.from_files([data]), plans, out, None)
+        assert (status == st.OK).all(), messages
+        want = np.asarray(Image.open(io.BytesIO(data)).convert("RGB")).transpose(2, 0, 1)
+        assert np.array_equal(out[0], want), width

@@ -617,47 +617,85 @@ static void deinterleave_scalar(const uint8_t *s, int cols, uint8_t *r,
 }
 
 #ifdef TL_HAVE_SSSE3_PATH
+/* The byte shuffles that take one channel's bytes out of 16 RGB pixels (48 bytes
+ * loaded as three 16-byte blocks): channel ch's bytes of block b land in place. */
+#define Z -1
+#define TL_RGB_MASKS(set) \
+    {{set(0, 3, 6, 9, 12, 15, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z),                          \
+      set(Z, Z, Z, Z, Z, Z, 2, 5, 8, 11, 14, Z, Z, Z, Z, Z),                          \
+      set(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 1, 4, 7, 10, 13)},                         \
+     {set(1, 4, 7, 10, 13, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z),                          \
+      set(Z, Z, Z, Z, Z, 0, 3, 6, 9, 12, 15, Z, Z, Z, Z, Z),                          \
+      set(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 2, 5, 8, 11, 14)},                         \
+     {set(2, 5, 8, 11, 14, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z),                          \
+      set(Z, Z, Z, Z, Z, 1, 4, 7, 10, 13, Z, Z, Z, Z, Z, Z),                          \
+      set(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 0, 3, 6, 9, 12, 15)}}
+#define TL_SET128(...) _mm_setr_epi8(__VA_ARGS__)
+
 /* 16 RGB pixels (48 bytes) into 16 R, 16 G and 16 B bytes with byte shuffles. */
 __attribute__((target("ssse3"))) static void
 deinterleave_ssse3(const uint8_t *s, int cols, uint8_t *r, uint8_t *g, uint8_t *b)
 {
-#define Z -1
-    const __m128i r0 = _mm_setr_epi8(0, 3, 6, 9, 12, 15, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z);
-    const __m128i r1 = _mm_setr_epi8(Z, Z, Z, Z, Z, Z, 2, 5, 8, 11, 14, Z, Z, Z, Z, Z);
-    const __m128i r2 = _mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 1, 4, 7, 10, 13);
-    const __m128i g0 = _mm_setr_epi8(1, 4, 7, 10, 13, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z);
-    const __m128i g1 = _mm_setr_epi8(Z, Z, Z, Z, Z, 0, 3, 6, 9, 12, 15, Z, Z, Z, Z, Z);
-    const __m128i g2 = _mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 2, 5, 8, 11, 14);
-    const __m128i b0 = _mm_setr_epi8(2, 5, 8, 11, 14, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z);
-    const __m128i b1 = _mm_setr_epi8(Z, Z, Z, Z, Z, 1, 4, 7, 10, 13, Z, Z, Z, Z, Z, Z);
-    const __m128i b2 = _mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 0, 3, 6, 9, 12, 15);
-#undef Z
-    int next, x;
+    const __m128i m[3][3] = TL_RGB_MASKS(TL_SET128);
+    uint8_t *out[3] = {r, g, b};
+    int next, x, ch;
     for (next = 0; next < cols; next += 16) {
         const uint8_t *p;
+        __m128i v[3];
         x = chunk_start(next, cols, 16);
         p = s + 3 * x;
-        __m128i v0 = _mm_loadu_si128((const __m128i *)p);
-        __m128i v1 = _mm_loadu_si128((const __m128i *)(p + 16));
-        __m128i v2 = _mm_loadu_si128((const __m128i *)(p + 32));
-        _mm_storeu_si128((__m128i *)(r + x),
-                         _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(v0, r0),
-                                                   _mm_shuffle_epi8(v1, r1)),
-                                      _mm_shuffle_epi8(v2, r2)));
-        _mm_storeu_si128((__m128i *)(g + x),
-                         _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(v0, g0),
-                                                   _mm_shuffle_epi8(v1, g1)),
-                                      _mm_shuffle_epi8(v2, g2)));
-        _mm_storeu_si128((__m128i *)(b + x),
-                         _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(v0, b0),
-                                                   _mm_shuffle_epi8(v1, b1)),
-                                      _mm_shuffle_epi8(v2, b2)));
+        v[0] = _mm_loadu_si128((const __m128i *)p);
+        v[1] = _mm_loadu_si128((const __m128i *)(p + 16));
+        v[2] = _mm_loadu_si128((const __m128i *)(p + 32));
+        for (ch = 0; ch < 3; ch++)
+            _mm_storeu_si128((__m128i *)(out[ch] + x),
+                             _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(v[0], m[ch][0]),
+                                                       _mm_shuffle_epi8(v[1], m[ch][1])),
+                                          _mm_shuffle_epi8(v[2], m[ch][2])));
     }
 }
 #endif
 
+#ifdef TL_HAVE_AVX2_PATH
+#define TL_SET256(...) _mm256_setr_epi8(__VA_ARGS__, __VA_ARGS__)
+
+/* 32 RGB pixels at a time: each 128-bit lane does deinterleave_ssse3's 16 (the
+ * first 16 pixels in the low lanes, the next 16 in the high ones), so one
+ * shuffle does the work of two.  Rows of at least 32 pixels. */
+__attribute__((target("avx2"))) static void
+deinterleave_avx2(const uint8_t *s, int cols, uint8_t *r, uint8_t *g, uint8_t *b)
+{
+    const __m256i m[3][3] = TL_RGB_MASKS(TL_SET256);
+    uint8_t *out[3] = {r, g, b};
+    int next, x, ch, k;
+    for (next = 0; next < cols; next += 32) {
+        const uint8_t *p;
+        __m256i v[3];
+        x = chunk_start(next, cols, 32);
+        p = s + 3 * x;
+        for (k = 0; k < 3; k++)
+            v[k] = _mm256_inserti128_si256(
+                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p + 16 * k))),
+                _mm_loadu_si128((const __m128i *)(p + 48 + 16 * k)), 1);
+        for (ch = 0; ch < 3; ch++)
+            _mm256_storeu_si256(
+                (__m256i *)(out[ch] + x),
+                _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(v[0], m[ch][0]),
+                                                _mm256_shuffle_epi8(v[1], m[ch][1])),
+                                _mm256_shuffle_epi8(v[2], m[ch][2])));
+    }
+}
+#endif
+#undef Z
+
 static void deinterleave_row(const uint8_t *s, int cols, uint8_t *r, uint8_t *g, uint8_t *b)
 {
+#ifdef TL_HAVE_AVX2_PATH
+    if (cols >= 32 && __builtin_cpu_supports("avx2")) {
+        deinterleave_avx2(s, cols, r, g, b);
+        return;
+    }
+#endif
 #ifdef TL_HAVE_SSSE3_PATH
     if (cols >= 16 && __builtin_cpu_supports("ssse3")) {
         deinterleave_ssse3(s, cols, r, g, b);
