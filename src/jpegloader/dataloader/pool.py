@@ -15,8 +15,8 @@ for its last ``num_workers`` batches to be spread: each is cut into parts, one
 per worker, sized so that every worker's queued samples even out, and each
 part is decoded into its own rows of the one slot.  It counts against one
 worker's quota, the one round-robin picked, so no more slots are taken than
-before.  The batch is handed over when all its parts are in; the draws do not change, since each
-sample's come from its own index's stream.
+before.  The batch is handed over when all its parts are in; the draws do not
+change, since each sample's come from its own index's stream.
 
 NOTE [ Pool shutdown ]
 ``shutdown`` is idempotent and also registered with weakref.finalize, so it
@@ -99,8 +99,8 @@ def _joined(flight: _Flight) -> Result:
         report.count += part.count
         report.skipped.extend(part.skipped)
         report.python_path += part.python_path
-        for stage, t in part.seconds.items():
-            report.seconds[stage] = report.seconds.get(stage, 0.0) + t
+        for stage, seconds in part.seconds.items():
+            report.seconds[stage] = report.seconds.get(stage, 0.0) + seconds
     return dataclasses.replace(first, report=report, worker_id=flight.owner)
 
 
