@@ -83,15 +83,15 @@ def spread(size: int, queued: list[int]) -> list[int]:
 
 def _joined(flight: _Flight) -> Result:
     """One result for a batch decoded in parts: a failed part's error, or the parts'
-    reports summed, with samples a part dropped (on_error="skip") closed up."""
-    parts = sorted(flight.parts, key=lambda part: part[1])
-    results = [flight.results[w] for w, _, _ in parts]
+    reports summed, with samples a part dropped (on_error="skip") closed up.  The
+    parts are in row order, as submit made them."""
+    results = [flight.results[w] for w, _, _ in flight.parts]
     first = results[0]
     failed = next((r for r in results if not isinstance(r.report, BatchReport)), None)
     if failed is not None:
         return dataclasses.replace(failed, worker_id=flight.owner)
     report = BatchReport(0)
-    for r, (_, start, _) in zip(results, parts):
+    for r, (_, start, _) in zip(results, flight.parts):
         part = r.report
         if part.count and report.count != start:
             for t in flight.slot.tensors:
@@ -202,24 +202,27 @@ class WorkerPool:
             self._idle_timer = None
         self.stop()
 
-    def reclaim(self) -> bool:
-        """Takes an idle pool back for a new epoch: True when it has not retired
-        and every worker still runs (else it is shut down)."""
+    def _cancel_retirement(self) -> bool:
+        """Stops a pending retire_after; True when one was pending."""
         with self._idle_lock:
             timer, self._idle_timer = self._idle_timer, None
         if timer is None:
             return False
         timer.cancel()
+        return True
+
+    def reclaim(self) -> bool:
+        """Takes an idle pool back for a new epoch: True when it has not retired
+        and every worker still runs (else it is shut down)."""
+        if not self._cancel_retirement():
+            return False
         if self.alive and all(w.is_alive() for w in self.workers):
             return True
         self.shutdown()
         return False
 
     def shutdown(self) -> None:
-        with self._idle_lock:
-            timer, self._idle_timer = self._idle_timer, None
-        if timer is not None:
-            timer.cancel()
+        self._cancel_retirement()
         self._finalizer()
         if self._reaper is not None and self._reaper is not threading.current_thread():
             self._reaper.join()
@@ -256,10 +259,9 @@ class WorkerPool:
                 break
         else:
             raise RuntimeError("submit() called with every worker busy")
+        shares = []
         if spread_out and self.num_workers > 1 and self.decoder.splittable:
             shares = [(w, n) for w, n in enumerate(spread(len(indices), self.queued)) if n]
-        else:
-            shares = []
         shares = shares or [(owner, len(indices))]  # an empty batch still gets its report
         slot = self.ring.acquire(len(indices))
         # The batch counts against its owner's quota alone, however many share it:

@@ -45,8 +45,9 @@ enum { TL_OUT_FLOAT32 = 0, TL_OUT_UINT8 = 1, TL_OUT_UINT8_HWC = 2 };
  * when out_type is TL_OUT_FLOAT32, or the 8-bit levels themselves when it is
  * TL_OUT_UINT8 (lut unused).  norm, when not NULL, is float32 [3][2]: per
  * channel a mean and std with which ((level / 255) - mean) / std equals the
- * table, bit for bit, and is computed instead of looked up (tl_filter_rows_lut).  Each sample gets a status and, when not TL_OK,
- * a message of TL_MSG_LEN bytes; its pixels are then zero so a slot never
+ * table, bit for bit, and is computed instead of looked up
+ * (tl_filter_rows_lut).  Each sample gets a status and, when not TL_OK, a
+ * message of TL_MSG_LEN bytes; its pixels are then zero so a slot never
  * keeps stale data.  seconds[0] and seconds[1] are increased by the time
  * spent decoding (libjpeg-turbo) and augmenting (resample, colour, flip,
  * output). */

@@ -687,6 +687,9 @@ deinterleave_avx2(const uint8_t *s, int cols, uint8_t *r, uint8_t *g, uint8_t *b
 }
 #endif
 #undef Z
+#undef TL_RGB_MASKS
+#undef TL_SET128
+#undef TL_SET256
 
 static void deinterleave_row(const uint8_t *s, int cols, uint8_t *r, uint8_t *g, uint8_t *b)
 {
