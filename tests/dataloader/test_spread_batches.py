@@ -12,7 +12,7 @@ from torchvision import datasets
 
 import jpegloader
 from jpegloader.dataloader import pool as pool_module
-from jpegloader.dataloader.pool import spread
+from jpegloader.dataloader.assign import spread
 from tests.conftest import eval_transform, train_transform, worker_pids, write_image_folder
 
 
@@ -136,7 +136,7 @@ def test_kept_workers_are_idle_after_an_epoch_in_parts(tmp_path, parts_seen):
     for _ in range(3):
         assert sum(len(b[1]) for b in loader) == 10
     pool = loader._pool
-    assert pool.idle and pool.outstanding == [0, 0] and pool.queued == [0, 0]
+    assert pool.idle and pool.assign.outstanding == [0, 0] and pool.assign.queued == [0, 0]
     assert any(len(parts) > 1 for _, parts in parts_seen)
     loader.close()
 

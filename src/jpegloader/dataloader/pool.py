@@ -1,10 +1,11 @@
 """Worker processes, their queues and the ring: the multi-process worker pool.
 
 One pool serves one epoch, or every epoch with persistent_workers.  Batches
-are assigned round-robin with at most ``prefetch_factor`` outstanding per
-worker (as torch does), results are re-ordered so batches come out in the
-sampler's order, and results from an abandoned epoch are drained and their
-slots reused.
+go to the workers round-robin with at most ``prefetch_factor`` outstanding per
+worker, as torch does, or, when no user code runs in the workers, round-robin
+unless a worker falls behind (NOTE [ Batches to the least loaded worker ] in
+assign.py).  Results are re-ordered so batches come out in the sampler's
+order, and results from an abandoned epoch are drained and their slots reused.
 
 NOTE [ The last batches shared out ]
 Round-robin leaves an epoch's end uneven: with 2,000 samples in batches of 64
@@ -14,8 +15,8 @@ over two workers, one worker has 48 samples more to do while the other idles
 for its last ``num_workers`` batches to be spread: each is cut into parts, one
 per worker, sized so that every worker's queued samples even out, and each
 part is decoded into its own rows of the one slot.  It counts against one
-worker's quota, the one round-robin picked, so no more slots are taken than
-before.  The batch is handed over when all its parts are in; the draws do not
+worker's quota, the one ``Assignment.owner`` picked, so no more slots are
+taken than before.  The batch is handed over when all its parts are in; the draws do not
 change, since each sample's come from its own index's stream.
 
 NOTE [ Pool shutdown ]
@@ -33,7 +34,6 @@ after ``retire_after``'s seconds unless ``reclaim`` takes it back first.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import os
 import queue
 import signal
@@ -42,6 +42,7 @@ import time
 import weakref
 
 from ..pipelines.contract import BatchDecoder, BatchReport
+from .assign import Assignment, spread
 from .ring import BatchRing, Slot
 from .workers import Result, Task, worker_loop
 
@@ -61,24 +62,6 @@ class _Flight:
     owner: int
     parts: list[tuple[int, int, int]]
     results: dict[int, Result] = dataclasses.field(default_factory=dict)  # worker -> part's
-
-
-def spread(size: int, queued: list[int]) -> list[int]:
-    """Samples per worker for a batch of ``size``: the most to the least queued,
-    so that the queues end as even as they can (NOTE [ The last batches shared
-    out ])."""
-    order = sorted(range(len(queued)), key=lambda w: queued[w])
-    level, left, k = queued[order[0]], size, 1
-    # Raise the level over the emptiest queues until the batch is used up.
-    while k < len(order) and left >= (queued[order[k]] - level) * k:
-        left -= (queued[order[k]] - level) * k
-        level = queued[order[k]]
-        k += 1
-    share, extra = divmod(left, k)
-    parts = [0] * len(queued)
-    for rank, w in enumerate(order[:k]):
-        parts[w] = level - queued[w] + share + (1 if rank < extra else 0)
-    return parts
 
 
 def _joined(flight: _Flight) -> Result:
@@ -146,9 +129,9 @@ class WorkerPool:
         # (BatchRing.slots_for).  It outlives the pool: its pages stay allocated from
         # epoch to epoch.
         self.ring = ring
-        self.outstanding = [0] * num_workers
-        self.queued = [0] * num_workers  # samples sent and not yet back, per worker
-        self._next_worker = itertools.cycle(range(num_workers))
+        # which worker gets each batch: NOTE [ Batches to the least loaded worker ]
+        self.assign = Assignment(num_workers, prefetch_factor,
+                                 balanced=num_workers > 1 and not decoder.runs_user_code)
         self._seen: list[dict[int, int]] = [{} for _ in range(num_workers)]  # slot -> generation
         self._in_flight: dict[tuple[int, int], _Flight] = {}
         self.result_queue = context.Queue()
@@ -230,7 +213,7 @@ class WorkerPool:
         for flight in self._in_flight.values():
             self.ring.discard(flight.slot)
         self._in_flight.clear()
-        self.queued = [0] * self.num_workers
+        self.assign.forget_queues()
 
     def release(self, slot: Slot) -> None:
         """The slot's contents were copied out (or dropped): reusable at once."""
@@ -246,27 +229,23 @@ class WorkerPool:
         return not self._in_flight
 
     def has_room(self) -> bool:
-        return min(self.outstanding) < self.prefetch_factor
+        return self.assign.has_room()
 
     def submit(self, epoch: int, batch_no: int, indices: list[int], seed: int,
                spread_out: bool = False) -> None:
-        """Sends a batch to the next worker in turn that has room, or, with
-        ``spread_out`` and a decoder that allows it, in parts to the workers
-        (NOTE [ The last batches shared out ])."""
-        for _ in range(self.num_workers):
-            owner = next(self._next_worker)
-            if self.outstanding[owner] < self.prefetch_factor:
-                break
-        else:
-            raise RuntimeError("submit() called with every worker busy")
+        """Sends a batch to a worker (``Assignment.owner``), or, with ``spread_out`` and a
+        decoder that allows it, in parts to the workers (NOTE [ The last batches
+        shared out ])."""
+        owner = self.assign.owner(len(indices))
         shares = []
         if spread_out and self.num_workers > 1 and self.decoder.splittable:
-            shares = [(w, n) for w, n in enumerate(spread(len(indices), self.queued)) if n]
+            shares = [(w, n) for w, n in enumerate(spread(len(indices), self.assign.queued))
+                      if n]
         shares = shares or [(owner, len(indices))]  # an empty batch still gets its report
         slot = self.ring.acquire(len(indices))
         # The batch counts against its owner's quota alone, however many share it:
         # as many slots as before are ever taken.
-        self.outstanding[owner] += 1
+        self.assign.counted(owner)
         flight = _Flight(slot, owner, [])
         start = 0
         for wid, n in shares:
@@ -275,7 +254,7 @@ class WorkerPool:
             self.task_queues[wid].put(Task(epoch, batch_no, slot.id, slot.generation,
                                            list(indices[start:start + n]), seed,
                                            slot.tensors if fresh else None, start))
-            self.queued[wid] += n
+            self.assign.sent(wid, n)
             flight.parts.append((wid, start, n))
             start += n
         self._in_flight[(epoch, batch_no)] = flight
@@ -300,8 +279,9 @@ class WorkerPool:
             if flight is None:  # a failed init, or a batch given up on
                 return result, None
             flight.results[result.worker_id] = result
-            self.queued[result.worker_id] -= next(n for w, _, n in flight.parts
-                                                  if w == result.worker_id)
+            self.assign.returned(result.worker_id,
+                                 next(n for w, _, n in flight.parts if w == result.worker_id),
+                                 result.seconds)
             if len(flight.results) < len(flight.parts):
                 continue
             del self._in_flight[key]
@@ -314,7 +294,7 @@ class WorkerPool:
         Counting until then, not until it arrives, bounds what waits for
         re-ordering, as torch's loader does."""
         if result.epoch >= 0:
-            self.outstanding[result.worker_id] -= 1
+            self.assign.finished(result.worker_id)
 
     def _check_workers(self) -> None:
         dead = [w for w in self.workers if not w.is_alive()]

@@ -14,6 +14,7 @@ import queue
 import random
 import signal
 import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +49,9 @@ class Result:
     slot_id: int
     worker_id: int
     report: object  # BatchReport, or ExceptionWrapper on failure
+    #: the worker's wall-clock seconds on the task (NOTE [ Batches to the least
+    #: loaded worker ] in assign.py)
+    seconds: float = 0.0
 
 
 def _seed_worker(seed: int, worker_id: int) -> None:
@@ -103,11 +107,13 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
             mapped.add((task.slot_id, generation))
         if task.start:
             arrays = tuple(a[task.start:] for a in arrays)
+        started = time.perf_counter()
         try:
             report = decoder.decode(task.indices, task.seed, arrays, where, task.batch_no)
         except SampleFailure as failure:
             report = failure.wrapper
         except Exception:
             report = ExceptionWrapper(sys.exc_info(), where=where)
-        results.put(Result(task.epoch, task.batch_no, task.slot_id, worker_id, report))
+        results.put(Result(task.epoch, task.batch_no, task.slot_id, worker_id, report,
+                           time.perf_counter() - started))
         heap.release_free_heap()

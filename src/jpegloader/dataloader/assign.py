@@ -1,0 +1,128 @@
+"""Which worker decodes which batch: the quota of batches outstanding, the
+samples queued at each worker and each worker's pace.  No processes here; the
+pool (pool.py) asks and reports.
+
+NOTE [ Batches to the least loaded worker ]
+Round-robin with a quota per worker runs at the pace of the slowest worker:
+once a fast worker has finished its ``prefetch_factor`` batches it waits,
+since its quota is freed only as batches are handed over in order.  Workers
+are not always equally fast.  One sharing its core with another program, or
+running on a busier core of a shared machine, was measured taking 0.91 CPU-ms
+per image while the other took 0.69; the faster one then sat idle for 0.43 s
+of a 1.8 s epoch.
+
+So when nothing of the user's runs in the workers
+(``BatchDecoder.runs_user_code``), and which worker decodes a batch therefore
+cannot change it, the quota is shared (``balanced``): as many batches are outstanding as
+before (``prefetch_factor`` times ``num_workers``, the ring's slots), and each
+batch goes to the next worker in turn unless another is expected to finish it
+sooner by more than half a batch (``TURN_MARGIN``).  The expectation is the
+worker's queued samples plus the batch, times its pace: its recent seconds
+per sample, a moving average of what the workers report.  A slow worker then
+gets fewer batches instead of holding the others back.
+
+The margin matters.  Without it ("whoever finishes first"), two equally fast
+workers' paces differ by noise, one of them gets two batches in a row, the
+other finishes its own out of order and waits for a slot: 6-7% slower,
+measured (workers busy 89-95% of the time against 98%).  A simulation of the
+pool (two workers, batch times +-15%) put round-robin at 99% of the ideal
+with equal workers, 86% with one at 3/4 speed and 67% at 1/2; with the margin
+the same 99%, 95% and 99.5%.  Measured, with a busy loop at nice 5 on one
+worker's core: 1,039 -> 1,146 img/s (eval, 2,000 files); with none, the same
+within noise.  ``benchmarks/worker_balance.py`` runs the model (on this class)
+and the live comparison.
+
+An idle worker that is passed over learns nothing new of its speed, so its
+pace drifts back towards the fastest and it is tried again: a slow spell is
+not held against it for good.  With user code in the workers, batch k goes to
+worker k mod ``num_workers`` as in torch, since that code may depend on which
+worker runs it (``get_worker_info``, per-worker seeds).
+"""
+from __future__ import annotations
+
+PACE_WEIGHT = 0.25  # of a worker's latest task in its pace
+TURN_MARGIN = 0.5   # batches (at the fastest pace) another worker must gain to skip a turn
+
+
+class Assignment:
+    """The workers' quota, queues and paces; picks each batch's worker."""
+
+    def __init__(self, num_workers: int, prefetch_factor: int, balanced: bool):
+        self.num_workers = num_workers
+        self.prefetch_factor = prefetch_factor
+        self.balanced = balanced  # the quota shared, turns skipped for a slow worker
+        self.outstanding = [0] * num_workers  # batches counted against each worker
+        self.queued = [0] * num_workers       # samples sent and not yet back
+        self.pace = [0.0] * num_workers       # seconds per sample lately (0: not known)
+        self._turn = 0                        # the worker asked first for the next batch
+
+    def has_room(self) -> bool:
+        if self.balanced:
+            return sum(self.outstanding) < self.prefetch_factor * self.num_workers
+        return min(self.outstanding) < self.prefetch_factor
+
+    def owner(self, size: int) -> int:
+        """The worker the next batch (of ``size`` samples) counts against: the next
+        in turn with room or, balanced, the next in turn unless another is expected
+        to finish the batch sooner by more than TURN_MARGIN batches."""
+        order = [(self._turn + i) % self.num_workers for i in range(self.num_workers)]
+        if self.balanced:
+            fastest = min((p for p in self.pace if p > 0), default=1.0)
+            pace = [p or fastest for p in self.pace]
+            finish = {w: (self.queued[w] + size) * pace[w] for w in order}
+            owner, sooner = order[0], min(order, key=finish.__getitem__)
+            if finish[owner] - finish[sooner] > TURN_MARGIN * size * fastest:
+                owner = sooner
+            # An idle worker passed over learns nothing new about its speed: its pace
+            # drifts back towards the fastest, so a slow spell is not held against it
+            # for good.
+            for w in order:
+                if w != owner and not self.queued[w] and self.pace[w]:
+                    self.pace[w] += PACE_WEIGHT * (fastest - self.pace[w])
+        else:
+            owner = next((w for w in order if self.outstanding[w] < self.prefetch_factor), -1)
+            if owner < 0:
+                raise RuntimeError("a batch was sent with every worker busy")
+        self._turn = (owner + 1) % self.num_workers
+        return owner
+
+    def counted(self, worker: int) -> None:
+        """A batch now counts against ``worker``'s quota."""
+        self.outstanding[worker] += 1
+
+    def finished(self, worker: int) -> None:
+        """A batch counted against ``worker`` no longer does."""
+        self.outstanding[worker] -= 1
+
+    def sent(self, worker: int, samples: int) -> None:
+        self.queued[worker] += samples
+
+    def returned(self, worker: int, samples: int, seconds: float) -> None:
+        """``worker`` finished ``samples`` in ``seconds``; folded into its pace as a
+        moving average (a worker's speed changes as the machine's load does)."""
+        self.queued[worker] -= samples
+        if samples and seconds > 0:
+            pace, old = seconds / samples, self.pace[worker]
+            self.pace[worker] = pace if old == 0 else old + PACE_WEIGHT * (pace - old)
+
+    def forget_queues(self) -> None:
+        """The workers are gone: nothing of theirs is queued any more."""
+        self.queued = [0] * self.num_workers
+
+
+def spread(size: int, queued: list[int]) -> list[int]:
+    """Samples per worker for a batch of ``size``: the most to the least queued,
+    so that the queues end as even as they can (NOTE [ The last batches shared
+    out ] in pool.py)."""
+    order = sorted(range(len(queued)), key=lambda w: queued[w])
+    level, left, k = queued[order[0]], size, 1
+    # Raise the level over the emptiest queues until the batch is used up.
+    while k < len(order) and left >= (queued[order[k]] - level) * k:
+        left -= (queued[order[k]] - level) * k
+        level = queued[order[k]]
+        k += 1
+    share, extra = divmod(left, k)
+    parts = [0] * len(queued)
+    for rank, w in enumerate(order[:k]):
+        parts[w] = level - queued[w] + share + (1 if rank < extra else 0)
+    return parts

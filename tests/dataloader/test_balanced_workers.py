@@ -1,0 +1,163 @@
+"""NOTE [ Batches to the least loaded worker ] (dataloader/assign.py): without user
+code in the workers a slow worker gets fewer batches and the batches stay what
+one process makes; with user code batch k goes to worker k mod num_workers."""
+from __future__ import annotations
+
+import collections
+import time
+
+import pytest
+import torch
+import torchvision.transforms as T
+from torchvision import datasets
+
+import jpegloader
+from jpegloader.dataloader import pool as pool_module
+from jpegloader.dataloader.assign import PACE_WEIGHT, Assignment
+from jpegloader.pipelines.classification.decoder import ClassificationBatchDecoder
+from tests.conftest import eval_transform, train_transform, worker_pids, write_image_folder
+
+SLOW_SECONDS = 0.08
+
+
+@pytest.fixture
+def owners(monkeypatch):
+    """batch_no -> the worker each batch counted against, as the pool chose it."""
+    seen = {}
+    submit = pool_module.WorkerPool.submit
+
+    def recording(self, epoch, batch_no, indices, seed, spread_out=False):
+        submit(self, epoch, batch_no, indices, seed, spread_out)
+        seen[batch_no] = self._in_flight[(epoch, batch_no)].owner
+
+    monkeypatch.setattr(pool_module.WorkerPool, "submit", recording)
+    return seen
+
+
+@pytest.fixture
+def worker_0_slow(monkeypatch):
+    """Worker 0 takes SLOW_SECONDS longer over every batch (inherited by the forked
+    workers)."""
+    decode = ClassificationBatchDecoder.decode
+
+    def slow(self, indices, seed, arrays, where, *args, **kwargs):
+        if "worker process 0 " in where:
+            time.sleep(SLOW_SECONDS)
+        return decode(self, indices, seed, arrays, where, *args, **kwargs)
+
+    monkeypatch.setattr(ClassificationBatchDecoder, "decode", slow)
+
+
+def _batches(loader):
+    return [[t.clone() for t in b] for b in loader]
+
+
+def test_a_slow_worker_gets_fewer_batches(tmp_path, owners, worker_0_slow):
+    root = write_image_folder(tmp_path / "d", 48)
+    ds = datasets.ImageFolder(str(root), train_transform())
+    runs = []
+    for n in (0, 2):
+        g = torch.Generator().manual_seed(5)
+        runs.append(_batches(jpegloader.DataLoader(ds, batch_size=2, shuffle=True,
+                                                   num_workers=n, generator=g)))
+    for a, b in zip(*runs, strict=True):
+        assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+    count = collections.Counter(owners.values())
+    assert sum(count.values()) == 24
+    # round-robin would give each 12; worker 1 decodes a batch in a few ms
+    assert count[1] >= 2 * count[0], count
+    assert not worker_pids()
+
+
+def test_the_quota_is_shared(tmp_path, owners, worker_0_slow, monkeypatch):
+    """As many batches outstanding as round-robin allows, never more, however they
+    fall on the workers."""
+    most = []
+    submit = pool_module.WorkerPool.submit
+
+    def counting(self, *args, **kwargs):
+        submit(self, *args, **kwargs)
+        most.append(sum(self.assign.outstanding))
+
+    monkeypatch.setattr(pool_module.WorkerPool, "submit", counting)
+    root = write_image_folder(tmp_path / "d", 40)
+    ds = datasets.ImageFolder(str(root), eval_transform())
+    loader = jpegloader.DataLoader(ds, batch_size=2, num_workers=2, prefetch_factor=3)
+    assert sum(len(b[1]) for b in loader) == 40
+    assert max(most) == 6
+    assert max(collections.Counter(owners.values()).values()) > 10  # not 10 each
+
+
+def test_user_code_keeps_round_robin(tmp_path, owners, worker_0_slow):
+    root = write_image_folder(tmp_path / "d", 24)
+    transform = T.Compose([*eval_transform().transforms, T.Lambda(lambda x: x + 0)])
+    ds = datasets.ImageFolder(str(root), transform)
+    loader = jpegloader.DataLoader(ds, batch_size=2, num_workers=2)
+    assert loader.eligibility.accelerated
+    assert sum(len(b[1]) for b in loader) == 24
+    assert owners == {k: k % 2 for k in range(12)}
+
+
+# -- the rule alone (dataloader/assign.py) ---------------------------------------------
+
+def _send(a: Assignment, size: int = 64) -> int:
+    w = a.owner(size)
+    a.counted(w)
+    a.sent(w, size)
+    return w
+
+
+def test_equal_workers_take_turns():
+    a = Assignment(2, 2, balanced=True)
+    a.pace = [1.00, 0.97]  # noise: within the margin
+    assert [_send(a) for _ in range(4)] == [0, 1, 0, 1]
+    assert not a.has_room()
+    a.returned(0, 64, 64.0)
+    a.finished(0)
+    assert a.has_room() and _send(a) == 0  # its turn, and the quota shared
+
+
+def test_a_worker_behind_by_more_than_the_margin_is_skipped():
+    a = Assignment(2, 2, balanced=True)
+    a.pace = [1.0, 1.0]
+    a.queued = [128, 64]  # worker 0 a batch behind: finishing 192 against 128
+    assert a.owner(64) == 1
+    a = Assignment(2, 2, balanced=True)
+    a.pace = [1.2, 1.0]  # 20% slower, queues even: 1.2 * 128 against 128, within 0.5 batch
+    a.queued = [64, 64]
+    assert a.owner(64) == 0
+    a.pace = [1.6, 1.0]
+    assert a.owner(64) == 1
+
+
+def test_a_slow_spell_is_forgiven():
+    a = Assignment(2, 2, balanced=True)
+    a.pace = [8.0, 1.0]
+    a.queued = [0, 64]
+    owners = []
+    for _ in range(12):  # worker 1 keeps one batch queued; worker 0 sits idle
+        owners.append(a.owner(64))
+        a._turn = 0
+    assert owners[0] == 1 and 0 in owners, owners
+    assert a.pace[0] < 2.5  # tried again once within half a batch of worker 1
+
+
+def test_pace_is_a_moving_average():
+    a = Assignment(2, 2, balanced=True)
+    a.sent(1, 10)
+    a.returned(1, 10, 1.0)
+    assert a.pace[1] == pytest.approx(0.1) and a.queued[1] == 0
+    a.sent(1, 10)
+    a.returned(1, 10, 2.0)
+    assert a.pace[1] == pytest.approx(0.1 + PACE_WEIGHT * 0.1)
+
+
+def test_round_robin_keeps_a_quota_per_worker():
+    a = Assignment(2, 1, balanced=False)
+    a.pace = [9.0, 1.0]  # not looked at
+    assert [_send(a) for _ in range(2)] == [0, 1]
+    assert not a.has_room()
+    with pytest.raises(RuntimeError):
+        a.owner(64)
+    a.finished(1)
+    assert a.has_room() and _send(a) == 1
