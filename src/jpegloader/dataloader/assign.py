@@ -13,13 +13,14 @@ of a 1.8 s epoch.
 
 So when nothing of the user's runs in the workers
 (``BatchDecoder.runs_user_code``), and which worker decodes a batch therefore
-cannot change it, the quota is shared (``balanced``): as many batches are outstanding as
-before (``prefetch_factor`` times ``num_workers``, the ring's slots), and each
-batch goes to the next worker in turn unless another is expected to finish it
-sooner by more than half a batch (``TURN_MARGIN``).  The expectation is the
-worker's queued samples plus the batch, times its pace: its recent seconds
-per sample, a moving average of what the workers report.  A slow worker then
-gets fewer batches instead of holding the others back.
+cannot change it, the quota is shared (``balanced``): as many batches are
+outstanding as before (``prefetch_factor`` times ``num_workers``, the ring's
+slots), and each batch goes to the next worker in turn unless another is
+expected to finish it sooner by more than half a batch (``TURN_MARGIN``).
+The expectation is the worker's queued samples plus the batch, times its
+pace: its recent seconds per sample, a moving average of what the workers
+report.  A slow worker then gets fewer batches instead of holding the others
+back.
 
 The margin matters.  Without it ("whoever finishes first"), two equally fast
 workers' paces differ by noise, one of them gets two batches in a row, the
@@ -27,10 +28,11 @@ other finishes its own out of order and waits for a slot: 6-7% slower,
 measured (workers busy 89-95% of the time against 98%).  A simulation of the
 pool (two workers, batch times +-15%) put round-robin at 99% of the ideal
 with equal workers, 86% with one at 3/4 speed and 67% at 1/2; with the margin
-the same 99%, 95% and 99.5%.  Measured, with a busy loop at nice 5 on one
-worker's core: 1,039 -> 1,146 img/s (eval, 2,000 files); with none, the same
-within noise.  ``benchmarks/worker_balance.py`` runs the model (on this class)
-and the live comparison.
+the same 99%, 95% and 99.5%.  Measured by alternating epochs
+(``benchmarks/worker_balance.py live``, eval, 2,000 files), with a busy loop
+at nice 5 on one worker's core: 1,056 -> 1,174 img/s (pairs 1.05-1.13); with
+none, 0.995 (0.965-1.010), noise.  ``worker_balance.py model`` runs the model
+on this class.
 
 An idle worker that is passed over learns nothing new of its speed, so its
 pace drifts back towards the fastest and it is tried again: a slow spell is

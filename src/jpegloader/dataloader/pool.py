@@ -16,8 +16,8 @@ for its last ``num_workers`` batches to be spread: each is cut into parts, one
 per worker, sized so that every worker's queued samples even out, and each
 part is decoded into its own rows of the one slot.  It counts against one
 worker's quota, the one ``Assignment.owner`` picked, so no more slots are
-taken than before.  The batch is handed over when all its parts are in; the draws do not
-change, since each sample's come from its own index's stream.
+taken than before.  The batch is handed over when all its parts are in; the
+draws do not change, since each sample's come from its own index's stream.
 
 NOTE [ Pool shutdown ]
 ``shutdown`` is idempotent and also registered with weakref.finalize, so it
