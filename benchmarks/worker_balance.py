@@ -1,17 +1,21 @@
 """How batches are shared out over the workers (NOTE [ Batches to the least loaded
-worker ] in dataloader/assign.py), two ways.
+worker ] and NOTE [ The held batch let off ] in dataloader/assign.py).
 
 ``model``: a discrete-event model of the pool (workers of given speeds, batch times
 +-15%, the quota counting the batch the user holds, batches handed over in order, a
-consumer that takes each at once), run with torch's round-robin and with the pool's
-rule; prints each as a fraction of the ideal (all workers busy all the time).
+consumer that takes each at once), run with torch's round-robin, with the pool's
+rule, and with the rule and the held batch let off; prints each as a fraction of the
+ideal (all workers busy all the time).
 
 ``live``: jpegloader on a real ImageFolder, epochs alternating between the pool's rule
-and round-robin (the same loader settings); ``--hog`` runs a busy loop at nice 5 on
-CPU 0 and pins worker k to CPU k, so that worker 0 is slower.
+and round-robin (``--compare balance``) or between the held batch let off its quota
+and counted (``--compare held``, NOTE [ The held batch let off ]), the same loader
+settings otherwise; ``--hog`` runs a busy loop at nice 5 on CPU 0 and pins worker k
+to CPU k, so that worker 0 is slower.
 
     python benchmarks/worker_balance.py model
-    python benchmarks/worker_balance.py live --data DIR [--pipeline eval] [--pairs 6] [--hog]
+    python benchmarks/worker_balance.py live --data DIR [--pipeline eval] [--pairs 6]
+        [--compare balance|held] [--prefetch-factor 2] [--hog]
 """
 from __future__ import annotations
 
@@ -28,20 +32,26 @@ from jpegloader.dataloader.assign import Assignment
 
 
 def simulate(balanced: bool, speeds: list[float], batches: int = 400, prefetch: int = 2,
-             noise: float = 0.15, seed: int = 0) -> float:
-    """Fraction of the ideal throughput one run of the model reaches."""
+             noise: float = 0.15, seed: int = 0, let_off: bool = False) -> float:
+    """Fraction of the ideal throughput one run of the model reaches; ``let_off``:
+    NOTE [ The held batch let off ] (the consumer drops each batch as it takes the
+    next, so a slot is spare whenever fewer than the ring's are in use)."""
     rng = random.Random(seed)
     n = len(speeds)
     cost = [1 + rng.uniform(-noise, noise) for _ in range(batches)]
     assign = Assignment(n, prefetch, balanced)  # the pool's own rule
+    slots = prefetch * n + 1  # BatchRing.slots_for
     queues: list[list[int]] = [[] for _ in range(n)]
     running: list[int | None] = [None] * n
     busy_until = [0.0] * n
     owner, finished = {}, {}
     now, sent, handed, held = 0.0, 0, 0, None
     while handed < batches:
-        while sent < batches and assign.has_room():
-            w = assign.owner(1)
+        while sent < batches:
+            spare = let_off and (sent - handed) + (held is not None) < slots
+            if not assign.has_room(spare_slot=spare):
+                break
+            w = assign.owner(1, spare_slot=spare and not assign.has_room())
             owner[sent] = w
             assign.counted(w)
             assign.sent(w, 1)
@@ -59,16 +69,20 @@ def simulate(balanced: bool, speeds: list[float], batches: int = 400, prefetch: 
             if held is not None:
                 assign.finished(owner[held])
             held, handed = handed, handed + 1
+            assign.held = owner[held]
     return sum(cost) / sum(speeds) / now
 
 
 def model(_args) -> None:
-    print("fraction of the ideal, mean of 30 runs (round-robin -> the pool's rule)")
+    print("fraction of the ideal, mean of 30 runs: round-robin -> the pool's rule -> "
+          "the rule with the held batch let off")
     for speeds in ([1, 1], [0.9, 1], [0.75, 1], [0.5, 1], [1, 1, 1, 1], [0.75, 1, 1, 1]):
         for prefetch in (1, 2, 4):
-            rr, bal = (statistics.mean(simulate(b, speeds, prefetch=prefetch, seed=s)
-                                       for s in range(30)) for b in (False, True))
-            print(f"  speeds {speeds!s:18} prefetch_factor {prefetch}: {rr:.3f} -> {bal:.3f}")
+            rr, bal, off = (statistics.mean(simulate(b, speeds, prefetch=prefetch, seed=s,
+                                                     let_off=o) for s in range(30))
+                            for b, o in ((False, False), (True, False), (True, True)))
+            print(f"  speeds {speeds!s:18} prefetch_factor {prefetch}: {rr:.3f} -> {bal:.3f}"
+                  f" -> {off:.3f}")
 
 
 def live(args) -> None:
@@ -82,16 +96,20 @@ def live(args) -> None:
                  if args.pipeline == "eval" else
                  T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), *norm]))
     dataset = datasets.ImageFolder(args.data, transform)
+    rules = RULES[args.compare]
     loaders = {rule: jpegloader.DataLoader(dataset, batch_size=args.batch_size, shuffle=True,
                                            num_workers=args.workers,
+                                           prefetch_factor=args.prefetch_factor,
                                            worker_init_fn=_pin if args.hog else None)
-               for rule in ("balanced", "round-robin")}
+               for rule in rules}
     make_pool = pool_module.WorkerPool.__init__
 
     def epoch(rule: str) -> float:
         def init(self, *a, **k):
             make_pool(self, *a, **k)
-            self.assign.balanced = self.assign.balanced and rule == "balanced"
+            self.assign.balanced = self.assign.balanced and rule != "round-robin"
+            if rule == "held counted":
+                self.has_room = self.assign.has_room  # never let off
         pool_module.WorkerPool.__init__ = init
         start, n = time.perf_counter(), 0
         for _, labels in loaders[rule]:
@@ -113,10 +131,16 @@ def live(args) -> None:
         pool_module.WorkerPool.__init__ = make_pool
         if hog is not None:
             hog.kill()
-    ratios = [a / b for a, b in zip(speed["balanced"], speed["round-robin"])]
-    print(f"median: balanced {statistics.median(speed['balanced']):.0f}, round-robin "
-          f"{statistics.median(speed['round-robin']):.0f} img/s; ratio of pairs "
+    new, old = rules
+    ratios = [a / b for a, b in zip(speed[new], speed[old])]
+    print(f"median: {new} {statistics.median(speed[new]):.0f}, {old} "
+          f"{statistics.median(speed[old]):.0f} img/s; ratio of pairs "
           f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})")
+
+
+#: What ``live --compare`` alternates: the pool's way, then the one it replaced.
+RULES = {"balance": ("balanced", "round-robin"),     # NOTE [ Batches to the least loaded worker ]
+         "held": ("held let off", "held counted")}  # NOTE [ The held batch let off ]
 
 
 def _pin(worker_id: int) -> None:
@@ -133,6 +157,8 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--pairs", type=int, default=6)
+    p.add_argument("--prefetch-factor", type=int, default=2)
+    p.add_argument("--compare", choices=tuple(RULES), default="balance")
     p.add_argument("--hog", action="store_true")
     p.set_defaults(run=live)
     args = parser.parse_args()

@@ -13,6 +13,7 @@ from torchvision import datasets
 
 import jpegloader
 from jpegloader.dataloader import pool as pool_module
+from jpegloader.dataloader import ring as ring_module
 from jpegloader.dataloader.assign import PACE_WEIGHT, Assignment
 from jpegloader.pipelines.classification.decoder import ClassificationBatchDecoder
 from tests.conftest import eval_transform, train_transform, worker_pids, write_image_folder
@@ -69,23 +70,84 @@ def test_a_slow_worker_gets_fewer_batches(tmp_path, owners, worker_0_slow):
     assert not worker_pids()
 
 
-def test_the_quota_is_shared(tmp_path, owners, worker_0_slow, monkeypatch):
-    """As many batches outstanding as round-robin allows, never more, however they
-    fall on the workers."""
-    most = []
+@pytest.fixture
+def in_flight(monkeypatch):
+    """After each submit: batches sent and not yet handed to the user."""
+    seen = []
     submit = pool_module.WorkerPool.submit
 
     def counting(self, *args, **kwargs):
         submit(self, *args, **kwargs)
-        most.append(sum(self.assign.outstanding))
+        seen.append(sum(self.assign.outstanding) - (self.assign.held is not None))
 
     monkeypatch.setattr(pool_module.WorkerPool, "submit", counting)
+    return seen
+
+
+@pytest.fixture
+def slots_made(monkeypatch):
+    """Every slot the ring allocates: (slot id, capacity)."""
+    made = []
+    allocate = ring_module.BatchRing._allocate
+
+    def recording(self, slot_id, capacity):
+        made.append((slot_id, capacity))
+        return allocate(self, slot_id, capacity)
+
+    monkeypatch.setattr(ring_module.BatchRing, "_allocate", recording)
+    return made
+
+
+def test_the_quota_is_shared(tmp_path, owners, worker_0_slow, in_flight, slots_made):
+    """As many batches in flight as torch keeps (besides the one the user holds),
+    never more, however they fall on the workers, in the ring's slots alone."""
     root = write_image_folder(tmp_path / "d", 40)
     ds = datasets.ImageFolder(str(root), eval_transform())
     loader = jpegloader.DataLoader(ds, batch_size=2, num_workers=2, prefetch_factor=3)
     assert sum(len(b[1]) for b in loader) == 40
-    assert max(most) == 6
+    assert max(in_flight) == 6
     assert max(collections.Counter(owners.values()).values()) > 10  # not 10 each
+    assert len(slots_made) == 7  # prefetch_factor x num_workers + 1, made once
+
+
+@pytest.mark.parametrize("user_code", [False, True])
+def test_one_batch_per_worker_decodes_while_the_user_holds_one(
+        tmp_path, owners, in_flight, slots_made, user_code, monkeypatch):
+    """NOTE [ The held batch let off ]: with prefetch_factor=1 both workers have a
+    batch while the user holds a third, in three slots."""
+    decode = ClassificationBatchDecoder.decode
+
+    def slow(self, indices, seed, arrays, where, *args, **kwargs):
+        time.sleep(SLOW_SECONDS)  # in both workers: every batch is waited for
+        return decode(self, indices, seed, arrays, where, *args, **kwargs)
+
+    monkeypatch.setattr(ClassificationBatchDecoder, "decode", slow)
+    root = write_image_folder(tmp_path / "d", 24)
+    transform = eval_transform()
+    if user_code:
+        transform = T.Compose([*transform.transforms, T.Lambda(lambda x: x + 0)])
+    ds = datasets.ImageFolder(str(root), transform)
+    loader = jpegloader.DataLoader(ds, batch_size=2, num_workers=2, prefetch_factor=1)
+    assert loader.eligibility.accelerated
+    assert sum(len(b[1]) for b in loader) == 24
+    assert max(in_flight) == 2 and in_flight.count(2) >= 8, in_flight
+    assert len(slots_made) == 3
+    if user_code:
+        assert owners == {k: k % 2 for k in range(12)}
+
+
+def test_a_batch_the_user_keeps_is_not_let_off(tmp_path, in_flight, slots_made):
+    """No spare slot while the user keeps every batch: the held one counts, and a
+    slot is only made anew when the next batch needs one (as before)."""
+    root = write_image_folder(tmp_path / "d", 16)
+    ds = datasets.ImageFolder(str(root), eval_transform())
+    loader = jpegloader.DataLoader(ds, batch_size=2, num_workers=2, prefetch_factor=1)
+    kept = list(loader)
+    assert sum(len(b[1]) for b in kept) == 16
+    assert max(in_flight) <= 2
+    # the ring's three slots take the first three batches; every later batch gets a
+    # fresh slot, the kept one retired
+    assert len(slots_made) == 3 + (8 - 3)
 
 
 def test_user_code_keeps_round_robin(tmp_path, owners, worker_0_slow):
@@ -150,6 +212,19 @@ def test_pace_is_a_moving_average():
     a.sent(1, 10)
     a.returned(1, 10, 2.0)
     assert a.pace[1] == pytest.approx(0.1 + PACE_WEIGHT * 0.1)
+
+
+def test_the_held_batch_is_let_off_only_for_a_spare_slot():
+    for balanced in (True, False):
+        a = Assignment(2, 1, balanced=balanced)
+        assert [_send(a) for _ in range(2)] == [0, 1]
+        a.returned(0, 64, 64.0)
+        a.held = 0  # the user holds worker 0's batch: it still counts
+        assert not a.has_room()
+        assert a.has_room(spare_slot=True)
+        assert a.owner(64, spare_slot=True) == 0
+        a.held = None
+        assert not a.has_room(spare_slot=True)
 
 
 def test_round_robin_keeps_a_quota_per_worker():

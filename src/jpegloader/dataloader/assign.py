@@ -39,6 +39,26 @@ pace drifts back towards the fastest and it is tried again: a slow spell is
 not held against it for good.  With user code in the workers, batch k goes to
 worker k mod ``num_workers`` as in torch, since that code may depend on which
 worker runs it (``get_worker_info``, per-worker seeds).
+
+NOTE [ The held batch let off ]
+The batch the user holds counts against its worker's quota until the next one
+is yielded (NOTE [ A worker's quota includes the batch the user holds ] in
+epoch.py), so that ``prefetch_factor`` x ``num_workers`` + 1 slots always do.
+But torch does not count it: it keeps ``prefetch_factor`` x ``num_workers``
+batches in flight besides the one the user holds, and counting it left one
+fewer decoding.  The batches in flight are handed over in order, so a worker
+that finished its last one sat idle until the oldest, at another worker, came
+in (seen as 10-45 ms gaps in a 950 ms epoch).  With ``prefetch_factor=1``
+only one worker at a time had a batch.  So the held batch is let off its
+quota whenever the ring has a slot spare for the next batch (the user has
+dropped the previous one, as training loops do): as many batches in flight as
+torch keeps, in no more slots than before.  The epoch looks for such a slot
+when ``next`` is called and whenever a result comes in.  Measured by
+alternating epochs (``benchmarks/worker_balance.py live --compare held``,
+eval, 2,000 files, two workers): ``prefetch_factor=1`` 778 -> 1,424 img/s;
+with the default 2, 1.016 on the original-encoding files (pairs 1.000-1.035),
+1.018 with a busy loop on one worker's core (0.974-1.080), and 1.001 on
+imagenet-sample (0.974-1.022, noise).
 """
 from __future__ import annotations
 
@@ -57,16 +77,27 @@ class Assignment:
         self.queued = [0] * num_workers       # samples sent and not yet back
         self.pace = [0.0] * num_workers       # seconds per sample lately (0: not known)
         self._turn = 0                        # the worker asked first for the next batch
+        self.held: int | None = None          # the worker whose batch the user holds
 
-    def has_room(self) -> bool:
+    def _counts(self, spare_slot: bool) -> list[int]:
+        """Batches counted against each worker: the one the user holds not, when a
+        slot is spare for the next (NOTE [ The held batch let off ])."""
+        counts = list(self.outstanding)
+        if spare_slot and self.held is not None:
+            counts[self.held] -= 1
+        return counts
+
+    def has_room(self, spare_slot: bool = False) -> bool:
+        counts = self._counts(spare_slot)
         if self.balanced:
-            return sum(self.outstanding) < self.prefetch_factor * self.num_workers
-        return min(self.outstanding) < self.prefetch_factor
+            return sum(counts) < self.prefetch_factor * self.num_workers
+        return min(counts) < self.prefetch_factor
 
-    def owner(self, size: int) -> int:
+    def owner(self, size: int, spare_slot: bool = False) -> int:
         """The worker the next batch (of ``size`` samples) counts against: the next
         in turn with room or, balanced, the next in turn unless another is expected
-        to finish the batch sooner by more than TURN_MARGIN batches."""
+        to finish the batch sooner by more than TURN_MARGIN batches.  ``spare_slot``
+        as has_room was told."""
         order = [(self._turn + i) % self.num_workers for i in range(self.num_workers)]
         if self.balanced:
             fastest = min((p for p in self.pace if p > 0), default=1.0)
@@ -82,7 +113,8 @@ class Assignment:
                 if w != owner and not self.queued[w] and self.pace[w]:
                     self.pace[w] += PACE_WEIGHT * (fastest - self.pace[w])
         else:
-            owner = next((w for w in order if self.outstanding[w] < self.prefetch_factor), -1)
+            counts = self._counts(spare_slot)
+            owner = next((w for w in order if counts[w] < self.prefetch_factor), -1)
             if owner < 0:
                 raise RuntimeError("a batch was sent with every worker busy")
         self._turn = (owner + 1) % self.num_workers

@@ -133,6 +133,7 @@ class Epoch:
         if self.pool is not None and self._holding is not None:
             self.pool.finished(self._holding)
             self._holding = None
+            self.pool.holding(None)
         if self.owns_pool and not (self.pool.idle and self.settings.keep_pool(self.pool)):
             self.pool.stop()  # reaped in the background
         self._on_end(self.stats)
@@ -184,6 +185,8 @@ class Epoch:
 
     def _next_from_workers(self):
         pool = self.pool
+        # The previous batch's slot may be free by now: NOTE [ The held batch let off ]
+        self._fill()
         while True:
             if self._received in self._ready:
                 result, slot = self._ready.pop(self._received)
@@ -192,13 +195,15 @@ class Epoch:
                 # NOTE [ A worker's quota includes the batch the user holds ]
                 # A batch counts against its worker's prefetch quota until the next
                 # one is yielded: its slot is still in the user's hands until then,
-                # so a worker's prefetch_factor slots are always enough.
+                # so a worker's prefetch_factor slots are always enough.  It is let
+                # off when a slot is spare (NOTE [ The held batch let off ]).
                 if batch is None:  # every sample skipped: nothing handed over
                     pool.finished(result)
                 else:
                     if self._holding is not None:
                         pool.finished(self._holding)
                     self._holding = result
+                    pool.holding(result)
                 self._fill()
                 if batch is not None:
                     return batch
@@ -227,6 +232,7 @@ class Epoch:
                 pool.shutdown()
                 result.report.reraise()
             self._ready[result.batch_no] = (result, slot)
+            self._fill()  # its worker may be idle now: NOTE [ The held batch let off ]
 
     def _take(self, result, slot):
         report = result.report

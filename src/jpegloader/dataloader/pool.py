@@ -229,14 +229,18 @@ class WorkerPool:
         return not self._in_flight
 
     def has_room(self) -> bool:
-        return self.assign.has_room()
+        """Room for another batch: within the quota, or past it by the batch the user
+        holds when the ring has a slot spare (NOTE [ The held batch let off ])."""
+        return self.assign.has_room() or (
+            self.assign.held is not None and self.assign.has_room(spare_slot=True)
+            and self.ring.has_spare())
 
     def submit(self, epoch: int, batch_no: int, indices: list[int], seed: int,
                spread_out: bool = False) -> None:
         """Sends a batch to a worker (``Assignment.owner``), or, with ``spread_out`` and a
         decoder that allows it, in parts to the workers (NOTE [ The last batches
         shared out ])."""
-        owner = self.assign.owner(len(indices))
+        owner = self.assign.owner(len(indices), spare_slot=not self.assign.has_room())
         shares = []
         if spread_out and self.num_workers > 1 and self.decoder.splittable:
             shares = [(w, n) for w, n in enumerate(spread(len(indices), self.assign.queued))
@@ -295,6 +299,12 @@ class WorkerPool:
         re-ordering, as torch's loader does."""
         if result.epoch >= 0:
             self.assign.finished(result.worker_id)
+
+    def holding(self, result: Result | None) -> None:
+        """The user now holds this batch (None: no batch), still counted against its
+        worker until finished (NOTE [ The held batch let off ])."""
+        self.assign.held = result.worker_id if result is not None and result.epoch >= 0 \
+            else None
 
     def _check_workers(self) -> None:
         dead = [w for w in self.workers if not w.is_alive()]

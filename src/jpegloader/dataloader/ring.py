@@ -211,6 +211,10 @@ class BatchRing:
             return self._allocate(slot.id, capacity)
         return slot
 
+    def has_spare(self) -> bool:
+        """Is a slot free for another batch, without allocating one?"""
+        return bool(self._free) or any(not lent.in_use() for lent in self._lent)
+
     def preallocate(self) -> list[Slot]:
         """Allocates every slot not yet allocated; returns all slots the ring knows."""
         while self._spare_ids:
