@@ -8,14 +8,16 @@ rule, and with the rule and the held batch let off; prints each as a fraction of
 ideal (all workers busy all the time).
 
 ``live``: jpegloader on a real ImageFolder, epochs alternating between the pool's rule
-and round-robin (``--compare balance``) or between the held batch let off its quota
-and counted (``--compare held``, NOTE [ The held batch let off ]), the same loader
-settings otherwise; ``--hog`` runs a busy loop at nice 5 on CPU 0 and pins worker k
+and round-robin (``--compare balance``), between the held batch let off its quota
+and counted (``--compare held``, NOTE [ The held batch let off ]), or between the
+epoch's last batches shared out by the workers' backlogs in seconds and by their
+queued samples (``--compare spread``, NOTE [ The last batches shared out ] in
+pool.py), the same loader settings otherwise; ``--hog`` runs a busy loop at nice 5 on CPU 0 and pins worker k
 to CPU k, so that worker 0 is slower.
 
     python benchmarks/worker_balance.py model
     python benchmarks/worker_balance.py live --data DIR [--pipeline eval] [--pairs 6]
-        [--compare balance|held] [--prefetch-factor 2] [--hog]
+        [--compare balance|held|spread] [--prefetch-factor 2] [--hog]
 """
 from __future__ import annotations
 
@@ -110,6 +112,9 @@ def live(args) -> None:
             self.assign.balanced = self.assign.balanced and rule != "round-robin"
             if rule == "held counted":
                 self.has_room = self.assign.has_room  # never let off
+            if rule == "spread by samples":
+                a = self.assign
+                a.backlog = lambda: ([float(q) for q in a.queued], [1.0] * a.num_workers)
         pool_module.WorkerPool.__init__ = init
         start, n = time.perf_counter(), 0
         for _, labels in loaders[rule]:
@@ -140,7 +145,9 @@ def live(args) -> None:
 
 #: What ``live --compare`` alternates: the pool's way, then the one it replaced.
 RULES = {"balance": ("balanced", "round-robin"),     # NOTE [ Batches to the least loaded worker ]
-         "held": ("held let off", "held counted")}  # NOTE [ The held batch let off ]
+         "held": ("held let off", "held counted"),  # NOTE [ The held batch let off ]
+         # NOTE [ The last batches shared out ] (pool.py)
+         "spread": ("spread by time", "spread by samples")}
 
 
 def _pin(worker_id: int) -> None:

@@ -12,7 +12,7 @@ from torchvision import datasets
 
 import jpegloader
 from jpegloader.dataloader import pool as pool_module
-from jpegloader.dataloader.assign import spread
+from jpegloader.dataloader.assign import Assignment, spread
 from tests.conftest import eval_transform, train_transform, worker_pids, write_image_folder
 
 
@@ -20,12 +20,12 @@ def _batches(loader):
     return [[t.clone() for t in b] for b in loader]
 
 
-def _best_max(size: int, queued: list[int]) -> int:
-    """The lowest largest queue any split of ``size`` can leave (brute force)."""
+def _best_max(size: int, ready: list[float], pace: list[float]) -> float:
+    """The earliest last finish any split of ``size`` can give (brute force)."""
     best = None
-    for parts in itertools.product(range(size + 1), repeat=len(queued)):
+    for parts in itertools.product(range(size + 1), repeat=len(ready)):
         if sum(parts) == size:
-            top = max(q + p for q, p in zip(queued, parts))
+            top = max(r + p * n for r, p, n in zip(ready, pace, parts) if n) if size else 0
             best = top if best is None else min(best, top)
     return best
 
@@ -36,20 +36,58 @@ def test_spread_evens_out_the_queues():
         workers = rng.randint(1, 4)
         queued = [rng.choice((0, 8, 64, rng.randint(0, 40))) for _ in range(workers)]
         size = rng.randint(1, 12 if workers > 3 else 20)
-        parts = spread(size, queued)
+        parts = spread(size, [float(q) for q in queued], [1.0] * workers)
         assert sum(parts) == size and min(parts) >= 0, (size, queued, parts)
         ends = [q + p for q, p in zip(queued, parts)]
-        assert max(ends) == _best_max(size, queued), (size, queued, parts)
+        assert max(e for e, p in zip(ends, parts) if p) == \
+            _best_max(size, queued, [1.0] * workers), (size, queued, parts)
         # only the emptiest queues get samples, and those end within one sample
         filled = [e for e, p in zip(ends, parts) if p]
         assert max(filled) - min(filled) <= 1, (size, queued, parts)
 
 
+def test_spread_makes_the_last_finish_earliest():
+    """Workers of different speeds, part-way through their queues: the split no other
+    split beats."""
+    rng = random.Random(7)
+    for _ in range(300):
+        workers = rng.randint(1, 3)
+        pace = [rng.uniform(0.5, 2.0) for _ in range(workers)]
+        ready = [rng.choice((0.0, rng.uniform(0, 30))) for _ in range(workers)]
+        size = rng.randint(1, 16)
+        parts = spread(size, ready, pace)
+        assert sum(parts) == size and min(parts) >= 0
+        last = max(r + p * n for r, p, n in zip(ready, pace, parts) if n)
+        assert last == pytest.approx(_best_max(size, ready, pace)), (size, ready, pace, parts)
+
+
 def test_spread_gives_a_full_queue_nothing():
-    assert spread(64, [128, 64]) == [0, 64]
-    assert spread(16, [0, 0]) == [8, 8]
-    assert spread(5, [0, 0, 0]) == [2, 2, 1]
-    assert spread(3, [100, 0]) == [0, 3]
+    assert spread(64, [128.0, 64.0], [1.0, 1.0]) == [0, 64]
+    assert spread(16, [0.0, 0.0], [1.0, 1.0]) == [8, 8]
+    assert spread(5, [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]) == [2, 2, 1]
+    assert spread(3, [100.0, 0.0], [1.0, 1.0]) == [0, 3]
+    assert spread(12, [0.0, 0.0], [2.0, 1.0]) == [4, 8]  # twice as fast: twice as many
+
+
+def test_backlog_counts_what_a_worker_has_done_of_its_task():
+    now = [0.0]
+    a = Assignment(2, 2, balanced=True, clock=lambda: now[0])
+    assert a.backlog() == ([0.0, 0.0], [1.0, 1.0])  # no pace yet: samples
+    for w in (0, 1):
+        a.sent(w, 10)
+        a.returned(w, 10, 10 * (0.01 if w == 0 else 0.02))
+    a.sent(0, 10)  # worker 0 begins at t = 0
+    a.sent(0, 10)
+    a.sent(1, 10)
+    now[0] = 0.04  # 4 of worker 0's first 10, 2 of worker 1's
+    ready, pace = a.backlog()
+    assert pace == pytest.approx([0.01, 0.02])
+    assert ready == pytest.approx([0.06 + 0.1, 0.16])
+    a.returned(0, 10, 0.1)  # at 0.04, early: its next task begins now
+    now[0] = 0.05
+    assert a.backlog()[0] == pytest.approx([0.09, 0.15])
+    now[0] = 9.0  # overdue: the current task is taken as about to end, no less
+    assert a.backlog()[0] == pytest.approx([0.0, 0.0])
 
 
 @pytest.fixture

@@ -62,6 +62,9 @@ imagenet-sample (0.974-1.022, noise).
 """
 from __future__ import annotations
 
+import collections
+import time
+
 PACE_WEIGHT = 0.25  # of a worker's latest task in its pace
 TURN_MARGIN = 0.5   # batches (at the fastest pace) another worker must gain to skip a turn
 
@@ -69,7 +72,8 @@ TURN_MARGIN = 0.5   # batches (at the fastest pace) another worker must gain to 
 class Assignment:
     """The workers' quota, queues and paces; picks each batch's worker."""
 
-    def __init__(self, num_workers: int, prefetch_factor: int, balanced: bool):
+    def __init__(self, num_workers: int, prefetch_factor: int, balanced: bool,
+                 clock=time.monotonic):
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
         self.balanced = balanced  # the quota shared, turns skipped for a slow worker
@@ -78,6 +82,11 @@ class Assignment:
         self.pace = [0.0] * num_workers       # seconds per sample lately (0: not known)
         self._turn = 0                        # the worker asked first for the next batch
         self.held: int | None = None          # the worker whose batch the user holds
+        # each worker's tasks in the order it works through them (samples), and when
+        # it began the first: NOTE [ The last batches shared out ] in pool.py
+        self._tasks = [collections.deque() for _ in range(num_workers)]
+        self._began = [0.0] * num_workers
+        self._clock = clock
 
     def _counts(self, spare_slot: bool) -> list[int]:
         """Batches counted against each worker: the one the user holds not, when a
@@ -129,11 +138,17 @@ class Assignment:
         self.outstanding[worker] -= 1
 
     def sent(self, worker: int, samples: int) -> None:
+        if not self._tasks[worker]:
+            self._began[worker] = self._clock()
+        self._tasks[worker].append(samples)
         self.queued[worker] += samples
 
     def returned(self, worker: int, samples: int, seconds: float) -> None:
         """``worker`` finished ``samples`` in ``seconds``; folded into its pace as a
         moving average (a worker's speed changes as the machine's load does)."""
+        if self._tasks[worker]:  # a worker works through its queue in order
+            self._tasks[worker].popleft()
+        self._began[worker] = self._clock()  # and begins the next task now
         self.queued[worker] -= samples
         if samples and seconds > 0:
             pace, old = seconds / samples, self.pace[worker]
@@ -142,21 +157,35 @@ class Assignment:
     def forget_queues(self) -> None:
         """The workers are gone: nothing of theirs is queued any more."""
         self.queued = [0] * self.num_workers
+        self._tasks = [collections.deque() for _ in range(self.num_workers)]
+
+    def backlog(self) -> tuple[list[float], list[float]]:
+        """(seconds until each worker is through what it has been sent, its seconds
+        per sample): NOTE [ The last batches shared out ] in pool.py.  Before any pace
+        is known, samples stand for seconds."""
+        if not any(self.pace):
+            return [float(q) for q in self.queued], [1.0] * self.num_workers
+        fastest = min(p for p in self.pace if p > 0)
+        pace = [p or fastest for p in self.pace]
+        now = self._clock()
+        ready = []
+        for w in range(self.num_workers):
+            tasks = self._tasks[w]
+            if not tasks:
+                ready.append(0.0)
+                continue
+            current = max(0.0, tasks[0] * pace[w] - (now - self._began[w]))
+            ready.append(current + (self.queued[w] - tasks[0]) * pace[w])
+        return ready, pace
 
 
-def spread(size: int, queued: list[int]) -> list[int]:
-    """Samples per worker for a batch of ``size``: the most to the least queued,
-    so that the queues end as even as they can (NOTE [ The last batches shared
-    out ] in pool.py)."""
-    order = sorted(range(len(queued)), key=lambda w: queued[w])
-    level, left, k = queued[order[0]], size, 1
-    # Raise the level over the emptiest queues until the batch is used up.
-    while k < len(order) and left >= (queued[order[k]] - level) * k:
-        left -= (queued[order[k]] - level) * k
-        level = queued[order[k]]
-        k += 1
-    share, extra = divmod(left, k)
-    parts = [0] * len(queued)
-    for rank, w in enumerate(order[:k]):
-        parts[w] = level - queued[w] + share + (1 if rank < extra else 0)
+def spread(size: int, ready: list[float], pace: list[float]) -> list[int]:
+    """Samples per worker for a batch of ``size``, worker w being through its queue
+    in ready[w] seconds and taking pace[w] seconds per sample: each sample to the
+    worker that would finish it first, which makes the last finish as early as any
+    split can (NOTE [ The last batches shared out ] in pool.py)."""
+    parts = [0] * len(ready)
+    for _ in range(size):
+        w = min(range(len(ready)), key=lambda w: (ready[w] + (parts[w] + 1) * pace[w], w))
+        parts[w] += 1
     return parts

@@ -13,11 +13,19 @@ over two workers, one worker has 48 samples more to do while the other idles
 (1.5% of a 2,000-sample epoch, measured).  When the decoder allows it
 (``BatchDecoder.splittable``: no user code runs in the workers), the epoch asks
 for its last ``num_workers`` batches to be spread: each is cut into parts, one
-per worker, sized so that every worker's queued samples even out, and each
-part is decoded into its own rows of the one slot.  It counts against one
-worker's quota, the one ``Assignment.owner`` picked, so no more slots are
-taken than before.  The batch is handed over when all its parts are in; the
-draws do not change, since each sample's come from its own index's stream.
+per worker, sized so that the workers finish together, and each part is
+decoded into its own rows of the one slot.  A worker's backlog is counted in
+seconds (``Assignment.backlog``): its queued samples times its pace, less
+what it has done of the task it is on (begun when its previous result came
+in).  Evening out queued samples instead left the slower of two workers
+finishing 32 ms after the other on average over 15 epochs (imagenet-sample
+eval, 2,000 files), against 9 ms by seconds: 1.011 by alternating epochs
+(``benchmarks/worker_balance.py live --compare spread``, pairs 0.989-1.033;
+0.999 on the original-encoding files, where the epoch is shorter).  It counts
+against one worker's quota, the one ``Assignment.owner`` picked, so no more
+slots are taken than before.  The batch is handed over when all its parts are
+in; the draws do not change, since each sample's come from its own index's
+stream.
 
 NOTE [ Pool shutdown ]
 ``shutdown`` is idempotent and also registered with weakref.finalize, so it
@@ -243,8 +251,8 @@ class WorkerPool:
         owner = self.assign.owner(len(indices), spare_slot=not self.assign.has_room())
         shares = []
         if spread_out and self.num_workers > 1 and self.decoder.splittable:
-            shares = [(w, n) for w, n in enumerate(spread(len(indices), self.assign.queued))
-                      if n]
+            parts = spread(len(indices), *self.assign.backlog())
+            shares = [(w, n) for w, n in enumerate(parts) if n]
         shares = shares or [(owner, len(indices))]  # an empty batch still gets its report
         slot = self.ring.acquire(len(indices))
         # The batch counts against its owner's quota alone, however many share it:
