@@ -140,3 +140,28 @@ def test_ceiling_option_errors(tmp_path):
     broken.write_text("this is not C")
     failed = _cli("--ceiling", broken)
     assert failed.returncode == 2 and "could not build" in failed.stderr
+
+
+def test_a_native_epoch_does_not_wait_for_jpegloaders_kept_workers(small_folder,
+                                                                   monkeypatch):
+    """Workers jpegloader keeps between epochs are not waited for after the native
+    epoch alternated with it (that wait ran into its 10 s timeout every time)."""
+    import torch
+    import torchvision.transforms as T
+    from torchvision import datasets
+
+    import jpegloader
+    ds = datasets.ImageFolder(str(small_folder), T.Compose([T.Resize(32), T.CenterCrop(32),
+                                                            T.ToTensor()]))
+    ours = jpegloader.DataLoader(ds, batch_size=4, num_workers=2)
+    native = torch.utils.data.DataLoader(ds, batch_size=4, num_workers=2)
+    waits = []
+    wait = benchmark._wait_for_children_to_exit
+    monkeypatch.setattr(benchmark, "_wait_for_children_to_exit",
+                        lambda timeout, keep=(): waits.append(set(keep)) or wait(timeout, keep))
+    benchmark.run_epoch(ours, others=[native])
+    kept = {w.pid for w in ours._workers()}
+    assert kept  # NOTE [ Workers kept between epochs ]
+    benchmark.run_epoch(native, others=[ours])
+    assert waits == [kept, kept]
+    ours.close()

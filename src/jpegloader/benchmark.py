@@ -237,11 +237,12 @@ def native_pil() -> dict:
     return {"distribution": "PIL", "version": PIL.__version__}
 
 
-def run_epoch(loader, label: str = "", consumer_ms: float = 0.0) -> dict:
+def run_epoch(loader, label: str = "", consumer_ms: float = 0.0, others=()) -> dict:
     """One full epoch (persistent_workers=False: torch's workers start and exit inside
     it; jpegloader's may stay for the next one, their CPU counted all the same).
     ``consumer_ms`` of simulated model time follow each batch (a sleep: a model on
-    an accelerator leaves the CPU to the loader)."""
+    an accelerator leaves the CPU to the loader).  ``others``: loaders alternated
+    with this one, whose kept workers are not waited for either."""
     stages0 = dict(getattr(loader, "stage_seconds", {}))
     cpu0, t0 = _cpu_seconds(), time.perf_counter()
     first = None
@@ -260,7 +261,8 @@ def run_epoch(loader, label: str = "", consumer_ms: float = 0.0) -> dict:
     # them on a thread): wait for that, outside the timed window, so that each epoch
     # is charged its own workers' exit.  Workers kept for the next epoch stay (NOTE
     # [ Workers kept between epochs ]); _cpu_seconds reads theirs from /proc.
-    kept = [w.pid for w in loader._workers()] if hasattr(loader, "_workers") else []
+    kept = [w.pid for held in (loader, *others) if hasattr(held, "_workers")
+            for w in held._workers()]
     _wait_for_children_to_exit(timeout=10.0, keep=kept)
     cpu = _cpu_seconds() - cpu0
     stages = {k: v - stages0.get(k, 0.0) for k, v in getattr(loader, "stage_seconds", {}).items()}
@@ -327,7 +329,8 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     for epoch in range(warmup + epochs):
         for name in order if epoch % 2 == 0 else order[::-1]:  # alternate who goes first
             r = run_epoch(loaders[name], f"{pipeline} w={workers} {name} "
-                                         f"{epoch + 1}/{warmup + epochs}", consumer_ms)
+                                         f"{epoch + 1}/{warmup + epochs}", consumer_ms,
+                          others=[loader for other, loader in loaders.items() if other != name])
             if epoch >= warmup:
                 runs[name].append(r)
             log(f"  {pipeline:7s} workers={workers} epoch {epoch + 1}/{warmup + epochs} "
