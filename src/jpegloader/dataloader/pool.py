@@ -21,11 +21,10 @@ in).  Evening out queued samples instead left the slower of two workers
 finishing 32 ms after the other on average over 15 epochs (imagenet-sample
 eval, 2,000 files), against 9 ms by seconds: 1.011 by alternating epochs
 (``benchmarks/worker_balance.py live --compare spread``, pairs 0.989-1.033;
-0.999 on the original-encoding files, where the epoch is shorter).  It counts
-against one worker's quota, the one ``Assignment.owner`` picked, so no more
-slots are taken than before.  The batch is handed over when all its parts are
-in; the draws do not change, since each sample's come from its own index's
-stream.
+0.999 on the original-encoding files).  It counts against one worker's quota,
+the one ``Assignment.owner`` picked, so no more slots are taken than before.
+The batch is handed over when all its parts are in; the draws do not change,
+since each sample's come from its own index's stream.
 
 NOTE [ Pool shutdown ]
 ``shutdown`` is idempotent and also registered with weakref.finalize, so it
