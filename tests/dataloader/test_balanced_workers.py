@@ -182,11 +182,13 @@ def test_equal_workers_take_turns():
 def test_a_worker_behind_by_more_than_the_margin_is_skipped():
     a = Assignment(2, 2, balanced=True)
     a.pace = [1.0, 1.0]
-    a.queued = [128, 64]  # worker 0 a batch behind: finishing 192 against 128
+    a.sent(0, 128)  # worker 0 a batch behind: finishing 192 against 128
+    a.sent(1, 64)
     assert a.owner(64) == 1
     a = Assignment(2, 2, balanced=True)
     a.pace = [1.2, 1.0]  # 20% slower, queues even: 1.2 * 128 against 128, within 0.5 batch
-    a.queued = [64, 64]
+    a.sent(0, 64)
+    a.sent(1, 64)
     assert a.owner(64) == 0
     a.pace = [1.6, 1.0]
     assert a.owner(64) == 1
@@ -195,7 +197,7 @@ def test_a_worker_behind_by_more_than_the_margin_is_skipped():
 def test_a_slow_spell_is_forgiven():
     a = Assignment(2, 2, balanced=True)
     a.pace = [8.0, 1.0]
-    a.queued = [0, 64]
+    a.sent(1, 64)
     owners = []
     for _ in range(12):  # worker 1 keeps one batch queued; worker 0 sits idle
         owners.append(a.owner(64))

@@ -78,15 +78,26 @@ class Assignment:
         self.prefetch_factor = prefetch_factor
         self.balanced = balanced  # the quota shared, turns skipped for a slow worker
         self.outstanding = [0] * num_workers  # batches counted against each worker
-        self.queued = [0] * num_workers       # samples sent and not yet back
         self.pace = [0.0] * num_workers       # seconds per sample lately (0: not known)
         self._turn = 0                        # the worker asked first for the next batch
         self.held: int | None = None          # the worker whose batch the user holds
-        # each worker's tasks in the order it works through them (samples), and when
-        # it began the first: NOTE [ The last batches shared out ] in pool.py
+        # each worker's tasks sent and not yet back (samples), in the order it works
+        # through them, and when it began the first: NOTE [ The last batches shared
+        # out ] in pool.py
         self._tasks = [collections.deque() for _ in range(num_workers)]
         self._began = [0.0] * num_workers
         self._clock = clock
+
+    @property
+    def queued(self) -> list[int]:
+        """Samples sent to each worker and not yet back."""
+        return [sum(tasks) for tasks in self._tasks]
+
+    def _paces(self) -> tuple[float, list[float]]:
+        """(the fastest known pace, each worker's pace with the fastest standing in for
+        one not known yet); 1.0 when none is known."""
+        fastest = min((p for p in self.pace if p > 0), default=1.0)
+        return fastest, [p or fastest for p in self.pace]
 
     def _counts(self, spare_slot: bool) -> list[int]:
         """Batches counted against each worker: the one the user holds not, when a
@@ -109,9 +120,9 @@ class Assignment:
         as has_room was told."""
         order = [(self._turn + i) % self.num_workers for i in range(self.num_workers)]
         if self.balanced:
-            fastest = min((p for p in self.pace if p > 0), default=1.0)
-            pace = [p or fastest for p in self.pace]
-            finish = {w: (self.queued[w] + size) * pace[w] for w in order}
+            fastest, pace = self._paces()
+            queued = self.queued
+            finish = {w: (queued[w] + size) * pace[w] for w in order}
             owner, sooner = order[0], min(order, key=finish.__getitem__)
             if finish[owner] - finish[sooner] > TURN_MARGIN * size * fastest:
                 owner = sooner
@@ -119,7 +130,7 @@ class Assignment:
             # drifts back towards the fastest, so a slow spell is not held against it
             # for good.
             for w in order:
-                if w != owner and not self.queued[w] and self.pace[w]:
+                if w != owner and not queued[w] and self.pace[w]:
                     self.pace[w] += PACE_WEIGHT * (fastest - self.pace[w])
         else:
             counts = self._counts(spare_slot)
@@ -141,7 +152,6 @@ class Assignment:
         if not self._tasks[worker]:
             self._began[worker] = self._clock()
         self._tasks[worker].append(samples)
-        self.queued[worker] += samples
 
     def returned(self, worker: int, samples: int, seconds: float) -> None:
         """``worker`` finished ``samples`` in ``seconds``; folded into its pace as a
@@ -149,14 +159,12 @@ class Assignment:
         if self._tasks[worker]:  # a worker works through its queue in order
             self._tasks[worker].popleft()
         self._began[worker] = self._clock()  # and begins the next task now
-        self.queued[worker] -= samples
         if samples and seconds > 0:
             pace, old = seconds / samples, self.pace[worker]
             self.pace[worker] = pace if old == 0 else old + PACE_WEIGHT * (pace - old)
 
     def forget_queues(self) -> None:
         """The workers are gone: nothing of theirs is queued any more."""
-        self.queued = [0] * self.num_workers
         self._tasks = [collections.deque() for _ in range(self.num_workers)]
 
     def backlog(self) -> tuple[list[float], list[float]]:
@@ -165,17 +173,15 @@ class Assignment:
         is known, samples stand for seconds."""
         if not any(self.pace):
             return [float(q) for q in self.queued], [1.0] * self.num_workers
-        fastest = min(p for p in self.pace if p > 0)
-        pace = [p or fastest for p in self.pace]
+        _, pace = self._paces()
         now = self._clock()
         ready = []
-        for w in range(self.num_workers):
-            tasks = self._tasks[w]
+        for w, tasks in enumerate(self._tasks):
             if not tasks:
                 ready.append(0.0)
                 continue
             current = max(0.0, tasks[0] * pace[w] - (now - self._began[w]))
-            ready.append(current + (self.queued[w] - tasks[0]) * pace[w])
+            ready.append(current + (sum(tasks) - tasks[0]) * pace[w])
         return ready, pace
 
 

@@ -238,9 +238,8 @@ class WorkerPool:
     def has_room(self) -> bool:
         """Room for another batch: within the quota, or past it by the batch the user
         holds when the ring has a slot spare (NOTE [ The held batch let off ])."""
-        return self.assign.has_room() or (
-            self.assign.held is not None and self.assign.has_room(spare_slot=True)
-            and self.ring.has_spare())
+        return self.assign.has_room() or (self.assign.has_room(spare_slot=True)
+                                          and self.ring.has_spare())
 
     def submit(self, epoch: int, batch_no: int, indices: list[int], seed: int,
                spread_out: bool = False) -> None:
