@@ -7,7 +7,8 @@ cd "$(dirname "$0")/../.."
 out="${1:-build/fuzz/fuzz_decode}"
 mkdir -p "$(dirname "$out")"
 csrc=src/jpegloader/decoders/csrc
-core=("$csrc/pipeline.c" "$csrc/jpeg_region.c" "$csrc/dc_scans.c" "$csrc/resample.c" "$csrc/color.c")
+core=("$csrc/pipeline.c" "$csrc/jpeg_region.c" "$csrc/dc_scans.c" "$csrc/resample.c"
+      "$csrc/gather_rows.c" "$csrc/color.c")
 flags=(-std=c11 -O1 -g -fno-omit-frame-pointer -ffp-contract=off -I"$csrc"
        -fsanitize=address,undefined -fno-sanitize-recover=all)
 "${CC:-cc}" "${flags[@]}" tests/fuzz/fuzz_decode.c "${core[@]}" -ljpeg -lm -o "$out"

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "grow.h"
+#include "gather_rows.h"
 #include "resample.h"
 
 /* Decode this many pixels beyond what the filter taps need, so that edge
@@ -14,8 +15,8 @@
 #define TL_MARGIN 2
 
 typedef struct {
-    uint8_t *a, *b, *c, *d, *strip;
-    size_t a_size, b_size, c_size, d_size, strip_size;
+    uint8_t *a, *b, *c, *d, *strip, *gather;
+    size_t a_size, b_size, c_size, d_size, strip_size, gather_size;
     int32_t *acc;
     size_t acc_size;
 } tl_scratch;
@@ -34,6 +35,7 @@ static void scratch_free(tl_scratch *s)
     free(s->c);
     free(s->d);
     free(s->strip);
+    free(s->gather);
     free(s->acc);
 }
 
@@ -61,6 +63,26 @@ static size_t max_size(size_t a, size_t b)
     return a > b ? a : b;
 }
 
+/* The vertical pass of channel ch from c [rows][out_w] (row-major, the
+ * horizontal pass done): straight into the output when nothing follows (floats
+ * through the table, or bytes), else into d. */
+static void vertical_pass(tl_scratch *s, const uint8_t *c, const tl_coeffs *cy, int ch,
+                          int out_h, int out_w, const float *lut, const float *norm, int flip,
+                          int out_type, void *fused_out)
+{
+    size_t plane = (size_t)out_h * out_w;
+    if (fused_out && out_type == TL_OUT_FLOAT32)
+        tl_filter_rows_lut(c, (size_t)out_w, out_w, cy, lut + ch * 256,
+                           norm ? norm + 2 * ch : NULL, flip,
+                           (float *)fused_out + ch * plane, (size_t)out_w, s->acc);
+    else if (fused_out)
+        tl_filter_rows(c, (size_t)out_w, out_w, cy, flip, (uint8_t *)fused_out + ch * plane,
+                       (size_t)out_w, s->acc);
+    else
+        tl_filter_rows(c, (size_t)out_w, out_w, cy, 0, s->d + ch * plane, (size_t)out_w,
+                       s->acc);
+}
+
 /* NOTE [ Pillow's pass order ]
  * Pillow resamples in two passes with an 8-bit image between them, so the
  * order of the passes shows in the last bit.  Up to Pillow 12 the horizontal
@@ -70,7 +92,8 @@ static size_t max_size(size_t a, size_t b)
  *
  * Both orders run the same "filter down the rows" primitive on planes laid
  * out so that it reads contiguous memory: the horizontal pass runs on a
- * transposed plane (one row per source column). */
+ * transposed plane (one row per source column), or, where it applies, on the
+ * rows themselves (NOTE [ The horizontal pass without transposes ]). */
 static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *cx,
                             const tl_coeffs *cy, int vertical_first, int out_h, int out_w,
                             const float *lut, const float *norm, int flip, int out_type,
@@ -78,11 +101,21 @@ static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *
 {
     int rows = r->rows, cols = r->cols, ch;
     size_t plane_a = (size_t)cols * rows, plane = (size_t)out_h * out_w;
+    tl_gather g;
+    int gathered = tl_gather_build(&g, cx, cols, s->gather);
+    if (!vertical_first && gathered) {
+        /* a: region planes [rows][cols]; c: horizontal pass [rows][out_w]. */
+        tl_split_rgb(r->pixels, r->stride, rows, cols, s->a, plane_a);
+        for (ch = 0; ch < 3; ch++) {
+            tl_gather_rows(&g, s->a + ch * plane_a, (size_t)cols, rows, s->c, (size_t)out_w);
+            vertical_pass(s, s->c, cy, ch, out_h, out_w, lut, norm, flip, out_type, fused_out);
+        }
+        return;
+    }
     if (!vertical_first) {
         /* a: region planes transposed [cols][rows]; b: horizontal pass
          * [out_w][rows] (both with rows padded, tl_padded); c: b transposed
-         * [rows][out_w]; vertical pass -> d [out_h][out_w], or straight into the
-         * output when nothing follows (floats through the table, or bytes). */
+         * [rows][out_w]. */
         size_t stride = tl_padded(rows), plane_t = (size_t)cols * stride;
         tl_split_transpose_rgb(r->pixels, r->stride, rows, cols, s->a, stride, plane_t,
                                s->strip);
@@ -90,31 +123,24 @@ static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *
             uint8_t *b = s->b, *c = s->c; /* one channel at a time: reused */
             tl_filter_rows(s->a + ch * plane_t, stride, rows, cx, 0, b, stride, s->acc);
             tl_transpose_u8(b, stride, out_w, rows, c, (size_t)out_w);
-            if (fused_out && out_type == TL_OUT_FLOAT32)
-                tl_filter_rows_lut(c, (size_t)out_w, out_w, cy, lut + ch * 256,
-                                   norm ? norm + 2 * ch : NULL, flip,
-                                   (float *)fused_out + ch * plane, (size_t)out_w, s->acc);
-            else if (fused_out)
-                tl_filter_rows(c, (size_t)out_w, out_w, cy, flip,
-                               (uint8_t *)fused_out + ch * plane, (size_t)out_w, s->acc);
-            else
-                tl_filter_rows(c, (size_t)out_w, out_w, cy, 0, s->d + ch * plane,
-                               (size_t)out_w, s->acc);
+            vertical_pass(s, c, cy, ch, out_h, out_w, lut, norm, flip, out_type, fused_out);
         }
         return;
     }
-    /* a: region planes [rows][cols]; b: vertical pass [out_h][cols]; c: b transposed
-     * [cols][out_h]; horizontal pass -> b again [out_w][out_h]; transposed -> d. */
-    {
-        tl_split_rgb(r->pixels, r->stride, rows, cols, s->a, plane_a);
-        for (ch = 0; ch < 3; ch++) {
-            uint8_t *b = s->b, *c = s->c;
-            tl_filter_rows(s->a + ch * plane_a, (size_t)cols, cols, cy, 0, b, (size_t)cols,
-                           s->acc);
-            tl_transpose_u8(b, (size_t)cols, out_h, cols, c, (size_t)out_h);
-            tl_filter_rows(c, (size_t)out_h, out_h, cx, 0, b, (size_t)out_h, s->acc);
-            tl_transpose_u8(b, (size_t)out_h, out_w, out_h, s->d + ch * plane, (size_t)out_w);
+    /* a: region planes [rows][cols]; b: vertical pass [out_h][cols]; then the
+     * horizontal pass on b's rows -> d, or on b transposed ([cols][out_h], in c)
+     * -> b again [out_w][out_h], transposed -> d. */
+    tl_split_rgb(r->pixels, r->stride, rows, cols, s->a, plane_a);
+    for (ch = 0; ch < 3; ch++) {
+        uint8_t *b = s->b, *c = s->c;
+        tl_filter_rows(s->a + ch * plane_a, (size_t)cols, cols, cy, 0, b, (size_t)cols, s->acc);
+        if (gathered) {
+            tl_gather_rows(&g, b, (size_t)cols, out_h, s->d + ch * plane, (size_t)out_w);
+            continue;
         }
+        tl_transpose_u8(b, (size_t)cols, out_h, cols, c, (size_t)out_h);
+        tl_filter_rows(c, (size_t)out_h, out_h, cx, 0, b, (size_t)out_h, s->acc);
+        tl_transpose_u8(b, (size_t)out_h, out_w, out_h, s->d + ch * plane, (size_t)out_w);
     }
 }
 
@@ -173,6 +199,7 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
     if (tl_grow((void **)&s->a, &s->a_size, 3 * (size_t)cols * tl_padded(rows)) ||
         tl_grow((void **)&s->b, &s->b_size, work) || tl_grow((void **)&s->c, &s->c_size, work) ||
         tl_grow((void **)&s->strip, &s->strip_size, (size_t)48 * tl_padded(cols)) ||
+        tl_grow((void **)&s->gather, &s->gather_size, tl_gather_size(&cx)) ||
         (!fused && tl_grow((void **)&s->d, &s->d_size, 3 * plane)) ||
         tl_grow((void **)&s->acc, &s->acc_size,
              sizeof(int32_t) * max_size(max_size((size_t)rows, (size_t)cols),

@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Pillow: PRECISION_BITS = 32 - 8 - 2, leaving headroom for the sum. */
-#define PRECISION_BITS 22
+#define PRECISION_BITS TL_PRECISION_BITS
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846

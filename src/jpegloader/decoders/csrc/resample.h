@@ -10,8 +10,8 @@
  *
  * Both passes are written as one "filter down the rows" primitive on
  * single-channel planes; the horizontal pass runs it on a transposed plane,
- * so that every inner loop runs over contiguous memory and vectorises.
- * No Python here.
+ * so that every inner loop runs over contiguous memory and vectorises, unless
+ * gather_rows.h's pass (on the rows themselves) applies.  No Python here.
  */
 #ifndef TL_RESAMPLE_H
 #define TL_RESAMPLE_H
@@ -22,6 +22,9 @@
 /* Pillow's resampling filters (plan values; 0, the zeroed default, is bilinear). */
 enum { TL_FILTER_BILINEAR = 0, TL_FILTER_BICUBIC = 1, TL_FILTER_BOX = 2,
        TL_FILTER_HAMMING = 3, TL_FILTER_LANCZOS = 4, TL_FILTER_COUNT = 5 };
+
+/* Pillow: PRECISION_BITS = 32 - 8 - 2, leaving headroom for the sum. */
+#define TL_PRECISION_BITS 22
 
 typedef struct {
     int ksize;        /* taps reserved per output sample */

@@ -1,0 +1,173 @@
+#include "gather_rows.h"
+
+#include <string.h>
+
+#define WINDOW 16      /* bytes a 128-bit lane's shuffle can pick from */
+#define VEC 32         /* bytes of one table vector */
+#define KL_BITS 11     /* k = kh * 2^KL_BITS + kl: both halves fit int16 */
+
+static int max_taps(const tl_coeffs *c)
+{
+    int o, t = 0;
+    for (o = 0; o < c->n; o++)
+        if (c->bounds[2 * o + 1] > t)
+            t = c->bounds[2 * o + 1];
+    return t;
+}
+
+size_t tl_gather_size(const tl_coeffs *c)
+{
+    size_t groups = ((size_t)c->n + 7) / 8, pairs = ((size_t)max_taps(c) + 1) / 2;
+    return groups * (3 * sizeof(int) + pairs * 3 * VEC);
+}
+
+/* The window a lane reads for outputs o0..o0+3: it starts at their first tap,
+ * moved left if it would run past the row.  -1 when their taps span more. */
+static int lane_window(const tl_coeffs *c, int o0, int in_size)
+{
+    int j, lo = in_size, hi = 0, base;
+    for (j = 0; j < 4; j++) {
+        int first = c->bounds[2 * (o0 + j)], taps = c->bounds[2 * (o0 + j) + 1];
+        if (taps > 0 && first < lo)
+            lo = first;
+        if (taps > 0 && first + taps > hi)
+            hi = first + taps;
+    }
+    base = lo + WINDOW > in_size ? in_size - WINDOW : lo;
+    return hi - base > WINDOW ? -1 : (base < 0 ? 0 : base);
+}
+
+int tl_gather_build(tl_gather *g, const tl_coeffs *c, int in_size, void *scratch)
+{
+    int n = c->n, k, lane, j, pair, half;
+    uint8_t *mem = scratch;
+    if (n < 8 || in_size < WINDOW)
+        return 0;
+    g->n = n;
+    g->groups = (n + 7) / 8;
+    g->pairs = (max_taps(c) + 1) / 2;
+    g->start = (int *)mem;
+    g->base = g->start + g->groups;
+    g->table = mem + 3 * sizeof(int) * (size_t)g->groups;
+    for (k = 0; k < g->groups; k++) {
+        int o0 = 8 * k > n - 8 ? n - 8 : 8 * k;
+        g->start[k] = o0;
+        for (lane = 0; lane < 2; lane++) {
+            int base = lane_window(c, o0 + 4 * lane, in_size);
+            if (base < 0)
+                return 0;
+            g->base[2 * k + lane] = base;
+            for (pair = 0; pair < g->pairs; pair++) {
+                uint8_t *v = g->table + ((size_t)k * g->pairs + pair) * 3 * VEC;
+                uint8_t *shuffle = v + 16 * lane;
+                int16_t *kl = (int16_t *)(v + VEC) + 8 * lane;
+                int16_t *kh = (int16_t *)(v + 2 * VEC) + 8 * lane;
+                for (j = 0; j < 4; j++) {
+                    int o = o0 + 4 * lane + j;
+                    for (half = 0; half < 2; half++) {
+                        int t = 2 * pair + half, used = t < c->bounds[2 * o + 1];
+                        int32_t w = used ? c->kk[(size_t)o * c->ksize + t] : 0;
+                        /* 0x80 zeroes a byte: each tap widened to 16 bits */
+                        shuffle[4 * j + 2 * half] =
+                            used ? (uint8_t)(c->bounds[2 * o] + t - base) : 0x80;
+                        shuffle[4 * j + 2 * half + 1] = 0x80;
+                        kl[2 * j + half] = (int16_t)(w & ((1 << KL_BITS) - 1));
+                        kh[2 * j + half] = (int16_t)(w >> KL_BITS); /* floor */
+                    }
+                }
+            }
+        }
+    }
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
+#else
+    return 0;
+#endif
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+
+/* The eight sums of group k of a row, shifted (not yet clamped). */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+group_sums(const tl_gather *g, int pairs, int k, const uint8_t *row)
+{
+    const uint8_t *v = g->table + (size_t)k * pairs * 3 * VEC;
+    __m256i w = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(row + g->base[2 * k]))),
+        _mm_loadu_si128((const __m128i *)(row + g->base[2 * k + 1])), 1);
+    __m256i lo = _mm256_setzero_si256(), hi = lo;
+    int pair;
+    for (pair = 0; pair < pairs; pair++, v += 3 * VEC) {
+        __m256i taps = _mm256_shuffle_epi8(w, _mm256_loadu_si256((const __m256i *)v));
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(taps, _mm256_loadu_si256((const __m256i *)(v + VEC))));
+        hi = _mm256_add_epi32(hi,
+                              _mm256_madd_epi16(taps, _mm256_loadu_si256((const __m256i *)(v + 2 * VEC))));
+    }
+    lo = _mm256_add_epi32(_mm256_add_epi32(_mm256_slli_epi32(hi, KL_BITS), lo),
+                          _mm256_set1_epi32(1 << (TL_PRECISION_BITS - 1)));
+    return _mm256_srai_epi32(lo, TL_PRECISION_BITS);
+}
+
+__attribute__((target("avx2"), always_inline)) static inline void
+gather_rows_avx2(const tl_gather *g, int pairs, const uint8_t *src, size_t src_stride,
+                 int rows, uint8_t *dst, size_t dst_stride)
+{
+    /* Saturating packs clamp to 0..255 as clip8 does; the permute puts the
+     * four groups' bytes, interleaved by lane, back in order. */
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    int fours = g->n / 32, y, k;
+    for (y = 0; y < rows; y++) {
+        const uint8_t *row = src + (size_t)y * src_stride;
+        uint8_t *out = dst + (size_t)y * dst_stride;
+        for (k = 0; k < 4 * fours; k += 4) {
+            __m256i bytes = _mm256_packus_epi16(
+                _mm256_packs_epi32(group_sums(g, pairs, k, row), group_sums(g, pairs, k + 1, row)),
+                _mm256_packs_epi32(group_sums(g, pairs, k + 2, row), group_sums(g, pairs, k + 3, row)));
+            _mm256_storeu_si256((__m256i *)(out + 8 * k),
+                                _mm256_permutevar8x32_epi32(bytes, order));
+        }
+        for (; k < g->groups; k++) {
+            __m256i s = group_sums(g, pairs, k, row);
+            __m256i bytes = _mm256_packus_epi16(_mm256_packs_epi32(s, s), s);
+            _mm_storel_epi64((__m128i *)(out + g->start[k]),
+                             _mm_unpacklo_epi32(_mm256_castsi256_si128(bytes),
+                                                _mm256_extracti128_si256(bytes, 1)));
+        }
+    }
+}
+
+/* One copy per common tap count, so that the loop over pairs unrolls. */
+#define TL_GATHER_ROWS_WITH(n)                                                                \
+    __attribute__((target("avx2"))) static void gather_rows_##n(                            \
+        const tl_gather *g, const uint8_t *src, size_t ss, int rows, uint8_t *dst, size_t ds) \
+    {                                                                                         \
+        gather_rows_avx2(g, n, src, ss, rows, dst, ds);                                       \
+    }
+TL_GATHER_ROWS_WITH(1)
+TL_GATHER_ROWS_WITH(2)
+TL_GATHER_ROWS_WITH(3)
+TL_GATHER_ROWS_WITH(4)
+
+__attribute__((target("avx2"))) static void gather_rows_any(
+    const tl_gather *g, const uint8_t *src, size_t ss, int rows, uint8_t *dst, size_t ds)
+{
+    gather_rows_avx2(g, g->pairs, src, ss, rows, dst, ds);
+}
+#endif
+
+void tl_gather_rows(const tl_gather *g, const uint8_t *src, size_t src_stride, int rows,
+                    uint8_t *dst, size_t dst_stride)
+{
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    switch (g->pairs) {
+    case 1: gather_rows_1(g, src, src_stride, rows, dst, dst_stride); break;
+    case 2: gather_rows_2(g, src, src_stride, rows, dst, dst_stride); break;
+    case 3: gather_rows_3(g, src, src_stride, rows, dst, dst_stride); break;
+    case 4: gather_rows_4(g, src, src_stride, rows, dst, dst_stride); break;
+    default: gather_rows_any(g, src, src_stride, rows, dst, dst_stride);
+    }
+#else
+    (void)g, (void)src, (void)src_stride, (void)rows, (void)dst, (void)dst_stride;
+#endif
+}
