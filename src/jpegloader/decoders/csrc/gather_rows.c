@@ -1,6 +1,9 @@
 #include "gather_rows.h"
 
-#include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#define TL_GATHER_AVX2 1 /* as resample.c's AVX2 path: GCC's target attributes */
+#endif
 
 #define WINDOW 16      /* bytes a 128-bit lane's shuffle can pick from */
 #define VEC 32         /* bytes of one table vector */
@@ -18,11 +21,18 @@ static int max_taps(const tl_coeffs *c)
 size_t tl_gather_size(const tl_coeffs *c)
 {
     size_t groups = ((size_t)c->n + 7) / 8, pairs = ((size_t)max_taps(c) + 1) / 2;
-    return groups * (3 * sizeof(int) + pairs * 3 * VEC);
+    return groups * (2 * sizeof(int) + pairs * 3 * VEC);
 }
 
-/* The window a lane reads for outputs o0..o0+3: it starts at their first tap,
- * moved left if it would run past the row.  -1 when their taps span more. */
+/* The first output of group k: groups of 8, the last moved back to end at n. */
+static inline int group_start(int n, int k)
+{
+    return 8 * k > n - 8 ? n - 8 : 8 * k;
+}
+
+/* The window a lane reads for outputs o0..o0+3 (rows of at least WINDOW): it
+ * starts at their first tap, moved left if it would run past the row.  -1 when
+ * their taps span more. */
 static int lane_window(const tl_coeffs *c, int o0, int in_size)
 {
     int j, lo = in_size, hi = 0, base;
@@ -34,24 +44,28 @@ static int lane_window(const tl_coeffs *c, int o0, int in_size)
             hi = first + taps;
     }
     base = lo + WINDOW > in_size ? in_size - WINDOW : lo;
-    return hi - base > WINDOW ? -1 : (base < 0 ? 0 : base);
+    return hi - base > WINDOW ? -1 : base;
 }
 
 int tl_gather_build(tl_gather *g, const tl_coeffs *c, int in_size, void *scratch)
 {
     int n = c->n, k, lane, j, pair, half;
     uint8_t *mem = scratch;
+#ifdef TL_GATHER_AVX2
+    if (!__builtin_cpu_supports("avx2"))
+        return 0;
+#else
+    return 0;
+#endif
     if (n < 8 || in_size < WINDOW)
         return 0;
     g->n = n;
     g->groups = (n + 7) / 8;
     g->pairs = (max_taps(c) + 1) / 2;
-    g->start = (int *)mem;
-    g->base = g->start + g->groups;
-    g->table = mem + 3 * sizeof(int) * (size_t)g->groups;
+    g->base = (int *)mem;
+    g->table = mem + 2 * sizeof(int) * (size_t)g->groups;
     for (k = 0; k < g->groups; k++) {
-        int o0 = 8 * k > n - 8 ? n - 8 : 8 * k;
-        g->start[k] = o0;
+        int o0 = group_start(n, k);
         for (lane = 0; lane < 2; lane++) {
             int base = lane_window(c, o0 + 4 * lane, in_size);
             if (base < 0)
@@ -78,15 +92,10 @@ int tl_gather_build(tl_gather *g, const tl_coeffs *c, int in_size, void *scratch
             }
         }
     }
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
-#else
-    return 0;
-#endif
+    return 1;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#include <immintrin.h>
+#ifdef TL_GATHER_AVX2
 
 /* The eight sums of group k of a row, shifted (not yet clamped). */
 __attribute__((target("avx2"), always_inline)) static inline __m256i
@@ -130,7 +139,7 @@ gather_rows_avx2(const tl_gather *g, int pairs, const uint8_t *src, size_t src_s
         for (; k < g->groups; k++) {
             __m256i s = group_sums(g, pairs, k, row);
             __m256i bytes = _mm256_packus_epi16(_mm256_packs_epi32(s, s), s);
-            _mm_storel_epi64((__m128i *)(out + g->start[k]),
+            _mm_storel_epi64((__m128i *)(out + group_start(g->n, k)),
                              _mm_unpacklo_epi32(_mm256_castsi256_si128(bytes),
                                                 _mm256_extracti128_si256(bytes, 1)));
         }
@@ -159,7 +168,7 @@ __attribute__((target("avx2"))) static void gather_rows_any(
 void tl_gather_rows(const tl_gather *g, const uint8_t *src, size_t src_stride, int rows,
                     uint8_t *dst, size_t dst_stride)
 {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#ifdef TL_GATHER_AVX2
     switch (g->pairs) {
     case 1: gather_rows_1(g, src, src_stride, rows, dst, dst_stride); break;
     case 2: gather_rows_2(g, src, src_stride, rows, dst, dst_stride); break;

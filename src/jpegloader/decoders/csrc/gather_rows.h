@@ -32,7 +32,6 @@ typedef struct {
     int n;          /* outputs per row */
     int groups;     /* ceil(n / 8); the last one overlaps the one before when n % 8 */
     int pairs;      /* tap pairs per output */
-    int *start;     /* [groups]: first output of each group */
     int *base;      /* [groups][2]: window start of each 128-bit lane */
     uint8_t *table; /* [groups][pairs][3][32]: shuffle, kl and kh vectors */
 } tl_gather;
