@@ -49,8 +49,10 @@ typedef struct {
 } tl_region;
 
 /* Decodes at 1/scale_denom (1, 2, 4 or 8) at least the block [x0,x1) x
- * [y0,y1) of the scaled image; the returned block may start further left
- * (iMCU alignment).  Refuses images over max_pixels before allocating. */
+ * [y0,y1) of the scaled image, each of its pixels as a full decode gives it
+ * (NOTE [ Exact pixels at a cropped edge ]); the returned block may start
+ * further left and end further right.  Refuses images over max_pixels before
+ * allocating. */
 int tl_jpeg_decode_region(tl_decoder *d, const uint8_t *data, size_t size,
                           int scale_denom, int x0, int y0, int x1, int y1,
                           int64_t max_pixels, tl_region *out, char *msg);

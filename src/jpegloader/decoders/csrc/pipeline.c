@@ -10,10 +10,6 @@
 #include "gather_rows.h"
 #include "resample.h"
 
-/* Decode this many pixels beyond what the filter taps need, so that edge
- * effects of fancy upsampling at a cropped border never reach them. */
-#define TL_MARGIN 2
-
 typedef struct {
     uint8_t *a, *b, *c, *d, *strip, *gather;
     size_t a_size, b_size, c_size, d_size, strip_size, gather_size;
@@ -170,9 +166,8 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
     tl_coeffs_span(&cy, &ylo, &yhi);
     *decode_seconds = now();
     status = tl_jpeg_decode_region(
-        dec, data, size, p->scale_denom, p->x.src_lo + xlo - TL_MARGIN,
-        p->y.src_lo + ylo - TL_MARGIN, p->x.src_lo + xhi + TL_MARGIN,
-        p->y.src_lo + yhi + TL_MARGIN, max_pixels, &r, msg);
+        dec, data, size, p->scale_denom, p->x.src_lo + xlo, p->y.src_lo + ylo,
+        p->x.src_lo + xhi, p->y.src_lo + yhi, max_pixels, &r, msg);
     *decode_seconds = now() - *decode_seconds;
     if (status == TL_OK &&
         (p->x.src_lo + p->x.src_size > r.scaled_width ||
