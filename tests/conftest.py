@@ -2,6 +2,7 @@
 absent) and small generated ImageFolders."""
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -54,6 +55,16 @@ def whole_image_plans(sizes, out_size=None, scale: int = 1) -> np.ndarray:
             plans[axis]["src_size"][i] = size[k]
             plans[axis]["out_size"][i] = size[k] if out_size is None else out_size[k]
     return plans
+
+
+def noisy_jpeg(width: int, height: int, seed: int, **save) -> bytes:
+    """A JPEG of per-pixel noise (saved with Pillow's options ``save``; quality 95
+    unless given): every pixel and chroma sample shows in what is decoded from it."""
+    rng = np.random.default_rng(seed)
+    out = io.BytesIO()
+    Image.fromarray(rng.integers(0, 256, (height, width, 3), dtype=np.uint8)).save(
+        out, "JPEG", quality=save.pop("quality", 95), **save)
+    return out.getvalue()
 
 
 def write_image_folder(root: Path, count: int, classes: int = 3, size=(160, 120),

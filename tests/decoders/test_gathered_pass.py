@@ -6,8 +6,6 @@ at the window's limits and in both pass orders.  Each image is resampled from th
 pixels the core itself decoded, so only the resampler is compared."""
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pytest
 from PIL import Image
@@ -16,7 +14,7 @@ from jpegloader.decoders import EncodedBatch, decode_batch
 from jpegloader.decoders import status as st
 from jpegloader.decoders.jpeg import FILTERS
 from jpegloader.decoders.plans import vertical_first
-from tests.conftest import whole_image_plans
+from tests.conftest import noisy_jpeg, whole_image_plans
 
 PIL_FILTERS = {"bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC, "box": Image.BOX,
                "hamming": Image.HAMMING, "lanczos": Image.LANCZOS}
@@ -35,15 +33,6 @@ CASES = {
 }
 
 
-def _noisy_jpeg(width: int, height: int, seed: int) -> bytes:
-    # Noise, not smooth texture: every tap's weight shows in the last bit.
-    rng = np.random.default_rng(seed)
-    out = io.BytesIO()
-    Image.fromarray(rng.integers(0, 256, (height, width, 3), dtype=np.uint8)).save(
-        out, "JPEG", quality=95)
-    return out.getvalue()
-
-
 def _decode(data: bytes, size, out_size, filter_: str) -> np.ndarray:
     plans = whole_image_plans([size], out_size)
     plans["filter"] = FILTERS[filter_]
@@ -60,7 +49,8 @@ def _decode(data: bytes, size, out_size, filter_: str) -> np.ndarray:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_horizontal_pass_is_pillows_exactly(case, filter_):
     size, out_size = CASES[case]
-    data = _noisy_jpeg(*size, seed=len(case))
+    # Noise, not smooth texture: every tap's weight shows in the last bit.
+    data = noisy_jpeg(*size, seed=len(case))
     decoded = _decode(data, size, None, filter_)  # at its own size: the decoded pixels
     want = np.asarray(Image.fromarray(decoded.transpose(1, 2, 0)).resize(
         out_size, PIL_FILTERS[filter_])).transpose(2, 0, 1)
