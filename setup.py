@@ -95,6 +95,8 @@ csrc = "src/jpegloader/decoders/csrc"
 box_csrc = "src/jpegloader/pipelines/ssd/csrc"
 _COMMON_FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter",
                  "-fvisibility=hidden",
+                 # an error from GCC 14 on: fail here too, not only on newer compilers
+                 "-Werror=implicit-function-declaration",
                  # Pillow's and torch's float arithmetic is reproduced to the bit: no FMA
                  "-ffp-contract=off"]
 setup(

@@ -4,6 +4,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdlib.h>
+
 #include <jpeglib.h>
 
 #include "jpeg_region.h"
