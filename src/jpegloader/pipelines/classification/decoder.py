@@ -79,7 +79,7 @@ class ClassificationBatchDecoder(BatchDecoder):
         report = BatchReport(n)
         watch = Stopwatch(report.seconds)
         rows = self.rows(indices)
-        paths = [self.table.path(r) for r in rows]
+        paths = self.table.paths(rows)
         native, final, labels = self._buffers(n, arrays)
         status = np.zeros(n, np.int32)
         messages: list[str] = [""] * n

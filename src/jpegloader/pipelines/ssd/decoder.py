@@ -69,7 +69,7 @@ class CocoBatchDecoder(BatchDecoder):
         table, lowered = self.table, self.lowered
         report = BatchReport(n)
         watch = Stopwatch(report.seconds)
-        paths = [table.files.path(i) for i in indices]
+        paths = table.files.paths(indices)
         batch = read_files(paths)
         watch.lap("read")
         header_wh = image_sizes(table.files, indices, batch)
