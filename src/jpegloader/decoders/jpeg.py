@@ -63,7 +63,10 @@ class EncodedBatch:
 
 
 def _messages_to_text(messages: np.ndarray) -> list[str]:
-    return [bytes(row).split(b"\0", 1)[0].decode("utf-8", "replace") for row in messages]
+    texts = [""] * len(messages)
+    for k in np.flatnonzero(messages[:, 0]):  # most samples have none
+        texts[k] = bytes(messages[k]).split(b"\0", 1)[0].decode("utf-8", "replace")
+    return texts
 
 
 def probe(batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray, list[str]]:
