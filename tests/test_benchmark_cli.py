@@ -118,7 +118,7 @@ def test_ceiling_is_measured_on_the_same_files(small_folder, tmp_path, capsys, m
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # built afresh
     out = tmp_path / "r.json"
     args = ["--data", small_folder, "--pipeline", "train,eval", "--workers", "2", "--epochs",
-            "1", "--warmup", "0", "--batch-size", "4", "--no-memory", "--ceiling", JPEG_LIMIT,
+            "2", "--warmup", "1", "--batch-size", "4", "--no-memory", "--ceiling", JPEG_LIMIT,
             "--json", out]
     assert benchmark.main([str(a) for a in args]) == 0
     text = capsys.readouterr().out
@@ -128,10 +128,17 @@ def test_ceiling_is_measured_on_the_same_files(small_folder, tmp_path, capsys, m
         c = r["ceiling"]
         assert c["mode"] == mode and c["processes"] == 2 and c["files"] == 24
         assert c["img_per_s"] > 0 and c["cpu_us_per_img"] > 0
+        # one pass in each measured round of epochs (not the warm-up), their median quoted
+        rounds = c["img_per_s_per_round"]
+        assert len(rounds) == 2 and c["img_per_s"] == pytest.approx(sum(rounds) / 2)
         for name in ("native", "jpegloader"):
             assert r[name]["of_ceiling"] == pytest.approx(r[name]["img_per_s"] / c["img_per_s"])
             assert "pss_mib" not in r[name]
+        epochs = r["jpegloader"]["epochs"]
+        assert r["of_ceiling_per_round"] == pytest.approx(
+            [e["img_per_s"] / x for e, x in zip(epochs, rounds)])
         assert f"ceiling {pipeline} workers=2: libjpeg-turbo alone (jpeg_limit {mode}" in text
+        assert text.count(f"{pipeline:7s} workers=2 epoch") == 3 * 2 + 2  # 2 loaders, 2 ceilings
 
 
 def test_ceiling_option_errors(tmp_path):

@@ -8,6 +8,15 @@ smallest power-of-two DCT scale that keeps 224 px, rows below it not decoded),
 ``ctr2`` for Resize(256) + CenterCrop(224).  Its img/s, summed over the processes,
 is what decoding alone could give on these files and cores; a loader's throughput
 is quoted as a fraction of it.
+
+NOTE [ The ceiling beside the epochs ]
+This machine's speed drifts by 10% and more within a minute, and a ceiling
+measured once, after the loaders' epochs, carried that drift into every
+fraction: on the same code the original-encoding train read 74% and 84% in two
+runs ten minutes apart (ceilings 2,584 and 2,774 img/s).  So the benchmark
+measures one pass of the ceiling in every round of epochs, beside the loaders,
+as the two loaders alternate with each other, and quotes the median of the
+rounds (``over_rounds``).
 """
 from __future__ import annotations
 
@@ -74,3 +83,14 @@ def measure(program: Path, files: list[str], mode: str, processes: int,
     return {"mode": mode, "processes": len(runs), "files": len(files),
             "img_per_s": sum(r["img_per_s"] for r in results),
             "cpu_us_per_img": statistics.mean(r["cpu_us_per_img"] for r in results)}
+
+
+def over_rounds(rounds: list[dict]) -> dict:
+    """One ceiling from ``measure``'s results in each round of epochs: the median
+    img/s and CPU-us per image, and the rounds' img/s (NOTE [ The ceiling beside
+    the epochs ])."""
+    first = rounds[0]
+    return {"mode": first["mode"], "processes": first["processes"], "files": first["files"],
+            "img_per_s": statistics.median(r["img_per_s"] for r in rounds),
+            "cpu_us_per_img": statistics.median(r["cpu_us_per_img"] for r in rounds),
+            "img_per_s_per_round": [r["img_per_s"] for r in rounds]}

@@ -29,8 +29,11 @@ JSON (--json): {"dataset", "workers": [..], "batch_size", "epochs", "warmup",
 "cpus", "results": {pipeline: {workers: {"native": {...}, "jpegloader":
 {..., "stages_ms_per_img": {stage: ms}}, "ratio", "ratio_per_epoch_pair",
 "waited_fraction", "advice"[, "ceiling": {"mode", "processes", "files",
-"img_per_s", "cpu_us_per_img"}]}}}}; per loader "pss_mib", "held_mib" (unless
---no-memory) and "of_ceiling" (with --ceiling).
+"img_per_s", "cpu_us_per_img", "img_per_s_per_round"}, "of_ceiling_per_round"]}}}};
+per loader "pss_mib", "held_mib" (unless --no-memory) and "of_ceiling" (with
+--ceiling: the loader's median img/s over the ceiling's median, one ceiling pass
+measured in every round of epochs, NOTE [ The ceiling beside the epochs ] in
+bench_ceiling.py).
 """
 from __future__ import annotations
 
@@ -325,6 +328,8 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
         raise SystemExit("jpegloader would fall back on this dataset:\n" + verdict.report())
     log(f"  {pipeline}: {verdict.split_text()}")
     runs: dict[str, list[dict]] = {name: [] for name in loaders}
+    ceilings: list[dict] = []
+    with_ceiling = ceiling is not None and pipeline in bench_ceiling.MODES
     order = list(loaders)
     for epoch in range(warmup + epochs):
         for name in order if epoch % 2 == 0 else order[::-1]:  # alternate who goes first
@@ -336,6 +341,13 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
             log(f"  {pipeline:7s} workers={workers} epoch {epoch + 1}/{warmup + epochs} "
                 f"{name:11s} {r['img_per_s']:7.0f} img/s"
                 f"{'  (warm-up)' if epoch < warmup else ''}")
+        if with_ceiling and epoch >= warmup:  # NOTE [ The ceiling beside the epochs ]
+            c = bench_ceiling.measure(ceiling, [path for path, _ in dataset.samples],
+                                      bench_ceiling.MODES[pipeline], decode_threads(workers),
+                                      passes=1)
+            ceilings.append(c)
+            log(f"  {pipeline:7s} workers={workers} epoch {epoch + 1}/{warmup + epochs} "
+                f"{'ceiling':11s} {c['img_per_s']:7.0f} img/s")
     summary = {}
     for name, rs in runs.items():
         summary[name] = {
@@ -372,14 +384,14 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
             summary[name].update(pss_mib=m["pss_mib"], held_mib=m["held_mib"])
             log(f"  {pipeline:7s} workers={workers} {name:11s} alone in a new process: "
                 f"PSS {m['pss_mib']:.0f} MiB, held {m['held_mib']:.0f} MiB")
-    if ceiling is not None and pipeline in bench_ceiling.MODES:
-        c = bench_ceiling.measure(ceiling, [path for path, _ in dataset.samples],
-                                  bench_ceiling.MODES[pipeline], decode_threads(workers))
-        summary["ceiling"] = c
+    if ceilings:
+        c = summary["ceiling"] = bench_ceiling.over_rounds(ceilings)
         for name in ("native", "jpegloader"):
             summary[name]["of_ceiling"] = summary[name]["img_per_s"] / c["img_per_s"]
+        summary["of_ceiling_per_round"] = [t["img_per_s"] / r["img_per_s"]
+                                           for t, r in zip(runs["jpegloader"], ceilings)]
         log(f"  {pipeline:7s} workers={workers} ceiling: jpeg_limit {c['mode']} x "
-            f"{c['processes']}: {c['img_per_s']:.0f} img/s")
+            f"{c['processes']}: {c['img_per_s']:.0f} img/s (median of {len(ceilings)} rounds)")
     return summary
 
 
@@ -413,7 +425,10 @@ def _table(results: dict, pil: dict) -> str:
     for pipeline, workers, c in ceilings:
         lines.append(f"ceiling {pipeline} workers={workers}: libjpeg-turbo alone (jpeg_limit "
                      f"{c['mode']}, {c['processes']} at once) {c['img_per_s']:.0f} img/s, "
-                     f"{c['cpu_us_per_img'] / 1000:.2f} CPU ms/img")
+                     f"{c['cpu_us_per_img'] / 1000:.2f} CPU ms/img, the median of "
+                     f"{len(c['img_per_s_per_round'])} passes beside the epochs "
+                     f"({min(c['img_per_s_per_round']):.0f}-"
+                     f"{max(c['img_per_s_per_round']):.0f})")
     if any("pss_mib" in r["native"] for by in results.values() for r in by.values()):
         lines.append("PSS: summed over the main process and workers, each loader alone in a "
                      "new process; held: PSS plus shared memory no process maps (torch's "
