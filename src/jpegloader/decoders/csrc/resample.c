@@ -110,6 +110,8 @@ fill_coeffs(tl_coeffs *c, double (*fn)(double), int in_size, double fin0, double
         xmax -= xmin;
         if (xmax > ksize)
             xmax = ksize;
+        if (xmax < 0) /* an output past the image's end: no taps */
+            xmax = 0;
         for (x = 0; x < xmax; x++) {
             w[x] = fn((x + xmin - center + 0.5) * ss);
             ww += w[x];
@@ -119,10 +121,10 @@ fill_coeffs(tl_coeffs *c, double (*fn)(double), int in_size, double fin0, double
             k[x] = v < 0 ? (int32_t)(-0.5 + v * (1 << PRECISION_BITS))
                          : (int32_t)(0.5 + v * (1 << PRECISION_BITS));
         }
-        for (x = xmax < 0 ? 0 : xmax; x < ksize; x++)
+        for (x = xmax; x < ksize; x++)
             k[x] = 0;
         c->bounds[2 * i] = xmin;
-        c->bounds[2 * i + 1] = xmax < 0 ? 0 : xmax;
+        c->bounds[2 * i + 1] = xmax;
     }
 }
 
