@@ -330,6 +330,7 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     runs: dict[str, list[dict]] = {name: [] for name in loaders}
     ceilings: list[dict] = []
     with_ceiling = ceiling is not None and pipeline in bench_ceiling.MODES
+    files = [path for path, _ in dataset.samples] if with_ceiling else []
     order = list(loaders)
     for epoch in range(warmup + epochs):
         for name in order if epoch % 2 == 0 else order[::-1]:  # alternate who goes first
@@ -342,9 +343,8 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
                 f"{name:11s} {r['img_per_s']:7.0f} img/s"
                 f"{'  (warm-up)' if epoch < warmup else ''}")
         if with_ceiling and epoch >= warmup:  # NOTE [ The ceiling beside the epochs ]
-            c = bench_ceiling.measure(ceiling, [path for path, _ in dataset.samples],
-                                      bench_ceiling.MODES[pipeline], decode_threads(workers),
-                                      passes=1)
+            c = bench_ceiling.measure(ceiling, files, bench_ceiling.MODES[pipeline],
+                                      decode_threads(workers), passes=1)
             ceilings.append(c)
             log(f"  {pipeline:7s} workers={workers} epoch {epoch + 1}/{warmup + epochs} "
                 f"{'ceiling':11s} {c['img_per_s']:7.0f} img/s")
