@@ -22,9 +22,9 @@ One pass per round is also the stricter ceiling.  jpeg_limit decodes into a
 single output row, and libjpeg-turbo streams that row past the cache when it
 starts on a 32-byte boundary (NOTE [ Rows off the 32-byte grid ] in
 decoders/csrc/jpeg_region.c).  Where malloc puts the row is fixed by the file
-list: on the original-encoding files ``ctr2`` ran its first pass at 1,395-1,430
-img/s in one process and every later pass at 1,300-1,330, and a copy of the
-tool with the row placed off the grid ran every pass at 1,445-1,475.  ``roi2``
+list: on the original-encoding files ``ctr2`` ran its first pass at 1,364-1,434
+img/s in one process and every later pass at 1,270-1,330, and a copy of the
+tool with the row placed off the grid ran every pass at 1,405-1,475.  ``roi2``
 ran off the grid from the start (1,490-1,515 in every pass).
 """
 from __future__ import annotations
