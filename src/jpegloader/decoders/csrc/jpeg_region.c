@@ -188,6 +188,8 @@ static int upsamples_columns(const struct jpeg_decompress_struct *cinfo)
  * rows laid end to end (some on the grid), 0.71-0.72 with every row on it.
  * jpeg_limit has one output row, so its speed moves by about 10% with where
  * malloc put that row (bench_ceiling.py). */
+enum { ROW_GRID = 32 };
+
 /* tl_jpeg_decode_region's work, run under its setjmp (NOTE [ setjmp and locals ]). */
 static int decode_region(tl_decoder *d, const uint8_t *data, size_t size,
                          int scale_denom, int x0, int y0, int x1, int y1,
@@ -265,14 +267,14 @@ static int decode_region(tl_decoder *d, const uint8_t *data, size_t size,
 
     rows = y1 - y0;
     /* NOTE [ Rows off the 32-byte grid ] */
-    stride = ((size_t)cinfo->output_width * 3 + 31) & ~(size_t)31;
-    need = stride * (size_t)rows + 32;
+    stride = ((size_t)cinfo->output_width * 3 + ROW_GRID - 1) & ~(size_t)(ROW_GRID - 1);
+    need = stride * (size_t)rows + ROW_GRID; /* room to move the first row */
     if (tl_grow((void **)&d->buf, &d->buf_size, need)) {
         jpeg_abort_decompress(cinfo);
         set_msg(msg, "out of memory for the decode region");
         return TL_NO_MEMORY;
     }
-    pixels = d->buf + ((16 - (uintptr_t)d->buf) & 31);
+    pixels = d->buf + ((ROW_GRID / 2 - (uintptr_t)d->buf) & (ROW_GRID - 1));
     if (y0 > 0)
         jpeg_skip_scanlines(cinfo, (JDIMENSION)y0);
     while ((int)cinfo->output_scanline < y1) {
