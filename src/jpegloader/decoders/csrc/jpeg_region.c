@@ -25,6 +25,8 @@ struct tl_decoder {
     size_t buf_size;
     uint8_t *dc_stream; /* NOTE [ DC scans only ] */
     size_t dc_stream_size;
+    int reading; /* a region is open: its rows up to y_end remain to be read */
+    int y_end;
 };
 
 static void on_error_exit(j_common_ptr cinfo)
@@ -190,17 +192,15 @@ static int upsamples_columns(const struct jpeg_decompress_struct *cinfo)
  * malloc put that row (bench_ceiling.py). */
 enum { ROW_GRID = 32 };
 
-/* tl_jpeg_decode_region's work, run under its setjmp (NOTE [ setjmp and locals ]). */
-static int decode_region(tl_decoder *d, const uint8_t *data, size_t size,
-                         int scale_denom, int x0, int y0, int x1, int y1,
-                         int64_t max_pixels, tl_region *out, char *msg)
+/* tl_jpeg_region_open's work, run under its setjmp (NOTE [ setjmp and locals ]). */
+static int open_region(tl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
+                       int x0, int y0, int x1, int y1, int64_t max_pixels, tl_region *out,
+                       char *msg)
 {
     struct jpeg_decompress_struct *cinfo = &d->cinfo;
     tl_jpeg_info info;
     JDIMENSION xoff, width;
-    int status, rows, dc_only = 0;
-    size_t stride, need;
-    uint8_t *pixels;
+    int status, dc_only = 0;
 
     status = read_header(d, data, size, &info);
     if (status == TL_OK && info.progressive && scale_denom == 8) {
@@ -264,50 +264,26 @@ static int decode_region(tl_decoder *d, const uint8_t *data, size_t size,
     width = (JDIMENSION)(x1 - x0);
     if (width < cinfo->output_width)
         jpeg_crop_scanline(cinfo, &xoff, &width); /* widens to iMCU bounds */
-
-    rows = y1 - y0;
-    /* NOTE [ Rows off the 32-byte grid ] */
-    stride = ((size_t)cinfo->output_width * 3 + ROW_GRID - 1) & ~(size_t)(ROW_GRID - 1);
-    need = stride * (size_t)rows + ROW_GRID; /* room to move the first row */
-    if (tl_grow((void **)&d->buf, &d->buf_size, need)) {
-        jpeg_abort_decompress(cinfo);
-        set_msg(msg, "out of memory for the decode region");
-        return TL_NO_MEMORY;
-    }
-    pixels = d->buf + ((ROW_GRID / 2 - (uintptr_t)d->buf) & (ROW_GRID - 1));
     if (y0 > 0)
         jpeg_skip_scanlines(cinfo, (JDIMENSION)y0);
-    while ((int)cinfo->output_scanline < y1) {
-        JSAMPROW row = pixels + (size_t)((int)cinfo->output_scanline - y0) * stride;
-        if (jpeg_read_scanlines(cinfo, &row, 1) != 1)
-            break;
-    }
-    rows = (int)cinfo->output_scanline - y0;
-    /* Stop here: the rows below the crop are never decoded. */
-    jpeg_abort_decompress(cinfo);
+    d->y_end = y1;
+    d->reading = 1;
 
-    out->pixels = pixels;
-    out->stride = stride;
+    out->pixels = NULL;
+    out->stride = 0;
     out->x0 = (int)xoff;
     out->y0 = y0;
     out->cols = (int)width;
-    out->rows = rows;
-    if (d->err.warnings) {
-        set_msg(msg, d->err.message);
-        return TL_WARNING;
-    }
-    if (rows != y1 - y0) {
-        set_msg(msg, "decoder returned fewer rows than requested");
-        return TL_ERROR;
-    }
+    out->rows = y1 - y0;
     return TL_OK;
 }
 
-int tl_jpeg_decode_region(tl_decoder *d, const uint8_t *data, size_t size,
-                          int scale_denom, int x0, int y0, int x1, int y1,
-                          int64_t max_pixels, tl_region *out, char *msg)
+int tl_jpeg_region_open(tl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
+                        int x0, int y0, int x1, int y1, int64_t max_pixels, tl_region *out,
+                        char *msg)
 {
     d->err.warnings = 0;
+    d->reading = 0;
     if (!tl_jpeg_has_eoi(data, size)) {
         set_msg(msg, "no EOI marker: the file looks truncated");
         return TL_WARNING;
@@ -317,5 +293,74 @@ int tl_jpeg_decode_region(tl_decoder *d, const uint8_t *data, size_t size,
         set_msg(msg, d->err.message);
         return TL_ERROR;
     }
-    return decode_region(d, data, size, scale_denom, x0, y0, x1, y1, max_pixels, out, msg);
+    return open_region(d, data, size, scale_denom, x0, y0, x1, y1, max_pixels, out, msg);
+}
+
+/* tl_jpeg_region_read's work, run under its setjmp (NOTE [ setjmp and locals ]). */
+static int read_rows(tl_decoder *d, int max_rows, tl_rows *out, char *msg)
+{
+    struct jpeg_decompress_struct *cinfo = &d->cinfo;
+    int first = (int)cinfo->output_scanline, want = d->y_end - first, got;
+    size_t stride, need;
+    uint8_t *pixels;
+
+    if (want > max_rows)
+        want = max_rows;
+    /* NOTE [ Rows off the 32-byte grid ] */
+    stride = ((size_t)cinfo->output_width * 3 + ROW_GRID - 1) & ~(size_t)(ROW_GRID - 1);
+    need = stride * (size_t)want + ROW_GRID; /* room to move the first row */
+    if (tl_grow((void **)&d->buf, &d->buf_size, need)) {
+        jpeg_abort_decompress(cinfo);
+        d->reading = 0;
+        set_msg(msg, "out of memory for the decode region");
+        return TL_NO_MEMORY;
+    }
+    pixels = d->buf + ((ROW_GRID / 2 - (uintptr_t)d->buf) & (ROW_GRID - 1));
+    while ((int)cinfo->output_scanline < first + want) {
+        JSAMPROW row = pixels + (size_t)((int)cinfo->output_scanline - first) * stride;
+        if (jpeg_read_scanlines(cinfo, &row, 1) != 1)
+            break;
+    }
+    got = (int)cinfo->output_scanline - first;
+    out->pixels = pixels;
+    out->stride = stride;
+    out->rows = got;
+    if (got != want) {
+        jpeg_abort_decompress(cinfo);
+        d->reading = 0;
+        set_msg(msg, "decoder returned fewer rows than requested");
+        return TL_ERROR;
+    }
+    return TL_OK;
+}
+
+int tl_jpeg_region_read(tl_decoder *d, int max_rows, tl_rows *out, char *msg)
+{
+    out->pixels = NULL;
+    out->rows = 0;
+    if (!d->reading) {
+        set_msg(msg, "no region open for reading");
+        return TL_ERROR;
+    }
+    if (setjmp(d->err.jump)) {
+        jpeg_abort_decompress(&d->cinfo);
+        d->reading = 0;
+        set_msg(msg, d->err.message);
+        return TL_ERROR;
+    }
+    return read_rows(d, max_rows, out, msg);
+}
+
+int tl_jpeg_region_close(tl_decoder *d, char *msg)
+{
+    /* Stop here: the rows below the block are never decoded.  Aborting
+     * cannot fail, so no setjmp is needed. */
+    if (d->reading)
+        jpeg_abort_decompress(&d->cinfo);
+    d->reading = 0;
+    if (d->err.warnings) {
+        set_msg(msg, d->err.message);
+        return TL_WARNING;
+    }
+    return TL_OK;
 }

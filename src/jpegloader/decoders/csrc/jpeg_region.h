@@ -38,9 +38,9 @@ void tl_decoder_free(tl_decoder *d);
 int tl_jpeg_probe(tl_decoder *d, const uint8_t *data, size_t size,
                   tl_jpeg_info *info, char *msg);
 
-/* A decoded block of the (scaled) image: rows [y0, y0+rows) and columns
- * [x0, x0+cols), RGB, `stride` bytes per row.  The buffer belongs to the
- * decoder and stays valid until its next decode. */
+/* A block of the (scaled) image: rows [y0, y0+rows) and columns [x0, x0+cols),
+ * RGB.  pixels and stride are filled only when the whole block is read at once
+ * (see tl_jpeg_region_read). */
 typedef struct {
     const uint8_t *pixels;
     size_t stride;
@@ -48,14 +48,31 @@ typedef struct {
     int scaled_width, scaled_height;
 } tl_region;
 
-/* Decodes at 1/scale_denom (1, 2, 4 or 8) at least the block [x0,x1) x
+/* Rows of the block, `stride` bytes apart, in a buffer of the decoder's that
+ * stays valid until its next read. */
+typedef struct {
+    const uint8_t *pixels;
+    size_t stride;
+    int rows;
+} tl_rows;
+
+/* Starts decoding at 1/scale_denom (1, 2, 4 or 8) at least the block [x0,x1) x
  * [y0,y1) of the scaled image, each of its pixels as a full decode gives it
- * (NOTE [ Exact pixels at a cropped edge ]); the returned block may start
- * further left and end further right.  Refuses images over max_pixels before
- * allocating. */
-int tl_jpeg_decode_region(tl_decoder *d, const uint8_t *data, size_t size,
-                          int scale_denom, int x0, int y0, int x1, int y1,
-                          int64_t max_pixels, tl_region *out, char *msg);
+ * (NOTE [ Exact pixels at a cropped edge ]): fills `out` with the block, which
+ * may start further left and end further right (pixels NULL).  Refuses images
+ * over max_pixels before allocating. */
+int tl_jpeg_region_open(tl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
+                        int x0, int y0, int x1, int y1, int64_t max_pixels, tl_region *out,
+                        char *msg);
+
+/* Decodes the block's next rows, at most max_rows: a few at a time lets the
+ * caller work on each strip while it is still in cache. */
+int tl_jpeg_region_read(tl_decoder *d, int max_rows, tl_rows *out, char *msg);
+
+/* Ends the decode (the rows below the block are never decoded); TL_WARNING when
+ * libjpeg warned.  Call it after every open that returned TL_OK, also when a
+ * read failed. */
+int tl_jpeg_region_close(tl_decoder *d, char *msg);
 
 /* True when the data ends with an EOI marker (tolerating trailing bytes). */
 int tl_jpeg_has_eoi(const uint8_t *data, size_t size);
