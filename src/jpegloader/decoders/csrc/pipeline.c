@@ -138,8 +138,9 @@ static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *
  * read back, with the planes written out once more beside it; the block and
  * its planes (about 1 MB of scratch per decoder) are no longer allocated.
  * Measured in one process against the whole-block decode, same outputs bit
- * for bit, on the original-encoding files: eval 0.4-1.2% faster, train
- * unchanged (within 0.4%). */
+ * for bit, on the original-encoding files: eval 1.2% and 0.4% faster in two
+ * runs, 0.1-0.4% slower in a third; train within 0.4%.  A small gain, kept
+ * for the memory. */
 enum { STRIP_ROWS = 16 };
 
 /* The block's rows decoded strip by strip into c: three planes [rows][out_w],
