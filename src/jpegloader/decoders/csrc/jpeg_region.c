@@ -192,6 +192,13 @@ static int upsamples_columns(const struct jpeg_decompress_struct *cinfo)
  * malloc put that row (bench_ceiling.py). */
 enum { ROW_GRID = 32 };
 
+/* Ends the open region's decode: the rows below what was read are never decoded. */
+static void stop_reading(tl_decoder *d)
+{
+    jpeg_abort_decompress(&d->cinfo);
+    d->reading = 0;
+}
+
 /* tl_jpeg_region_open's work, run under its setjmp (NOTE [ setjmp and locals ]). */
 static int open_region(tl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
                        int x0, int y0, int x1, int y1, int64_t max_pixels, tl_region *out,
@@ -269,8 +276,6 @@ static int open_region(tl_decoder *d, const uint8_t *data, size_t size, int scal
     d->y_end = y1;
     d->reading = 1;
 
-    out->pixels = NULL;
-    out->stride = 0;
     out->x0 = (int)xoff;
     out->y0 = y0;
     out->cols = (int)width;
@@ -310,8 +315,7 @@ static int read_rows(tl_decoder *d, int max_rows, tl_rows *out, char *msg)
     stride = ((size_t)cinfo->output_width * 3 + ROW_GRID - 1) & ~(size_t)(ROW_GRID - 1);
     need = stride * (size_t)want + ROW_GRID; /* room to move the first row */
     if (tl_grow((void **)&d->buf, &d->buf_size, need)) {
-        jpeg_abort_decompress(cinfo);
-        d->reading = 0;
+        stop_reading(d);
         set_msg(msg, "out of memory for the decode region");
         return TL_NO_MEMORY;
     }
@@ -326,8 +330,7 @@ static int read_rows(tl_decoder *d, int max_rows, tl_rows *out, char *msg)
     out->stride = stride;
     out->rows = got;
     if (got != want) {
-        jpeg_abort_decompress(cinfo);
-        d->reading = 0;
+        stop_reading(d);
         set_msg(msg, "decoder returned fewer rows than requested");
         return TL_ERROR;
     }
@@ -343,8 +346,7 @@ int tl_jpeg_region_read(tl_decoder *d, int max_rows, tl_rows *out, char *msg)
         return TL_ERROR;
     }
     if (setjmp(d->err.jump)) {
-        jpeg_abort_decompress(&d->cinfo);
-        d->reading = 0;
+        stop_reading(d);
         set_msg(msg, d->err.message);
         return TL_ERROR;
     }
@@ -353,11 +355,9 @@ int tl_jpeg_region_read(tl_decoder *d, int max_rows, tl_rows *out, char *msg)
 
 int tl_jpeg_region_close(tl_decoder *d, char *msg)
 {
-    /* Stop here: the rows below the block are never decoded.  Aborting
-     * cannot fail, so no setjmp is needed. */
+    /* Aborting cannot fail, so no setjmp is needed. */
     if (d->reading)
-        jpeg_abort_decompress(&d->cinfo);
-    d->reading = 0;
+        stop_reading(d);
     if (d->err.warnings) {
         set_msg(msg, d->err.message);
         return TL_WARNING;

@@ -38,12 +38,9 @@ void tl_decoder_free(tl_decoder *d);
 int tl_jpeg_probe(tl_decoder *d, const uint8_t *data, size_t size,
                   tl_jpeg_info *info, char *msg);
 
-/* A block of the (scaled) image: rows [y0, y0+rows) and columns [x0, x0+cols),
- * RGB.  pixels and stride are filled only when the whole block is read at once
- * (see tl_jpeg_region_read). */
+/* A block of the (scaled) image: rows [y0, y0+rows) and columns [x0, x0+cols);
+ * tl_jpeg_region_read hands over its RGB rows. */
 typedef struct {
-    const uint8_t *pixels;
-    size_t stride;
     int x0, y0, cols, rows;
     int scaled_width, scaled_height;
 } tl_region;
@@ -59,7 +56,7 @@ typedef struct {
 /* Starts decoding at 1/scale_denom (1, 2, 4 or 8) at least the block [x0,x1) x
  * [y0,y1) of the scaled image, each of its pixels as a full decode gives it
  * (NOTE [ Exact pixels at a cropped edge ]): fills `out` with the block, which
- * may start further left and end further right (pixels NULL).  Refuses images
+ * may start further left and end further right.  Refuses images
  * over max_pixels before allocating. */
 int tl_jpeg_region_open(tl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
                         int x0, int y0, int x1, int y1, int64_t max_pixels, tl_region *out,

@@ -90,12 +90,12 @@ static void vertical_pass(tl_scratch *s, const uint8_t *c, const tl_coeffs *cy, 
  * out so that it reads contiguous memory: the horizontal pass runs on a
  * transposed plane (one row per source column), or, where it applies, on the
  * rows themselves (NOTE [ The horizontal pass without transposes ]). */
-static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *cx,
+static void resample_planes(tl_scratch *s, const tl_rows *r, int cols, const tl_coeffs *cx,
                             const tl_gather *g, const tl_coeffs *cy, int vertical_first,
                             int out_h, int out_w, const float *lut, const float *norm,
                             int flip, int out_type, void *fused_out)
 {
-    int rows = r->rows, cols = r->cols, ch;
+    int rows = r->rows, ch;
     size_t plane_a = (size_t)cols * rows, plane = (size_t)out_h * out_w;
     if (!vertical_first) {
         /* a: region planes transposed [cols][rows]; b: horizontal pass
@@ -143,6 +143,15 @@ static void resample_planes(tl_scratch *s, const tl_region *r, const tl_coeffs *
  * for the memory. */
 enum { STRIP_ROWS = 16 };
 
+/* Closes the decode after a read: its warning, if the reads went well. */
+static int close_after(tl_decoder *dec, int status, char *msg)
+{
+    if (status == TL_OK)
+        return tl_jpeg_region_close(dec, msg);
+    tl_jpeg_region_close(dec, NULL);
+    return status;
+}
+
 /* The block's rows decoded strip by strip into c: three planes [rows][out_w],
  * the horizontal pass done.  The decoder's time is added to *decode_seconds. */
 static int decode_strips(tl_decoder *dec, tl_scratch *s, const tl_gather *g, int rows,
@@ -150,7 +159,7 @@ static int decode_strips(tl_decoder *dec, tl_scratch *s, const tl_gather *g, int
 {
     size_t plane = (size_t)rows * out_w, strip_plane = (size_t)STRIP_ROWS * cols;
     int y, ch, status = TL_OK;
-    for (y = 0; y < rows && status == TL_OK;) {
+    for (y = 0; y < rows;) {
         tl_rows strip;
         double start = now();
         status = tl_jpeg_region_read(dec, STRIP_ROWS, &strip, msg);
@@ -163,26 +172,16 @@ static int decode_strips(tl_decoder *dec, tl_scratch *s, const tl_gather *g, int
                            s->c + ch * plane + (size_t)y * out_w, (size_t)out_w);
         y += strip.rows;
     }
-    if (status != TL_OK) {
-        tl_jpeg_region_close(dec, NULL);
-        return status;
-    }
-    return tl_jpeg_region_close(dec, msg);
+    return close_after(dec, status, msg);
 }
 
-/* The whole block decoded at once into the decoder's buffer (r->pixels). */
-static int decode_block(tl_decoder *dec, tl_region *r, char *msg, double *decode_seconds)
+/* The whole block decoded at once into the decoder's buffer. */
+static int decode_block(tl_decoder *dec, int rows, tl_rows *block, char *msg,
+                        double *decode_seconds)
 {
-    tl_rows block;
     double start = now();
-    int status = tl_jpeg_region_read(dec, r->rows, &block, msg);
-    if (status == TL_OK)
-        status = tl_jpeg_region_close(dec, msg);
-    else
-        tl_jpeg_region_close(dec, NULL);
+    int status = close_after(dec, tl_jpeg_region_read(dec, rows, block, msg), msg);
     *decode_seconds += now() - start;
-    r->pixels = block.pixels;
-    r->stride = block.stride;
     return status;
 }
 
@@ -273,11 +272,12 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
             vertical_pass(s, s->c + ch * (size_t)rows * out_w, &cy, ch, out_h, out_w, lut,
                           norm, p->flip, out_type, fused ? out : NULL);
     } else {
-        status = decode_block(dec, &r, msg, decode_seconds);
+        tl_rows block;
+        status = decode_block(dec, rows, &block, msg, decode_seconds);
         if (status != TL_OK)
             goto done;
-        resample_planes(s, &r, &cx, gathered ? &g : NULL, &cy, p->vertical_first, out_h,
-                        out_w, lut, norm, p->flip, out_type, fused ? out : NULL);
+        resample_planes(s, &block, cols, &cx, gathered ? &g : NULL, &cy, p->vertical_first,
+                        out_h, out_w, lut, norm, p->flip, out_type, fused ? out : NULL);
     }
     if (fused)
         goto done;
