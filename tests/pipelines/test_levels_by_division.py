@@ -13,7 +13,7 @@ from jpegloader.decoders import EncodedBatch, decode_batch
 from jpegloader.decoders import status as st
 from jpegloader.decoders.jpeg import FILTERS
 from jpegloader.pipelines.tensor_stage import division_form, lut_array, run_on_ramp
-from tests.conftest import whole_image_plans
+from tests.conftest import noisy_jpeg, whole_image_plans
 from tests.hostile_jpegs import photo_like
 
 IMAGENET = ([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
@@ -85,3 +85,33 @@ def test_computed_floats_equal_the_tables(out_size, filter_, vertical_first):
         outs.append(out)
     np.testing.assert_array_equal(outs[0].view(np.int32), outs[1].view(np.int32))
 
+
+
+@pytest.mark.parametrize("vertical_first", [0, 1], ids=["horizontal-first", "vertical-first"])
+@pytest.mark.parametrize("mean_std", [IMAGENET, ([0.5] * 3, [0.5] * 3),
+                                      ([0.0] * 3, [1.0] * 3), ([0.3, 0.61, 0.07], [0.17, 0.9, 0.33])],
+                         ids=["imagenet", "half", "none", "odd"])
+def test_every_level_is_computed_as_its_table_says(vertical_first, mean_std):
+    """All 256 levels of every channel, through both kernels that end in floats:
+    the C core forms level / 255 without a division (NOTE [ level / 255 without a
+    division ] in csrc/resample.c), which must still be torch's float32 quotient."""
+    stage = (T.ToTensor(), T.Normalize(*mean_std))
+    kind, lut = run_on_ramp(stage)
+    table = lut_array(lut)
+    form = division_form(stage, table)
+    assert form is not None
+    # Per-pixel noise decodes to every level; an identity resample keeps them.
+    size = (256, 64)
+    batch = EncodedBatch.from_files([noisy_jpeg(*size, seed=7, quality=100, subsampling=0)])
+    plans = whole_image_plans([size])
+    plans["vertical_first"] = vertical_first
+    outs = []
+    for norm in (None, form):
+        out = np.full((1, 3, size[1], size[0]), np.nan, np.float32)
+        status, messages = decode_batch(batch, plans, out, table, norm=norm)
+        assert (status == st.OK).all(), messages
+        outs.append(out)
+    for ch in range(3):  # the table is increasing: each float names its level
+        levels = np.searchsorted(table[ch], outs[0][0, ch].ravel())
+        assert len(np.unique(levels)) == 256
+    np.testing.assert_array_equal(outs[0].view(np.int32), outs[1].view(np.int32))
