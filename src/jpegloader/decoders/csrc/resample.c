@@ -249,26 +249,33 @@ static inline uint8_t clip8(int32_t sum)
 #define TL_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline))
 #define TL_AVX2_ON() (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
 
-/* Sixteen outputs of one output row, summed in registers over the taps (the
- * scalar loop keeps its sums in memory, a load and a store per tap).  Two
- * 8-byte loads, each widened as it is loaded: one 16-byte load split with a
- * shift cost a shuffle more per tap, 12% of the resampler here. */
-TL_AVX2 static inline void
-sum16_avx2(const uint8_t *src, size_t src_stride, int first, int taps, const int32_t *k,
-           int i, __m256i *s0, __m256i *s1)
+/* 8 * n outputs of one output row from column i: sums[j] holds outputs
+ * i + 8j .. i + 8j + 7, shifted (not yet clamped).  The sums stay in registers
+ * over the taps (the scalar loop keeps its sums in memory, a load and a store
+ * per tap); each tap's bytes are widened as they are loaded, 8 at a time (one
+ * 16-byte load split with a shift cost a shuffle more per tap, 12% of the
+ * resampler here).  Float rows take n = 4, so that each tap's weight is
+ * broadcast once for 32 outputs: measured against n = 2 in the pipeline (one
+ * process, alternating batch by batch), eval 0.4-1.9% and train 0.4-1.1%
+ * faster. */
+TL_AVX2_INLINE static inline void
+sum_avx2(const uint8_t *src, size_t src_stride, int first, int taps, const int32_t *k, int i,
+         int n, __m256i *sums)
 {
-    __m256i a0 = _mm256_set1_epi32(1 << (PRECISION_BITS - 1)), a1 = a0;
+    __m256i a[4];
     const uint8_t *s = src + (size_t)first * src_stride + i;
-    int t;
+    int t, j;
+    for (j = 0; j < n; j++)
+        a[j] = _mm256_set1_epi32(1 << (PRECISION_BITS - 1));
     for (t = 0; t < taps; t++, s += src_stride) {
         __m256i w = _mm256_set1_epi32(k[t]);
-        __m256i lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)s));
-        __m256i hi = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(s + 8)));
-        a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(lo, w));
-        a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(hi, w));
+        for (j = 0; j < n; j++)
+            a[j] = _mm256_add_epi32(
+                a[j], _mm256_mullo_epi32(
+                          _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(s + 8 * j))), w));
     }
-    *s0 = _mm256_srai_epi32(a0, PRECISION_BITS);
-    *s1 = _mm256_srai_epi32(a1, PRECISION_BITS);
+    for (j = 0; j < n; j++)
+        sums[j] = _mm256_srai_epi32(a[j], PRECISION_BITS);
 }
 
 /* Eight values clamped to 0..255 (clip8 once shifted), as 32-bit lanes. */
@@ -286,7 +293,7 @@ TL_AVX2 static inline __m256i clip8x8_avx2(__m256i sum)
 
 /* Thirty-two outputs of one output row as 32 levels (clip8), in order.  The
  * bytes are widened with shifts and masks inside each 32-bit lane instead of
- * with shuffles (the shuffle unit is what limits sum16_avx2): sum m holds the
+ * with shuffles (the shuffle unit is what limits sum_avx2): sum m holds the
  * bytes 4j + m, and shifting and or-ing puts the levels back in place. */
 TL_AVX2 static inline __m256i
 sum32_avx2(const uint8_t *src, size_t src_stride, int first, int taps, const int32_t *k, int i)
@@ -396,10 +403,31 @@ store16_avx2(__m256i s0, __m256i s1, int kind, const float *lut, const float *ms
     }
 }
 
+/* One output row, 16 * halves outputs at a time (halves 1 or 2; the row at
+ * least that long), each written as store16_avx2's kind says.  A ragged end is
+ * done as the last chunk, again. */
+TL_AVX2_INLINE static inline void
+filter_row_avx2(const uint8_t *src, size_t src_stride, int row_len, int first, int taps,
+                const int32_t *k, int halves, int kind, const float *lut, const float *ms,
+                int flip, void *row)
+{
+    int step = 16 * halves, i, h;
+    for (i = 0;; i += step) {
+        __m256i s[4];
+        if (i + step > row_len)
+            i = row_len - step;
+        sum_avx2(src, src_stride, first, taps, k, i, 2 * halves, s);
+        for (h = 0; h < halves; h++)
+            store16_avx2(s[2 * h], s[2 * h + 1], kind, lut, ms, flip, row_len, i + 16 * h, row);
+        if (i + step >= row_len)
+            break;
+    }
+}
+
 /* Rows of at least 16 samples, each written as store16_avx2's kind says, mirrored
- * when flip is set; dst_stride counts elements.  A ragged end is done as the last
- * 16, again.  Inlined into one function per kind, so that the choice is made at
- * compile time (measured: augment 5% slower otherwise). */
+ * when flip is set; dst_stride counts elements.  Inlined into one function per
+ * kind, so that the choice is made at compile time (measured: augment 5% slower
+ * otherwise). */
 TL_AVX2_INLINE static inline void
 filter_rows_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_coeffs *c,
                  int kind, const float *lut, const float *ms, int flip, void *dst,
@@ -407,20 +435,17 @@ filter_rows_avx2(const uint8_t *src, size_t src_stride, int row_len, const tl_co
 {
     int floats = kind != TL_STORE_BYTES;
     size_t row_bytes = dst_stride * (floats ? sizeof(float) : 1);
-    int o, i;
+    int o;
     for (o = 0; o < c->n; o++) {
         const int32_t *k = c->kk + (size_t)o * c->ksize;
         int first = c->bounds[2 * o], taps = c->bounds[2 * o + 1];
         void *row = (uint8_t *)dst + (size_t)o * row_bytes;
-        for (i = 0;; i += 16) {
-            __m256i s0, s1;
-            if (i + 16 > row_len)
-                i = row_len - 16;
-            sum16_avx2(src, src_stride, first, taps, k, i, &s0, &s1);
-            store16_avx2(s0, s1, kind, lut, ms, flip, row_len, i, row);
-            if (i + 16 >= row_len)
-                break;
-        }
+        if (floats && row_len >= 32) /* see sum_avx2 */
+            filter_row_avx2(src, src_stride, row_len, first, taps, k, 2, kind, lut, ms, flip,
+                            row);
+        else
+            filter_row_avx2(src, src_stride, row_len, first, taps, k, 1, kind, lut, ms, flip,
+                            row);
     }
     if (floats)
         _mm_sfence(); /* NOTE [ Streaming the float output ] */
