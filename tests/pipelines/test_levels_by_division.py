@@ -9,7 +9,7 @@ import torch
 from torchvision import transforms as T
 from torchvision.transforms import v2
 
-from jpegloader.decoders import EncodedBatch, decode_batch
+from jpegloader.decoders import EncodedBatch, _jpeg, decode_batch
 from jpegloader.decoders import status as st
 from jpegloader.decoders.jpeg import FILTERS
 from jpegloader.pipelines.tensor_stage import division_form, lut_array, run_on_ramp
@@ -115,3 +115,43 @@ def test_every_level_is_computed_as_its_table_says(vertical_first, mean_std):
         levels = np.searchsorted(table[ch], outs[0][0, ch].ravel())
         assert len(np.unique(levels)) == 256
     np.testing.assert_array_equal(outs[0].view(np.int32), outs[1].view(np.int32))
+
+
+def _float_view(shape, offset: int) -> np.ndarray:
+    """A C-contiguous float32 array starting `offset` bytes past a 64-byte boundary
+    (the 512-bit loop streams only to aligned rows)."""
+    nbytes = int(np.prod(shape)) * 4
+    raw = np.empty(nbytes + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    return raw[start:start + nbytes].view(np.float32).reshape(shape)
+
+
+@pytest.mark.skipif(not _jpeg.cpu_has_avx512(), reason="this processor has no AVX-512: "
+                    "only the AVX2 loop runs here")
+@pytest.mark.parametrize("offset", [0, 16], ids=["aligned", "unaligned"])
+@pytest.mark.parametrize("out_size", [(224, 224), (37, 29), (100, 61), (31, 40)])
+def test_avx512_loop_gives_the_avx2_loops_floats(out_size, offset):
+    """The last pass by division has a 512-bit loop (rows of 32 or more) beside the
+    AVX2 one; with it turned off the AVX2 loop runs on the same processor."""
+    stage = (T.ToTensor(), T.Normalize(*IMAGENET))
+    kind, lut = run_on_ramp(stage)
+    table = lut_array(lut)
+    form = division_form(stage, table)
+    sizes = [(300, 200), (97, 141), (640, 427), (250, 250)]
+    batch = EncodedBatch.from_files([photo_like(w, h, seed=i) for i, (w, h) in enumerate(sizes)])
+    plans = whole_image_plans(sizes, out_size)
+    plans["flip"] = [0, 1, 0, 1]
+    w, h = out_size
+    outs = []
+    for allow in (True, False):
+        before = _jpeg.allow_avx512(allow)
+        try:
+            out = _float_view((len(sizes), 3, h, w), offset)
+            out[:] = np.nan
+            status, messages = decode_batch(batch, plans, out, table, norm=form)
+        finally:
+            _jpeg.allow_avx512(before)
+        assert (status == st.OK).all(), messages
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0].view(np.int32), outs[1].view(np.int32))
+    assert not np.isnan(outs[0]).any()

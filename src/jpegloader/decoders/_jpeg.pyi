@@ -33,6 +33,14 @@ def decode_batch(
 
 def libjpeg_turbo_version() -> str: ...
 
+def allow_avx512(allow: bool, /) -> bool:
+    """Whether the last resampling pass may use its AVX-512 loop where the processor
+    has it (the default); returns the previous setting.  Both loops give the same
+    floats: the tests compare them."""
+
+def cpu_has_avx512() -> bool:
+    """Whether this processor runs that AVX-512 loop (AVX-512F and FMA)."""
+
 def dc_scans(data: Buffer, /) -> bytes | None:
     """A progressive JPEG without its AC scans: what a 1/8 decode reads (the C core
     decodes this stream whenever a plan scales by 1/8; NOTE [ DC scans only ] in

@@ -12,6 +12,7 @@
 #include "color.h"
 #include "dc_scans.h"
 #include "pipeline.h"
+#include "resample.h"
 #include "buffer_checks.h"
 
 #define STR2(x) #x
@@ -184,6 +185,21 @@ static PyObject *py_hue_selfcheck(PyObject *self, PyObject *arg)
     return PyLong_FromLong(bad);
 }
 
+static PyObject *py_allow_avx512(PyObject *self, PyObject *arg)
+{
+    int allow = PyObject_IsTrue(arg);
+    (void)self;
+    if (allow < 0)
+        return NULL;
+    return PyBool_FromLong(tl_resample_allow_avx512(allow));
+}
+
+static PyObject *py_cpu_has_avx512(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyBool_FromLong(tl_cpu_has_avx512());
+}
+
 static PyObject *py_dc_scans(PyObject *self, PyObject *arg)
 {
     Py_buffer in;
@@ -218,6 +234,12 @@ static PyMethodDef methods[] = {
     {"hue_selfcheck", py_hue_selfcheck, METH_O,
      "hue_selfcheck(shift) -> int: RGB values where the fast hue step differs from\n"
      "the per-pixel Pillow reference (all 2**24 are tried; 0 expected)."},
+    {"allow_avx512", py_allow_avx512, METH_O,
+     "allow_avx512(allow) -> bool: whether the last resampling pass may use its AVX-512\n"
+     "loop where the processor has it (the default); returns the previous setting.\n"
+     "Both loops give the same floats; the tests compare them."},
+    {"cpu_has_avx512", py_cpu_has_avx512, METH_NOARGS,
+     "Whether this processor runs the AVX-512 loop (AVX-512F and FMA)."},
     {"dc_scans", py_dc_scans, METH_O,
      "dc_scans(data) -> bytes | None: a progressive JPEG without its AC scans (what a\n"
      "1/8 decode reads; NOTE [ DC scans only ] in dc_scans.h), or None when the data\n"

