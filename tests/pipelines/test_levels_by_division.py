@@ -127,31 +127,40 @@ def _float_view(shape, offset: int) -> np.ndarray:
 
 
 @pytest.mark.skipif(not _jpeg.cpu_has_avx512(), reason="this processor has no AVX-512: "
-                    "only the AVX2 loop runs here")
+                    "only the AVX2 loops run here")
 @pytest.mark.parametrize("offset", [0, 16], ids=["aligned", "unaligned"])
 @pytest.mark.parametrize("out_size", [(224, 224), (37, 29), (100, 61), (31, 40)])
-def test_avx512_loop_gives_the_avx2_loops_floats(out_size, offset):
-    """The last pass by division has a 512-bit loop (rows of 32 or more) beside the
-    AVX2 one; with it turned off the AVX2 loop runs on the same processor."""
+@pytest.mark.parametrize("filter_", ["bilinear", "bicubic", "lanczos"])
+@pytest.mark.parametrize("output", ["floats", "bytes"])
+def test_avx512_loops_give_the_avx2_loops_results(out_size, offset, filter_, output):
+    """The last pass by division (rows of 32 or more) and the horizontal pass on rows
+    (groups of 32 outputs; the rest by the AVX2 loop) have 512-bit loops beside the
+    AVX2 ones; with them turned off the AVX2 loops run on the same processor."""
     stage = (T.ToTensor(), T.Normalize(*IMAGENET))
     kind, lut = run_on_ramp(stage)
-    table = lut_array(lut)
-    form = division_form(stage, table)
+    table = lut_array(lut) if output == "floats" else None
+    form = division_form(stage, table) if output == "floats" else None
     sizes = [(300, 200), (97, 141), (640, 427), (250, 250)]
     batch = EncodedBatch.from_files([photo_like(w, h, seed=i) for i, (w, h) in enumerate(sizes)])
     plans = whole_image_plans(sizes, out_size)
+    plans["filter"] = FILTERS[filter_]
     plans["flip"] = [0, 1, 0, 1]
     w, h = out_size
     outs = []
     for allow in (True, False):
         before = _jpeg.allow_avx512(allow)
         try:
-            out = _float_view((len(sizes), 3, h, w), offset)
-            out[:] = np.nan
+            if output == "floats":
+                out = _float_view((len(sizes), 3, h, w), offset)
+                out[:] = np.nan
+            else:
+                out = np.full((len(sizes), 3, h, w), 7, np.uint8)
             status, messages = decode_batch(batch, plans, out, table, norm=form)
         finally:
             _jpeg.allow_avx512(before)
         assert (status == st.OK).all(), messages
         outs.append(out)
-    np.testing.assert_array_equal(outs[0].view(np.int32), outs[1].view(np.int32))
-    assert not np.isnan(outs[0]).any()
+    np.testing.assert_array_equal(outs[0], outs[1])
+    if output == "floats":
+        np.testing.assert_array_equal(outs[0].view(np.int32), outs[1].view(np.int32))
+        assert not np.isnan(outs[0]).any()

@@ -34,12 +34,13 @@ def decode_batch(
 def libjpeg_turbo_version() -> str: ...
 
 def allow_avx512(allow: bool, /) -> bool:
-    """Whether the last resampling pass may use its AVX-512 loop where the processor
-    has it (the default); returns the previous setting.  Both loops give the same
-    floats: the tests compare them."""
+    """Whether the resampler's 512-bit loops (the last pass by division, the
+    horizontal pass on rows) may run where the processor has AVX-512 (the default);
+    returns the previous setting.  They give the AVX2 loops' results: the tests
+    compare them."""
 
 def cpu_has_avx512() -> bool:
-    """Whether this processor runs that AVX-512 loop (AVX-512F and FMA)."""
+    """Whether this processor runs the 512-bit loops (AVX-512F, AVX-512BW and FMA)."""
 
 def dc_scans(data: Buffer, /) -> bytes | None:
     """A progressive JPEG without its AC scans: what a 1/8 decode reads (the C core

@@ -235,11 +235,11 @@ static PyMethodDef methods[] = {
      "hue_selfcheck(shift) -> int: RGB values where the fast hue step differs from\n"
      "the per-pixel Pillow reference (all 2**24 are tried; 0 expected)."},
     {"allow_avx512", py_allow_avx512, METH_O,
-     "allow_avx512(allow) -> bool: whether the last resampling pass may use its AVX-512\n"
-     "loop where the processor has it (the default); returns the previous setting.\n"
-     "Both loops give the same floats; the tests compare them."},
+     "allow_avx512(allow) -> bool: whether the resampler's 512-bit loops may run where\n"
+     "the processor has AVX-512 (the default); returns the previous setting.  They give\n"
+     "the AVX2 loops' results; the tests compare them."},
     {"cpu_has_avx512", py_cpu_has_avx512, METH_NOARGS,
-     "Whether this processor runs the AVX-512 loop (AVX-512F and FMA)."},
+     "Whether this processor runs the 512-bit loops (AVX-512F, AVX-512BW and FMA)."},
     {"dc_scans", py_dc_scans, METH_O,
      "dc_scans(data) -> bytes | None: a progressive JPEG without its AC scans (what a\n"
      "1/8 decode reads; NOTE [ DC scans only ] in dc_scans.h), or None when the data\n"

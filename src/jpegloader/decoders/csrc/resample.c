@@ -252,10 +252,16 @@ int tl_resample_allow_avx512(int allow)
 int tl_cpu_has_avx512(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("fma");
 #else
     return 0;
 #endif
+}
+
+int tl_avx512_on(void)
+{
+    return avx512_allowed && tl_cpu_has_avx512();
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -571,7 +577,7 @@ levels_divide_avx2(const uint8_t *src, int rows, int cols, const float *ms, int 
  * AVX-512 (Zen 5), one process, eval on the original encoding: augment 64.5 ->
  * 54.5 us per image, the C core 1.5-3% faster. */
 #define TL_AVX512 __attribute__((target("avx512f,fma")))
-#define TL_AVX512_ON() (avx512_allowed && tl_cpu_has_avx512())
+#define TL_AVX512_ON() tl_avx512_on()
 
 TL_AVX512 static inline __m512 divide16_avx512(__m512i sum, const float *ms)
 {

@@ -41,11 +41,14 @@ typedef struct {
 int tl_coeffs_compute(tl_coeffs *c, int filter, int in_size, double in0, double in1,
                       int out_size, int out_start, int n);
 
-/* Whether the float pass by division may use its AVX-512 loop where the
- * processor has AVX-512 (it may by default); returns the previous setting.
- * Both loops give the same floats: the tests compare them with this. */
+/* Whether the 512-bit loops (the float pass by division here, the horizontal
+ * pass in gather_rows.c) may run where the processor has AVX-512F, BW and FMA
+ * (they may by default); returns the previous setting.  They give the AVX2
+ * loops' results: the tests compare them with this. */
 int tl_resample_allow_avx512(int allow);
 int tl_cpu_has_avx512(void);
+/* Allowed and available. */
+int tl_avx512_on(void);
 
 /* The filter's support (half-width in input samples before scaling). */
 double tl_filter_support(int filter);
