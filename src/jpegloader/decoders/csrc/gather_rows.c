@@ -163,6 +163,32 @@ store_group(__m256i s, uint8_t *out)
                                                         _mm256_extracti128_si256(bytes, 1)));
 }
 
+/* The ROWS rows from row y, in and out; past the last row, the last row again. */
+static inline void rows_from(int y, int rows, const uint8_t *src, size_t src_stride,
+                             uint8_t *dst, size_t dst_stride, const uint8_t **row,
+                             uint8_t **out)
+{
+    int r;
+    for (r = 0; r < ROWS; r++) {
+        int yy = y + r < rows ? y + r : rows - 1;
+        row[r] = src + (size_t)yy * src_stride;
+        out[r] = dst + (size_t)yy * dst_stride;
+    }
+}
+
+/* Groups k.. to the end, one at a time. */
+__attribute__((target("avx2"), always_inline)) static inline void
+groups_from(const tl_gather *g, int pairs, int k, const uint8_t *const *row, uint8_t **out)
+{
+    int r;
+    for (; k < g->groups; k++) {
+        __m256i sums[ROWS];
+        group_sums(g, pairs, k, row, sums);
+        for (r = 0; r < ROWS; r++)
+            store_group(sums[r], out[r] + group_start(g->n, k));
+    }
+}
+
 __attribute__((target("avx2"), always_inline)) static inline void
 gather_rows_avx2(const tl_gather *g, int pairs, const uint8_t *src, size_t src_stride,
                  int rows, uint8_t *dst, size_t dst_stride)
@@ -171,11 +197,7 @@ gather_rows_avx2(const tl_gather *g, int pairs, const uint8_t *src, size_t src_s
     for (y = 0; y < rows; y += ROWS) {
         const uint8_t *row[ROWS];
         uint8_t *out[ROWS];
-        for (r = 0; r < ROWS; r++) { /* past the last row: the last row again */
-            int yy = y + r < rows ? y + r : rows - 1;
-            row[r] = src + (size_t)yy * src_stride;
-            out[r] = dst + (size_t)yy * dst_stride;
-        }
+        rows_from(y, rows, src, src_stride, dst, dst_stride, row, out);
         for (k = 0; k < 4 * fours; k += 4) {
             __m256i a[ROWS], b[ROWS], c[ROWS], d[ROWS];
             group_sums(g, pairs, k, row, a);
@@ -185,12 +207,7 @@ gather_rows_avx2(const tl_gather *g, int pairs, const uint8_t *src, size_t src_s
             for (r = 0; r < ROWS; r++)
                 store_four_groups(a[r], b[r], c[r], d[r], out[r] + 8 * k);
         }
-        for (; k < g->groups; k++) {
-            __m256i sums[ROWS];
-            group_sums(g, pairs, k, row, sums);
-            for (r = 0; r < ROWS; r++)
-                store_group(sums[r], out[r] + group_start(g->n, k));
-        }
+        groups_from(g, pairs, k, row, out);
     }
 }
 
@@ -265,11 +282,7 @@ gather_rows_avx512(const tl_gather *g, int pairs, const uint8_t *src, size_t src
     for (y = 0; y < rows; y += ROWS) {
         const uint8_t *row[ROWS];
         uint8_t *out[ROWS];
-        for (r = 0; r < ROWS; r++) { /* past the last row: the last row again */
-            int yy = y + r < rows ? y + r : rows - 1;
-            row[r] = src + (size_t)yy * src_stride;
-            out[r] = dst + (size_t)yy * dst_stride;
-        }
+        rows_from(y, rows, src, src_stride, dst, dst_stride, row, out);
         for (k = 0; k < 4 * fours; k += 4) {
             __m512i x[ROWS], z[ROWS];
             pair_sums(g, pairs, k, row, x);
@@ -277,12 +290,7 @@ gather_rows_avx512(const tl_gather *g, int pairs, const uint8_t *src, size_t src
             for (r = 0; r < ROWS; r++)
                 store_two_pairs(x[r], z[r], out[r] + 8 * k);
         }
-        for (; k < g->groups; k++) {
-            __m256i sums[ROWS];
-            group_sums(g, pairs, k, row, sums);
-            for (r = 0; r < ROWS; r++)
-                store_group(sums[r], out[r] + group_start(g->n, k));
-        }
+        groups_from(g, pairs, k, row, out);
     }
 }
 
