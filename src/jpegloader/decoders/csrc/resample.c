@@ -385,10 +385,12 @@ TL_AVX2 static inline __m256 lookup8(const float *lut, __m256i levels)
  * (24 of 28 us a 224x224 plane); with one, the pass took 0.77-0.94 of its time
  * alone and the pipeline was 0.7% (eval) and 1.5% (train) faster, bit for bit
  * the same.  tests/pipelines/test_levels_by_division.py checks all 256 levels. */
+#define LEVEL_X (257.0f / 65536.0f)                        /* x = level * LEVEL_X */
+#define LEVEL_TAIL (1.0f / 65536.0f + 1.0f / 4294967296.0f) /* x + x * LEVEL_TAIL */
 TL_AVX2 static inline __m256 divide8(__m256i levels, const float *ms)
 {
-    __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(levels), _mm256_set1_ps(257.0f / 65536.0f));
-    __m256 v = _mm256_fmadd_ps(x, _mm256_set1_ps(1.0f / 65536.0f + 1.0f / 4294967296.0f), x);
+    __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(levels), _mm256_set1_ps(LEVEL_X));
+    __m256 v = _mm256_fmadd_ps(x, _mm256_set1_ps(LEVEL_TAIL), x);
     return _mm256_div_ps(_mm256_sub_ps(v, _mm256_set1_ps(ms[0])), _mm256_set1_ps(ms[1]));
 }
 
@@ -577,15 +579,15 @@ levels_divide_avx2(const uint8_t *src, int rows, int cols, const float *ms, int 
  * AVX-512 (Zen 5), one process, eval on the original encoding: augment 64.5 ->
  * 54.5 us per image, the C core 1.5-3% faster. */
 #define TL_AVX512 __attribute__((target("avx512f,fma")))
-#define TL_AVX512_ON() tl_avx512_on()
 
+/* clip8 of sixteen sums, then divide8's arithmetic. */
 TL_AVX512 static inline __m512 divide16_avx512(__m512i sum, const float *ms)
 {
     __m512i levels = _mm512_min_epi32(
         _mm512_max_epi32(_mm512_srai_epi32(sum, PRECISION_BITS), _mm512_setzero_si512()),
         _mm512_set1_epi32(255));
-    __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(levels), _mm512_set1_ps(257.0f / 65536.0f));
-    __m512 v = _mm512_fmadd_ps(x, _mm512_set1_ps(1.0f / 65536.0f + 1.0f / 4294967296.0f), x);
+    __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(levels), _mm512_set1_ps(LEVEL_X));
+    __m512 v = _mm512_fmadd_ps(x, _mm512_set1_ps(LEVEL_TAIL), x);
     return _mm512_div_ps(_mm512_sub_ps(v, _mm512_set1_ps(ms[0])), _mm512_set1_ps(ms[1]));
 }
 
@@ -675,7 +677,7 @@ void tl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
 {
     int o;
 #ifdef TL_HAVE_AVX2_PATH
-    if (mean_std && row_len >= 32 && TL_AVX512_ON()) {
+    if (mean_std && row_len >= 32 && tl_avx512_on()) {
         filter_rows_divide_avx512(src, src_stride, row_len, c, mean_std, flip, dst, dst_stride);
         return;
     }
