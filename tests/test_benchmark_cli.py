@@ -141,6 +141,38 @@ def test_ceiling_is_measured_on_the_same_files(small_folder, tmp_path, capsys, m
         assert text.count(f"{pipeline:7s} workers=2 epoch") == 3 * 2 + 2  # 2 loaders, 2 ceilings
 
 
+def test_each_ceiling_process_reads_every_file_in_its_own_shuffled_order(tmp_path,
+                                                                         monkeypatch):
+    """NOTE [ The ceiling reads the files shuffled ]: a stand-in for jpeg_limit keeps
+    the list each process was given."""
+    from jpegloader import bench_ceiling
+
+    program = tmp_path / "fake_limit"
+    program.write_text(f"#!{sys.executable}\n"
+                       "import os, sys, tempfile\n"
+                       "fd, _ = tempfile.mkstemp(dir=os.environ['LISTS'])\n"
+                       "os.write(fd, sys.stdin.read().encode())\n"
+                       "print(sys.argv[-1], 100.0, 90.0, 110.0, 500.0)\n")
+    program.chmod(0o755)
+    files = [f"/data/c{k // 6}/r{k % 6}_image{k // 6}.JPEG" for k in range(60)]
+
+    def orders(seed: int, run: str) -> set[tuple[str, ...]]:
+        lists = tmp_path / run
+        lists.mkdir()
+        monkeypatch.setenv("LISTS", str(lists))
+        result = bench_ceiling.measure(program, files, "ctr2", processes=2, passes=1, seed=seed)
+        assert result["img_per_s"] == 200.0 and result["cpu_us_per_img"] == 500.0
+        read = [tuple(f.read_text().split()) for f in lists.iterdir()]
+        assert len(read) == 2
+        assert all(sorted(order) == sorted(files) for order in read)  # every file once
+        return set(read)
+
+    first = orders(3, "first")
+    assert len(first) == 2 and tuple(files) not in first  # each process its own order
+    assert orders(3, "again") == first  # reproducible from the seed
+    assert orders(4, "next") != first
+
+
 def test_ceiling_option_errors(tmp_path):
     assert _cli("--ceiling", tmp_path / "missing.c").returncode == 2
     broken = tmp_path / "broken.c"

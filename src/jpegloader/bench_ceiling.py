@@ -5,7 +5,8 @@ and nothing else; see the project's performance notes) runs as many processes at
 once as the loaders have workers, in the crop-window mode that matches the
 pipeline: ``roi2`` for RandomResizedCrop (a window of half the area, decoded at the
 smallest power-of-two DCT scale that keeps 224 px, rows below it not decoded),
-``ctr2`` for Resize(256) + CenterCrop(224).  Its img/s, summed over the processes,
+``ctr2`` for Resize(256) + CenterCrop(224), each process reading the files in its
+own shuffled order, as the loaders' workers do.  Its img/s, summed over the processes,
 is what decoding alone could give on these files and cores; a loader's throughput
 is quoted as a fraction of it.
 
@@ -26,10 +27,27 @@ list: on the original-encoding files ``ctr2`` ran its first pass at 1,364-1,434
 img/s in one process and every later pass at 1,270-1,330, and a copy of the
 tool with the row placed off the grid ran every pass at 1,405-1,475.  ``roi2``
 ran off the grid from the start (1,490-1,515 in every pass).
+
+NOTE [ The ceiling reads the files shuffled ]
+The loaders read every file once per epoch in a random order (shuffle=True); the
+ceiling used to read them in the dataset's order, and a corpus copied up to a
+size (bench_datasets.replicate_folder) lists the copies of each file side by
+side, so jpeg_limit decoded the same bytes 6-18 times in a row, with its branch
+predictors and caches trained on them.  Measured with two processes at once
+(2026-11-24, 2,000 files, two alternations each), the listed order ran faster
+than a shuffled one by 5-7% in every case: original encoding roi2 4,490-4,515
+against 4,199-4,253 img/s and ctr2 4,329-4,379 against 4,020-4,053;
+imagenet-sample roi2 2,745-2,795 against 2,635-2,660 and ctr2 2,709-2,723
+against 2,571-2,575.  Our loader sees the same effect (its eval decode stage
+costs 0.46-0.47 ms per image unshuffled, 0.51 shuffled), but the benchmark
+shuffles it.  So each jpeg_limit process reads its own random order of the
+files, as a worker does; whether both processes share one order changed
+nothing measurable (4,060-4,091 against 4,082-4,111 img/s).
 """
 from __future__ import annotations
 
 import hashlib
+import random
 import shutil
 import statistics
 import subprocess
@@ -71,15 +89,22 @@ def _parse(output: str, mode: str) -> dict:
 
 
 def measure(program: Path, files: list[str], mode: str, processes: int,
-            passes: int = 3) -> dict:
-    """``processes`` copies of jpeg_limit at once on ``files``: the sum of their
-    median img/s, and the mean CPU-us per image."""
-    with tempfile.NamedTemporaryFile("w", suffix=".txt") as listing:
-        listing.writelines(f"{f}\n" for f in files)
-        listing.flush()
+            passes: int = 3, seed: int = 0) -> dict:
+    """``processes`` copies of jpeg_limit at once on ``files``, each in its own random
+    order drawn from ``seed`` (NOTE [ The ceiling reads the files shuffled ]): the
+    sum of their median img/s, and the mean CPU-us per image."""
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        listings = []
+        for k in range(max(processes, 1)):
+            order = list(files)
+            rng.shuffle(order)
+            listing = Path(tmp) / f"files-{k}.txt"
+            listing.write_text("".join(f"{f}\n" for f in order))
+            listings.append(listing)
         runs = []
-        for _ in range(max(processes, 1)):  # each reads the list itself: all start at once
-            with open(listing.name) as stdin:
+        for listing in listings:  # each reads its list itself: all start at once
+            with open(listing) as stdin:
                 runs.append(subprocess.Popen([str(program), "-r", str(passes), mode],
                                              stdin=stdin, stdout=subprocess.PIPE,
                                              stderr=subprocess.PIPE, text=True))

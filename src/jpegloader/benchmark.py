@@ -344,7 +344,7 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
                 f"{'  (warm-up)' if epoch < warmup else ''}")
         if with_ceiling and epoch >= warmup:  # NOTE [ The ceiling beside the epochs ]
             c = bench_ceiling.measure(ceiling, files, bench_ceiling.MODES[pipeline],
-                                      decode_threads(workers), passes=1)
+                                      decode_threads(workers), passes=1, seed=epoch)
             ceilings.append(c)
             log(f"  {pipeline:7s} workers={workers} epoch {epoch + 1}/{warmup + epochs} "
                 f"{'ceiling':11s} {c['img_per_s']:7.0f} img/s")
@@ -424,7 +424,8 @@ def _table(results: dict, pil: dict) -> str:
                 if "ceiling" in r]
     for pipeline, workers, c in ceilings:
         lines.append(f"ceiling {pipeline} workers={workers}: libjpeg-turbo alone (jpeg_limit "
-                     f"{c['mode']}, {c['processes']} at once) {c['img_per_s']:.0f} img/s, "
+                     f"{c['mode']}, {c['processes']} at once, files shuffled) "
+                     f"{c['img_per_s']:.0f} img/s, "
                      f"{c['cpu_us_per_img'] / 1000:.2f} CPU ms/img, the median of "
                      f"{len(c['img_per_s_per_round'])} passes beside the epochs "
                      f"({min(c['img_per_s_per_round']):.0f}-"
