@@ -38,11 +38,15 @@ predictors and caches trained on them.  Measured with two processes at once
 than a shuffled one by 5-7% in every case: original encoding roi2 4,490-4,515
 against 4,199-4,253 img/s and ctr2 4,329-4,379 against 4,020-4,053;
 imagenet-sample roi2 2,745-2,795 against 2,635-2,660 and ctr2 2,709-2,723
-against 2,571-2,575.  Our loader sees the same effect (its eval decode stage
-costs 0.46-0.47 ms per image unshuffled, 0.51 shuffled), but the benchmark
-shuffles it.  So each jpeg_limit process reads its own random order of the
-files, as a worker does; whether both processes share one order changed
-nothing measurable (4,060-4,091 against 4,082-4,111 img/s).
+against 2,571-2,575.  On files that are all different (imagenet-sample's 334
+originals) the order made no difference (ctr2 sorted 2,623-2,688, shuffled
+2,667-2,728; roi2 2,761-2,804 and 2,772-2,783), so it is the copies that the
+listed order rewarded, which a real dataset does not have.  Our loader sees
+the same effect (its eval decode stage costs 0.46-0.47 ms per image
+unshuffled, 0.51 shuffled), but the benchmark shuffles it.  So each jpeg_limit
+process reads its own random order of the files, as a worker does; whether
+both processes share one order changed nothing measurable (4,060-4,091
+against 4,082-4,111 img/s).
 """
 from __future__ import annotations
 
