@@ -20,9 +20,9 @@ main process and the workers and what it holds in shared memory beyond that
 time goes (NOTE [ Stage times ] in loader.py) and whether the loader or the
 simulated model (--consumer-ms) is the limit.  With --ceiling, libjpeg-turbo's
 own decode ceiling on the same files, read in a shuffled order as the loaders
-read them (bench_ceiling.py), and each loader's fraction of it.  The native loader's PIL is named (Pillow or pillow-simd):
-pillow-simd speeds up torch's path, and the comparison is against whichever is
-installed.
+read them (bench_ceiling.py), and each loader's fraction of it.  The native
+loader's PIL is named (Pillow or pillow-simd): pillow-simd speeds up torch's
+path, and the comparison is against whichever is installed.
 
 JSON (--json): {"dataset", "workers": [..], "batch_size", "epochs", "warmup",
 "consumer_ms", "native_pil": {"distribution", "version"}, "torch", "python",

@@ -86,10 +86,9 @@ def test_computed_floats_equal_the_tables(out_size, filter_, vertical_first):
     np.testing.assert_array_equal(outs[0].view(np.int32), outs[1].view(np.int32))
 
 
-
 @pytest.mark.parametrize("vertical_first", [0, 1], ids=["horizontal-first", "vertical-first"])
-@pytest.mark.parametrize("mean_std", [IMAGENET, ([0.5] * 3, [0.5] * 3),
-                                      ([0.0] * 3, [1.0] * 3), ([0.3, 0.61, 0.07], [0.17, 0.9, 0.33])],
+@pytest.mark.parametrize("mean_std", [IMAGENET, ([0.5] * 3, [0.5] * 3), ([0.0] * 3, [1.0] * 3),
+                                      ([0.3, 0.61, 0.07], [0.17, 0.9, 0.33])],
                          ids=["imagenet", "half", "none", "odd"])
 def test_every_level_is_computed_as_its_table_says(vertical_first, mean_std):
     """All 256 levels of every channel, through both kernels that end in floats:
