@@ -27,6 +27,7 @@ def test_help_and_option_errors(tmp_path):
     assert _cli("--workers", "two").returncode == 2
     assert _cli("--workers", "-1").returncode == 2
     assert _cli("--consumer-ms", "-5").returncode == 2
+    assert _cli("--memory-runs", "-1").returncode == 2
     unknown = _cli("--pipeline", "resnet")
     assert unknown.returncode == 2 and "unknown pipeline" in unknown.stderr
 
@@ -44,7 +45,7 @@ def test_plot_without_matplotlib_is_a_usage_error(monkeypatch, capsys):
 def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
     out, png = tmp_path / "r.json", tmp_path / "r.png"
     args = ["--data", small_folder, "--workers", "0,2", "--epochs", "1", "--warmup", "0",
-            "--batch-size", "4", "--consumer-ms", "2", "--json", out]
+            "--batch-size", "4", "--consumer-ms", "2", "--memory-runs", "2", "--json", out]
     if util.find_spec("matplotlib") is not None:
         args += ["--plot", png]
     assert benchmark.main([str(a) for a in args]) == 0
@@ -67,8 +68,11 @@ def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
             assert 0 <= r["waited_fraction"] <= 1
             assert r["native"]["epochs"][0]["images"] == 24
             for name in ("native", "jpegloader"):  # measured alone in a new process
-                assert r[name]["pss_mib"] > 0 and r[name]["held_mib"] > 0
-    assert "PSS MiB" in text and "held MiB" in text
+                for key in ("pss_mib", "held_mib"):
+                    runs = r[name][f"{key}_per_run"]
+                    assert len(runs) == 2 and min(runs) > 0
+                    assert r[name][key] == pytest.approx(sum(runs) / 2)  # the median
+    assert "PSS MiB" in text and "held MiB" in text and "the median of 2 runs" in text
     if util.find_spec("matplotlib") is not None:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -3,20 +3,32 @@
 NOTE [ Counting memory ]
 RSS counts a shared page in every process that maps it, so it overstates a loader
 whose workers write batches into shared memory that the main process reads.  PSS
-(proportional set size, /proc/PID/smaps_rollup) splits each shared page between the
+(proportional set size, /proc/PID/smaps) splits each shared page between the
 processes that map it, so summed over the main process and its workers it counts
-every mapped page once.  What PSS cannot see are shared-memory pages no process
-maps: torch's finished batches wait in its queues as shared-memory files that only
-a descriptor holds.  So two figures, each the peak over an epoch, less the
-process's own PSS before the loader was built (Python, torch, the dataset):
+every mapped page once (NOTE [ A shared file counted once ]).  What PSS cannot see
+are shared-memory pages no process maps: torch's finished batches wait in its
+queues as shared-memory files that only a descriptor holds.  So two figures, each
+the peak over an epoch, less the process's own PSS before the loader was built
+(Python, torch, the dataset):
 
   pss_mib   PSS summed over the process and its workers;
-  held_mib  the same PSS without its shared-memory part, plus every shared-memory
-            file the processes map or hold open, counted once at its size.
+  held_mib  the same PSS without its shared-memory files, plus every one of them
+            the processes map or hold open, counted once at its size.
 
 Each loader runs alone in a new process: in the benchmark's alternating epochs
 the other loader's buffers would be counted too.  The training loop reads every
 batch (as a copy to a GPU would).
+
+NOTE [ A shared file counted once ]
+The processes are read one after another, not at one instant, so a page whose
+sharers change between two reads is counted twice: read in the main process
+while it alone maps it (all of it counted there), then in the worker that has
+just mapped it too (half of it again).  A loader's ring pages change sharers
+as each new worker maps its slots, torch's batches as they pass from worker to
+main process.  Summed over the processes, one 36.75 MiB ring slot was seen at
+up to 45.8 MiB, a file's pages counted 1.25 times.  So each shared-memory
+file's PSS is summed over the processes and capped at the file's size, which
+its pages cannot exceed at any instant.
 
     python -m jpegloader.bench_memory KIND PIPELINE ROOT [ANNOTATIONS] [--workers 2]
 """
@@ -54,50 +66,76 @@ def children(pid: int | None = None) -> list[int]:
     return [p for p in out if not any(h in cmdline(p) for h in HELPERS)]
 
 
-def _rollup(pid: int) -> dict[str, int]:
-    out = {}
+def _vmas(pid: int):
+    """(address range, path, PSS in KiB) of each of the process's mappings."""
     try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
-            key, value = line.split(":")
-            out[key] = int(value.split()[0])
-    except (OSError, ValueError):
-        pass
-    return out
-
-
-def _shm_files(pid: int, seen: dict) -> None:
-    """Adds the shared-memory files ``pid`` maps or holds open: (dev, inode) -> KiB."""
-    def add(path: str) -> None:
-        try:
-            st = os.stat(path)
-            seen[(st.st_dev, st.st_ino)] = st.st_blocks // 2
-        except OSError:
-            pass
-    try:
-        for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
-            parts = line.split(maxsplit=5)
-            if len(parts) == 6 and parts[5].startswith(SHM_PREFIXES):
-                add(f"/proc/{pid}/map_files/{parts[0]}")
-        for fd in os.listdir(f"/proc/{pid}/fd"):
-            try:
-                if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(SHM_PREFIXES):
-                    add(f"/proc/{pid}/fd/{fd}")
-            except OSError:
-                pass
+        text = Path(f"/proc/{pid}/smaps").read_text()
     except OSError:
-        pass
+        return
+    vma = None
+    for line in text.splitlines():
+        key, _, rest = line.partition(" ")
+        if key.endswith(":"):
+            if key == "Pss:" and vma is not None:
+                yield vma[0], vma[1], int(rest.split()[0])
+        else:  # a mapping's first line: range, perms, offset, device, inode[, path]
+            parts = line.split(maxsplit=5)
+            vma = (parts[0], parts[5] if len(parts) == 6 else "")
+
+
+def _file_key(path: str):
+    """(device, inode) and size in KiB of the file at path, or None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino), st.st_blocks // 2
+
+
+def _open_shm_files(pid: int, files: dict) -> None:
+    """Adds the shared-memory files ``pid`` holds open: (dev, inode) -> KiB."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return
+    for fd in fds:
+        try:
+            if not os.readlink(f"/proc/{pid}/fd/{fd}").startswith(SHM_PREFIXES):
+                continue
+        except OSError:
+            continue
+        found = _file_key(f"/proc/{pid}/fd/{fd}")
+        if found is not None:
+            files[found[0]] = found[1]
+
+
+def combine(private_kib: int, shared: dict) -> int:
+    """PSS over the processes: ``private_kib`` (everything not a shared-memory
+    file) plus each shared file's PSS summed over them, at most its size
+    (NOTE [ A shared file counted once ]).  ``shared``: key -> (PSS KiB summed,
+    size KiB or None when unknown)."""
+    return private_kib + sum(p if size is None else min(p, size) for p, size in shared.values())
 
 
 def measure(pids: list[int]) -> tuple[int, int]:
     """(PSS, held) in KiB over ``pids`` (NOTE [ Counting memory ])."""
-    pss = held = 0
-    files: dict = {}
+    private = 0
+    shared: dict = {}     # (dev, inode) or mapping -> [PSS KiB summed, size KiB or None]
+    held_files: dict = {}  # (dev, inode) -> size KiB, mapped or open
     for pid in pids:
-        r = _rollup(pid)
-        pss += r.get("Pss", 0)
-        held += r.get("Pss", 0) - r.get("Pss_Shmem", 0)
-        _shm_files(pid, files)
-    return pss, held + sum(files.values())
+        for where, path, pss in _vmas(pid):
+            if not path.startswith(SHM_PREFIXES):
+                private += pss
+                continue
+            found = _file_key(f"/proc/{pid}/map_files/{where}")
+            key, size = found if found is not None else ((pid, where), None)
+            entry = shared.setdefault(key, [0, size])
+            entry[0] += pss
+            if found is not None:
+                held_files[key] = size
+        _open_shm_files(pid, held_files)
+    return combine(private, {k: tuple(v) for k, v in shared.items()}), \
+        private + sum(held_files.values())
 
 
 def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,

@@ -14,9 +14,10 @@ size, and alternate epoch by epoch (the machine is noisy, so only side-by-side
 ratios mean anything).  Per loader it reports the median img/s over the
 measured epochs, CPU milliseconds per image (main process and workers), the
 peak resident memory of the largest worker, the time to the first batch, and
-(each loader then run alone in a new process) the peak PSS summed over the
-main process and the workers and what it holds in shared memory beyond that
-(NOTE [ Counting memory ] in bench_memory.py); for jpegloader also where the
+(each loader then run alone in a new process, three times by default,
+alternating: the medians) the peak PSS summed over the main process and the
+workers and what it holds in shared memory beyond that (NOTE [ Counting
+memory ] in bench_memory.py); for jpegloader also where the
 time goes (NOTE [ Stage times ] in loader.py) and whether the loader or the
 simulated model (--consumer-ms) is the limit.  With --ceiling, libjpeg-turbo's
 own decode ceiling on the same files, read in a shuffled order as the loaders
@@ -30,7 +31,8 @@ JSON (--json): {"dataset", "workers": [..], "batch_size", "epochs", "warmup",
 {..., "stages_ms_per_img": {stage: ms}}, "ratio", "ratio_per_epoch_pair",
 "waited_fraction", "advice"[, "ceiling": {"mode", "processes", "files",
 "img_per_s", "cpu_us_per_img", "img_per_s_per_round"}, "of_ceiling_per_round"]}}}};
-per loader "pss_mib", "held_mib" (unless --no-memory) and "of_ceiling" (with
+per loader "pss_mib", "held_mib" (medians) and "pss_mib_per_run", "held_mib_per_run"
+(unless --memory-runs 0) and "of_ceiling" (with
 --ceiling: the loader's median img/s over the ceiling's median, one ceiling pass
 measured in every round of epochs, NOTE [ The ceiling beside the epochs ] in
 bench_ceiling.py).
@@ -310,11 +312,12 @@ def build_dataset(pipeline: str, root):
 
 
 def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
-              warmup: int, log=print, consumer_ms: float = 0.0, memory: bool = True,
+              warmup: int, log=print, consumer_ms: float = 0.0, memory_runs: int = 3,
               ceiling: Path | None = None) -> dict:
     """root: an ImageFolder root, or (image folder, instances JSON) for detection.
-    With ``memory``, each loader's memory alone in a fresh process (bench_memory);
-    with ``ceiling`` (a jpeg_limit program), the decode ceiling on the same files."""
+    Each loader's memory is measured alone in a fresh process (bench_memory),
+    ``memory_runs`` times; with ``ceiling`` (a jpeg_limit program), the decode
+    ceiling on the same files."""
     dataset, collate_fn = build_dataset(pipeline, root)
     # Built once and iterated epoch after epoch, as a training script does.
     loaders = {
@@ -378,12 +381,16 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     summary["ratio_per_epoch_pair"] = ratios
     summary["advice"] = advice(summary, consumer_ms, batch_size, workers)
     loaders.clear()  # their workers and ring go before the runs below
-    if memory:
-        for name in ("native", "jpegloader"):
+    for run in range(memory_runs):
+        # Alternating, as the epochs do; the medians go in the table.
+        for name in order if run % 2 == 0 else order[::-1]:
             m = bench_memory.measure_alone(name, pipeline, root, workers, batch_size)
-            summary[name].update(pss_mib=m["pss_mib"], held_mib=m["held_mib"])
-            log(f"  {pipeline:7s} workers={workers} {name:11s} alone in a new process: "
-                f"PSS {m['pss_mib']:.0f} MiB, held {m['held_mib']:.0f} MiB")
+            for key in ("pss_mib", "held_mib"):
+                summary[name].setdefault(f"{key}_per_run", []).append(m[key])
+                summary[name][key] = statistics.median(summary[name][f"{key}_per_run"])
+            log(f"  {pipeline:7s} workers={workers} {name:11s} alone in a new process "
+                f"{run + 1}/{memory_runs}: PSS {m['pss_mib']:.0f} MiB, "
+                f"held {m['held_mib']:.0f} MiB")
     if ceilings:
         c = summary["ceiling"] = bench_ceiling.over_rounds(ceilings)
         for name in ("native", "jpegloader"):
@@ -431,9 +438,11 @@ def _table(results: dict, pil: dict) -> str:
                      f"({min(c['img_per_s_per_round']):.0f}-"
                      f"{max(c['img_per_s_per_round']):.0f})")
     if any("pss_mib" in r["native"] for by in results.values() for r in by.values()):
+        runs = max(len(r["native"].get("pss_mib_per_run", ())) for by in results.values()
+                   for r in by.values())
         lines.append("PSS: summed over the main process and workers, each loader alone in a "
-                     "new process; held: PSS plus shared memory no process maps (torch's "
-                     "queued batches), see jpegloader.bench_memory")
+                     f"new process, the median of {runs} runs; held: PSS plus shared memory "
+                     "no process maps (torch's queued batches), see jpegloader.bench_memory")
     lines.append(f"native = torch.utils.data.DataLoader, PIL from {pil['distribution']} "
                  f"{pil['version']}" + (" (SIMD resize: a faster native path than Pillow's)"
                                         if pil["distribution"] == "pillow-simd" else ""))
@@ -547,8 +556,10 @@ def main(argv=None) -> int:
     p.add_argument("--epochs", type=int, default=5, help="measured epochs per loader")
     p.add_argument("--warmup", type=int, default=1, help="unmeasured epochs per loader")
     p.add_argument("--json", type=Path, help="also write the results here")
-    p.add_argument("--no-memory", action="store_true",
-                   help="skip measuring each loader's memory alone in a new process")
+    p.add_argument("--memory-runs", type=int, default=3,
+                   help="how many times each loader's memory is measured alone in a new "
+                        "process, alternating (the table gives the medians; 0 skips it)")
+    p.add_argument("--no-memory", action="store_true", help="the same as --memory-runs 0")
     p.add_argument("--ceiling", type=Path, metavar="JPEG_LIMIT",
                    help="jpeg_limit.c (or a built jpeg_limit): measure libjpeg-turbo's own "
                         "decode ceiling on the same files and quote throughput as a fraction "
@@ -570,6 +581,8 @@ def main(argv=None) -> int:
         p.error(f"--workers needs counts >= 0, got {args.workers!r}")
     if args.consumer_ms < 0:
         p.error("--consumer-ms must be >= 0")
+    if args.memory_runs < 0:
+        p.error("--memory-runs must be >= 0")
     if args.plot is not None and util.find_spec("matplotlib") is None:
         p.error("--plot needs matplotlib: pip install 'jpegloader[plot]'")
     ceiling = None
@@ -602,7 +615,8 @@ def main(argv=None) -> int:
               f"{pil['version']}, {os.cpu_count()} CPUs")
         results = {pl: {w: benchmark(roots[pl in DETECTION], pl, w, args.batch_size,
                                      args.epochs, args.warmup, consumer_ms=args.consumer_ms,
-                                     memory=not args.no_memory, ceiling=ceiling)
+                                     memory_runs=0 if args.no_memory else args.memory_runs,
+                                     ceiling=ceiling)
                         for w in worker_counts}
                    for pl in pipelines}
     print()
