@@ -441,8 +441,9 @@ def _table(results: dict, pil: dict) -> str:
         runs = max(len(r["native"].get("pss_mib_per_run", ())) for by in results.values()
                    for r in by.values())
         lines.append("PSS: summed over the main process and workers, each loader alone in a "
-                     f"new process, the median of {runs} runs; held: PSS plus shared memory "
-                     "no process maps (torch's queued batches), see jpegloader.bench_memory")
+                     f"new process, the median of {runs} run{'s' * (runs != 1)}; held: PSS plus "
+                     "shared memory no process maps (torch's queued batches), see "
+                     "jpegloader.bench_memory")
     lines.append(f"native = torch.utils.data.DataLoader, PIL from {pil['distribution']} "
                  f"{pil['version']}" + (" (SIMD resize: a faster native path than Pillow's)"
                                         if pil["distribution"] == "pillow-simd" else ""))
