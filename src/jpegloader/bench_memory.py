@@ -109,23 +109,23 @@ def _open_shm_files(pid: int, files: dict) -> None:
             files[found[0]] = found[1]
 
 
-def combine(private_kib: int, shared: dict) -> int:
-    """PSS over the processes: ``private_kib`` (everything not a shared-memory
-    file) plus each shared file's PSS summed over them, at most its size
+def combine(other_kib: int, shared: dict) -> int:
+    """PSS over the processes: ``other_kib`` (every mapping but shared-memory
+    files) plus each shared file's PSS summed over them, at most its size
     (NOTE [ A shared file counted once ]).  ``shared``: key -> (PSS KiB summed,
     size KiB or None when unknown)."""
-    return private_kib + sum(p if size is None else min(p, size) for p, size in shared.values())
+    return other_kib + sum(p if size is None else min(p, size) for p, size in shared.values())
 
 
 def measure(pids: list[int]) -> tuple[int, int]:
     """(PSS, held) in KiB over ``pids`` (NOTE [ Counting memory ])."""
-    private = 0
+    other = 0  # every mapping but shared-memory files
     shared: dict = {}     # (dev, inode) or mapping -> [PSS KiB summed, size KiB or None]
     held_files: dict = {}  # (dev, inode) -> size KiB, mapped or open
     for pid in pids:
         for where, path, pss in _vmas(pid):
             if not path.startswith(SHM_PREFIXES):
-                private += pss
+                other += pss
                 continue
             found = _file_key(f"/proc/{pid}/map_files/{where}")
             key, size = found if found is not None else ((pid, where), None)
@@ -134,8 +134,8 @@ def measure(pids: list[int]) -> tuple[int, int]:
             if found is not None:
                 held_files[key] = size
         _open_shm_files(pid, held_files)
-    return combine(private, {k: tuple(v) for k, v in shared.items()}), \
-        private + sum(held_files.values())
+    return combine(other, {k: tuple(v) for k, v in shared.items()}), \
+        other + sum(held_files.values())
 
 
 def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
