@@ -134,8 +134,7 @@ def measure(pids: list[int]) -> tuple[int, int]:
             if found is not None:
                 held_files[key] = size
         _open_shm_files(pid, held_files)
-    return combine(other, {k: tuple(v) for k, v in shared.items()}), \
-        other + sum(held_files.values())
+    return combine(other, shared), other + sum(held_files.values())
 
 
 def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,

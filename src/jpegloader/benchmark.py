@@ -387,10 +387,12 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
             m = bench_memory.measure_alone(name, pipeline, root, workers, batch_size)
             for key in ("pss_mib", "held_mib"):
                 summary[name].setdefault(f"{key}_per_run", []).append(m[key])
-                summary[name][key] = statistics.median(summary[name][f"{key}_per_run"])
             log(f"  {pipeline:7s} workers={workers} {name:11s} alone in a new process "
                 f"{run + 1}/{memory_runs}: PSS {m['pss_mib']:.0f} MiB, "
                 f"held {m['held_mib']:.0f} MiB")
+    for name in ("native", "jpegloader") if memory_runs else ():
+        for key in ("pss_mib", "held_mib"):
+            summary[name][key] = statistics.median(summary[name][f"{key}_per_run"])
     if ceilings:
         c = summary["ceiling"] = bench_ceiling.over_rounds(ceilings)
         for name in ("native", "jpegloader"):
