@@ -42,13 +42,15 @@ def to_255(t):
     return (t * std + mean) * 255
 
 
-def whole_image_plans(sizes, out_size=None, scale: int = 1) -> np.ndarray:
+def whole_image_plans(sizes, out_size=None, scale: int = 1, image_sizes=None) -> np.ndarray:
     """C core plans that resample each whole image to out_size (width, height), or
     to its own size (an identity); sizes: (width, height) per sample as decoded at
-    1/scale."""
+    1/scale; image_sizes: the images' own sizes (default: sizes, right at scale 1)."""
     from jpegloader.decoders.jpeg import empty_plans
     plans = empty_plans(len(sizes))
     plans["scale_denom"] = scale
+    for i, (w, h) in enumerate(sizes if image_sizes is None else image_sizes):
+        plans["image_w"][i], plans["image_h"][i] = w, h
     for i, size in enumerate(sizes):
         for k, axis in enumerate("xy"):
             plans[axis]["in1"][i] = size[k]

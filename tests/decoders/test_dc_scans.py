@@ -56,7 +56,8 @@ def ours_at_one_eighth(data: bytes) -> tuple[np.ndarray, int]:
     """The C core's 1/8 decode, resampled 1:1 (an identity), as uint8 HWC."""
     with Image.open(io.BytesIO(data)) as im:
         w, h = math.ceil(im.width / 8), math.ceil(im.height / 8)
-    plans = whole_image_plans([(w, h)], scale=8)
+        full = im.size
+    plans = whole_image_plans([(w, h)], scale=8, image_sizes=[full])
     out = np.zeros((1, h, w, 3), np.uint8)
     status, messages = decode_batch(EncodedBatch.from_files([data]), plans, out, hwc=True)
     return out[0], int(status[0])

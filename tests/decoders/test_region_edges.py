@@ -30,10 +30,13 @@ def _decode(data: bytes, plans: np.ndarray, width: int, height: int) -> np.ndarr
     return out
 
 
-def _window_plans(x0s, y0s, width: int, height: int, scale: int) -> np.ndarray:
+def _window_plans(x0s, y0s, width: int, height: int, scale: int,
+                  image_size: tuple[int, int]) -> np.ndarray:
     # An identity resample of the window [x0, x0 + width) x [y0, y0 + height)
+    # of an image of image_size decoded at 1/scale
     plans = empty_plans(len(x0s))
     plans["scale_denom"] = scale
+    plans["image_w"], plans["image_h"] = image_size
     for axis, starts, size in (("x", x0s, width), ("y", y0s, height)):
         plans[axis]["src_lo"] = starts
         plans[axis]["src_size"] = size
@@ -48,7 +51,8 @@ def _check_windows(data: bytes, label: str) -> int:
     compared = 0
     for scale in SCALES:
         w, h = -(-full_w // scale), -(-full_h // scale)  # libjpeg's scaled size
-        whole = _decode(data, whole_image_plans([(w, h)], scale=scale), w, h)[0]
+        whole = _decode(data, whole_image_plans([(w, h)], scale=scale,
+                                                 image_sizes=[(full_w, full_h)]), w, h)[0]
         for win_w, win_h in ((w // 3, h // 4), (w // 2 + 1, 5), (3, h // 2)):
             if win_w < 1 or win_h < 1:
                 continue
@@ -57,7 +61,8 @@ def _check_windows(data: bytes, label: str) -> int:
             phases = range(34)
             x0s = [min(p, w - win_w) for p in phases] + [w - win_w, w - win_w, 0]
             y0s = [min(7 * p % 34, h - win_h) for p in phases] + [h - win_h, 0, h - win_h]
-            got = _decode(data, _window_plans(x0s, y0s, win_w, win_h, scale), win_w, win_h)
+            plans = _window_plans(x0s, y0s, win_w, win_h, scale, (full_w, full_h))
+            got = _decode(data, plans, win_w, win_h)
             for i, (x0, y0) in enumerate(zip(x0s, y0s)):
                 want = whole[:, y0:y0 + win_h, x0:x0 + win_w]
                 if not np.array_equal(got[i], want):

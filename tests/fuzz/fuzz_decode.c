@@ -89,6 +89,8 @@ static void random_plan(tl_plan *p, int width, int height, int out_w, int out_h)
     p->flip = below(2);
     p->filter = below(TL_FILTER_COUNT);
     p->vertical_first = below(2);
+    p->image_w = width;
+    p->image_h = height;
     random_axis(&p->x, (width + p->scale_denom - 1) / p->scale_denom, out_w);
     random_axis(&p->y, (height + p->scale_denom - 1) / p->scale_denom, out_h);
     for (k = 0; k < TL_COLOUR_STEPS; k++) {

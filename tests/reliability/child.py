@@ -9,6 +9,9 @@ Modes:
     exit       sys.exit(0) mid-epoch with the iterator alive.
     hold       mid-epoch, then sleeps until killed (the parent-death test).
     epoch      one full epoch (the small /dev/shm test).
+    big-table  a dataset of 200,000 samples (the folder's files under long paths),
+               batches of BATCH (the third argument): the verdict and two batches, or
+               the error, then what /dev/shm holds (the shared-memory budget test).
 """
 from __future__ import annotations
 
@@ -28,11 +31,33 @@ def say(**event) -> None:
     print(json.dumps(event), flush=True)
 
 
-def main(mode: str, root: str) -> None:
+def big_table(root: str, batch_size: int) -> None:
+    ds = datasets.ImageFolder(root, train_transform())
+    files = [(os.path.relpath(p, root), t) for p, t in ds.samples]
+    # Long real paths ("././.../c0/img000.jpg"): a table of about 25 MB.
+    ds.samples = ds.imgs = [(os.path.join(root, *["."] * 40, files[k % len(files)][0]),
+                             files[k % len(files)][1]) for k in range(200_000)]
+    ds.targets = [t for _, t in ds.samples]
+    try:
+        loader = jpegloader.DataLoader(ds, batch_size=batch_size, num_workers=2)
+        it = iter(loader)
+        count = len(next(it)[1]) + len(next(it)[1])
+        say(accelerated=loader.eligibility.accelerated,
+            reasons=[c.rule for c in loader.eligibility.reasons], count=count)
+        del it, loader
+    except Exception as e:  # noqa: BLE001 - reported to the test
+        say(error=type(e).__name__, message=str(e))
+    say(shm=sorted(os.listdir("/dev/shm")))
+
+
+def main(mode: str, root: str, *args: str) -> None:
     # A process started in the background by a non-interactive shell (as a CI runner
     # may start the suite) inherits SIGINT ignored, and Python then keeps it ignored:
     # install Python's own handler, as an interactive training run has it.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    if mode == "big-table":
+        big_table(root, int(args[0]))
+        return
     ds = datasets.ImageFolder(root, train_transform())
     loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, shuffle=True)
     if mode == "epoch":

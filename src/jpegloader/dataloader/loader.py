@@ -30,6 +30,7 @@ from .resume import (
     validate,
 )
 from .ring import MIB, BatchRing, fit_prefetch, layout_bytes, shared_memory_free
+from .shared_budget import share_tables
 
 _LG = logging.getLogger("jpegloader")
 #: NOTE [ Workers kept between epochs ]: how long idle workers wait for the next epoch
@@ -163,15 +164,22 @@ class DataLoader(torch.utils.data.DataLoader):
                 _LG.warning(fallback_message(verdict))
             self._drop_decoder()
             return
-        self._logged_key = None
         if self._decoder is not None and verdict.lowering.key == self._decoder_key:
+            self._logged_key = None
             return
+        self._drop_decoder()
+        decoder = pipeline_for(self.dataset).decoder(verdict.lowering, self._options)
+        # NOTE [ One shared-memory budget ] (shared_budget.py)
+        refused = share_tables(decoder, self.num_workers, self.batch_size or 1,
+                               self.prefetch_factor or 2)
+        if refused is not None:
+            self._adopt(Eligibility(False, None, (*verdict.checks, refused)))
+            return
+        self._logged_key = None
         if not first:
             _LG.info("jpegloader: the dataset changed since the last epoch (its transform or "
                      "samples); running the new pipeline: %s", verdict.report().splitlines()[0])
-        self._drop_decoder()
-        pipeline = pipeline_for(self.dataset)
-        self._decoder = pipeline.decoder(verdict.lowering, self._options)
+        self._decoder = decoder
         self._decoder_key = verdict.lowering.key
 
     def _drop_decoder(self) -> None:

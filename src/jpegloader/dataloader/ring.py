@@ -106,7 +106,7 @@ def layout_bytes(layout: Layout, capacity: int) -> int:
     return sum(_nbytes((capacity, *shape), dtype) for shape, dtype in layout)
 
 
-_SHM_ADVICE = ("Give the machine more shared memory (Docker: --shm-size=2g; Kubernetes: an "
+SHM_ADVICE = ("Give the machine more shared memory (Docker: --shm-size=2g; Kubernetes: an "
                "emptyDir with medium Memory on /dev/shm), or lower batch_size or num_workers "
                "(num_workers=0 needs none).")
 
@@ -127,7 +127,7 @@ def fit_prefetch(prefetch_factor: int, num_workers: int, slot_bytes: int,
     raise SharedMemoryError(
         f"{SHM_DIR} has {free / MIB:.0f} MiB free, too little for the batch ring: it needs "
         f"at least {ring(1) / MIB:.0f} MiB ({BatchRing.slots_for(1, num_workers)} slots of "
-        f"{slot_bytes / MIB:.1f} MiB for {num_workers} workers). {_SHM_ADVICE}")
+        f"{slot_bytes / MIB:.1f} MiB for {num_workers} workers). {SHM_ADVICE}")
 
 
 def _storage_refs(t: torch.Tensor) -> int:
@@ -152,7 +152,7 @@ def _shared_empty(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
         raise SharedMemoryError(
             f"could not allocate a {nbytes / MIB:.1f} MiB batch slot in {SHM_DIR} "
             f"({'unknown' if free is None else f'{free / MIB:.0f} MiB'} free): {e}. "
-            f"{_SHM_ADVICE}") from None
+            f"{SHM_ADVICE}") from None
     return torch.empty(0, dtype=dtype).set_(storage, 0, shape)
 
 

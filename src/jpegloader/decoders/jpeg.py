@@ -5,32 +5,58 @@ Python owns every buffer; the C side (``_jpeg``) only fills them.  See
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import _jpeg, thread_pool
+from . import status as st
 
 MESSAGE_LENGTH = _jpeg.MESSAGE_LENGTH
+COLOUR_STEPS = _jpeg.COLOUR_OPS["STEPS"]
 
-_AXIS = [("in0", "<f8"), ("in1", "<f8"), ("src_lo", "<i4"), ("src_size", "<i4"),
-         ("out_size", "<i4"), ("out_start", "<i4")]
-COLOUR_STEPS = 8
-#: One record per sample; mirrors ``tl_plan`` in csrc/pipeline.h.
-PLAN_DTYPE = np.dtype([("skip", "<i4"), ("scale_denom", "<i4"), ("flip", "<i4"),
-                       ("filter", "<i4"), ("vertical_first", "<i4"), ("reserved", "<i4"),
-                       ("x", _AXIS), ("y", _AXIS),
-                       ("colour", [("op", "<i4", (COLOUR_STEPS,)),
-                                   ("value", "<f4", (COLOUR_STEPS,))])])
-assert PLAN_DTYPE.itemsize == _jpeg.PLAN_SIZE, "PLAN_DTYPE does not match tl_plan"
+
+def _record(name: str, fields: list[tuple[str, object]], offsets: dict, sizes: dict,
+            itemsize: int) -> np.dtype:
+    """A structured dtype with the C struct's own offsets (NOTE [ One source of truth
+    across the C boundary ] in csrc/module.c); raises ImportError when a field's
+    name, size or the record's size disagree with the C struct."""
+    dtype = np.dtype({"names": [f for f, _ in fields], "formats": [t for _, t in fields],
+                      "offsets": [offsets.get(f, -1) for f, _ in fields],
+                      "itemsize": itemsize}) if set(offsets) == {f for f, _ in fields}         else None
+    if dtype is None or any(dtype.fields[f][0].itemsize != sizes[f] for f, _ in fields):
+        raise ImportError(
+            f"jpegloader's C core and its Python side disagree on the {name} record "
+            f"(C fields {offsets}, sizes {sizes}, {itemsize} bytes; Python expects "
+            f"{[f for f, _ in fields]}): rebuild the package (pip install -e . or "
+            "bash scripts/setup.sh)")
+    return dtype
+
+
+_AXIS = _record("tl_axis", [("in0", "<f8"), ("in1", "<f8"), ("src_lo", "<i4"),
+                            ("src_size", "<i4"), ("out_size", "<i4"), ("out_start", "<i4")],
+                _jpeg.AXIS_OFFSETS, _jpeg.AXIS_SIZES, _jpeg.AXIS_SIZE)
+_COLOUR = _record("tl_colour", [("op", ("<i4", (COLOUR_STEPS,))),
+                                ("value", ("<f4", (COLOUR_STEPS,)))],
+                  _jpeg.COLOUR_OFFSETS, _jpeg.COLOUR_SIZES, _jpeg.COLOUR_SIZE)
+#: One record per sample: ``tl_plan`` in csrc/pipeline.h, laid out by the C core's
+#: own offsets.
+PLAN_DTYPE = _record("tl_plan", [("skip", "<i4"), ("scale_denom", "<i4"), ("flip", "<i4"),
+                                 ("filter", "<i4"), ("vertical_first", "<i4"),
+                                 ("image_w", "<i4"), ("image_h", "<i4"), ("reserved", "<i4"),
+                                 ("x", _AXIS), ("y", _AXIS), ("colour", _COLOUR)],
+                     _jpeg.PLAN_OFFSETS, _jpeg.PLAN_SIZES, _jpeg.PLAN_SIZE)
 
 #: ``colour.op`` entries (csrc/color.h): each step of a sample's colour program.
-COLOUR_NONE, BRIGHTNESS, CONTRAST, SATURATION, HUE, GRAYSCALE = -1, 0, 1, 2, 3, 4
+COLOUR_NONE, BRIGHTNESS, CONTRAST, SATURATION, HUE, GRAYSCALE = (
+    _jpeg.COLOUR_OPS[k] for k in ("NONE", "BRIGHTNESS", "CONTRAST", "SATURATION", "HUE",
+                                  "GRAYSCALE"))
 #: ``filter`` values (csrc/resample.h): Pillow's convolution filters.
-FILTERS = {"bilinear": 0, "bicubic": 1, "box": 2, "hamming": 3, "lanczos": 4}
+FILTERS = dict(_jpeg.FILTERS)
 #: Output element types of ``decode_batch`` (csrc/pipeline.h).
-OUT_TYPES = {np.dtype(np.float32): 0, np.dtype(np.uint8): 1}
-OUT_UINT8_HWC = 2
+OUT_TYPES = {np.dtype(np.float32): _jpeg.OUT_TYPES["FLOAT32"],
+             np.dtype(np.uint8): _jpeg.OUT_TYPES["UINT8"]}
+OUT_UINT8_HWC = _jpeg.OUT_TYPES["UINT8_HWC"]
 
 
 def empty_plans(n: int) -> np.ndarray:
@@ -51,21 +77,31 @@ class EncodedBatch:
 
     data: bytes | np.ndarray  # any contiguous buffer of bytes
     offsets: np.ndarray  # int64[n + 1]
+    #: why a sample has no bytes, by sample ("cannot open: No such file or directory"),
+    #: for the files that could not be read; such samples fail with that message
+    unreadable: dict[int, str] = field(default_factory=dict)
 
     @classmethod
-    def from_files(cls, contents: list[bytes]) -> EncodedBatch:
+    def from_files(cls, contents: list[bytes], unreadable: dict[int, str] | None = None
+                   ) -> EncodedBatch:
         offsets = np.zeros(len(contents) + 1, dtype=np.int64)
         np.cumsum([len(c) for c in contents], out=offsets[1:])
-        return cls(b"".join(contents), offsets)
+        return cls(b"".join(contents), offsets, unreadable or {})
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
 
-def _messages_to_text(messages: np.ndarray) -> list[str]:
+def _messages_to_text(messages: np.ndarray, batch: EncodedBatch, status: np.ndarray
+                      ) -> list[str]:
+    """Each sample's message; a file that could not be read fails as ERROR with the
+    OS's reason, not as the empty data the C core saw."""
     texts = [""] * len(messages)
     for k in np.flatnonzero(messages[:, 0]):  # most samples have none
         texts[k] = bytes(messages[k]).split(b"\0", 1)[0].decode("utf-8", "replace")
+    for k, why in batch.unreadable.items():
+        texts[k] = why
+        status[k] = st.ERROR
     return texts
 
 
@@ -77,7 +113,7 @@ def probe(batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray, list[str]]:
     status = np.zeros(n, dtype=np.int32)
     messages = np.zeros((n, MESSAGE_LENGTH), dtype=np.uint8)
     _jpeg.probe(batch.data, batch.offsets, info, status, messages)
-    return info, status, _messages_to_text(messages)
+    return info, status, _messages_to_text(messages, batch, status)
 
 
 def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
@@ -135,7 +171,7 @@ def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
         run(0, n, seconds)
     else:
         seconds += thread_pool.share_out(run, n, threads)
-    return status, _messages_to_text(messages)
+    return status, _messages_to_text(messages, batch, status)
 
 
 def hwc_to_chw(src: np.ndarray, out: np.ndarray, lut: np.ndarray | None = None) -> None:

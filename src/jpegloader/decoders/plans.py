@@ -101,6 +101,9 @@ def to_plans(g: Geometry, widths, heights, allow_dct_scaling: bool,
     plans["filter"] = g.filter
     # Decided on the unscaled sizes: the order Pillow uses on this crop.
     plans["vertical_first"] = vertical_first(g.crop_w, g.crop_h, g.resize_w, g.resize_h)
+    # NOTE [ A plan fits one image size ] (csrc/pipeline.c): the C core checks it
+    plans["image_w"] = np.maximum(w0, 1)
+    plans["image_h"] = np.maximum(h0, 1)
     for axis, start, length, full, resized, keep in (
             ("x", g.crop_x, g.crop_w, w0, g.resize_w, g.keep_x),
             ("y", g.crop_y, g.crop_h, h0, g.resize_h, g.keep_y)):

@@ -20,10 +20,12 @@ slots out.  The C core (decoders/) knows nothing of datasets.
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import logging
 import math
 import os
+import stat
 import sys
 import time
 from collections.abc import Sequence
@@ -180,13 +182,20 @@ def read_in_groups(paths: Sequence[str], budget: float | None = None):
     n = len(paths)
     # Plain ints and lists: numpy scalars cost microseconds a file here.
     fds, sizes = [-1] * n, [0] * n
+    unreadable: dict[int, str] = {}
     try:
         for k, path in enumerate(paths):
             try:
                 fds[k] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-                sizes[k] = os.fstat(fds[k]).st_size
-            except OSError:
-                pass
+                info = os.fstat(fds[k])
+                if stat.S_ISDIR(info.st_mode):
+                    raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+                sizes[k] = info.st_size
+            except OSError as e:
+                unreadable[k] = _cannot_open(e)
+                if fds[k] >= 0:
+                    os.close(fds[k])
+                    fds[k] = -1
         if n == 0:
             yield slice(0, 0), EncodedBatch(np.empty(0, np.uint8), np.zeros(1, np.int64))
         buffer = None
@@ -199,7 +208,9 @@ def read_in_groups(paths: Sequence[str], budget: float | None = None):
             if buffer is None or buffer.nbytes < total:
                 buffer = np.empty(total, np.uint8)
             batch = _read_group(paths[start:stop], fds[start:stop], sizes[start:stop],
-                                buffer[:total])
+                                buffer[:total],
+                                {k - start: why for k, why in unreadable.items()
+                                 if start <= k < stop})
             yield slice(start, stop), batch
             start = stop
     finally:
@@ -208,7 +219,12 @@ def read_in_groups(paths: Sequence[str], budget: float | None = None):
                 os.close(fd)
 
 
-def _read_group(paths, fds: list[int], sizes: list[int], data: np.ndarray) -> EncodedBatch:
+def _cannot_open(e: OSError) -> str:
+    return f"cannot open: {e.strerror or e}"
+
+
+def _read_group(paths, fds: list[int], sizes: list[int], data: np.ndarray,
+                unreadable: dict[int, str]) -> EncodedBatch:
     offsets = [0, *itertools.accumulate(sizes)]
     view, beyond = memoryview(data), bytearray(1)
     for fd, start, end in zip(fds, offsets, offsets[1:]):
@@ -220,18 +236,19 @@ def _read_group(paths, fds: list[int], sizes: list[int], data: np.ndarray) -> En
             got = -1
         if got != end - start:  # rewritten since the fstat, or failing: as it is now
             return _read_files_whole(paths)
-    return EncodedBatch(data, np.array(offsets, np.int64))
+    return EncodedBatch(data, np.array(offsets, np.int64), unreadable)
 
 
 def _read_files_whole(paths: Sequence[str]) -> EncodedBatch:
-    contents = []
-    for path in paths:
+    contents, unreadable = [], {}
+    for k, path in enumerate(paths):
         try:
             with open(path, "rb") as f:
                 contents.append(f.read())
-        except OSError:
+        except OSError as e:
+            unreadable[k] = _cannot_open(e)
             contents.append(b"")
-    return EncodedBatch.from_files(contents)
+    return EncodedBatch.from_files(contents, unreadable)
 
 
 def compact(arrays: Sequence[np.ndarray], keep: np.ndarray) -> int:
@@ -244,8 +261,11 @@ def compact(arrays: Sequence[np.ndarray], keep: np.ndarray) -> int:
 
 def image_sizes(table, rows: np.ndarray, batch: EncodedBatch) -> np.ndarray:
     """(width, height) per sample, from a FileTable's shared size column or, the
-    first time, from the headers.  A file rewritten with other dimensions later
-    still decodes correctly: its plan no longer fits, and it takes the PIL path."""
+    first time, from the headers.  Plans are drawn for these sizes; a file
+    rewritten since with an image of another size is caught by the C core
+    (status CHANGED, NOTE [ A plan fits one image size ] in csrc/pipeline.c):
+    ``forget_changed`` then makes the next epoch read its header again, and this
+    epoch's sample takes the Python path, drawn for the real size."""
     sizes = table.sizes_of(rows)
     if (sizes[:, 0] != 0).all():
         return sizes
@@ -254,6 +274,15 @@ def image_sizes(table, rows: np.ndarray, batch: EncodedBatch) -> np.ndarray:
                      table.UNDECODABLE).astype(np.int32)
     table.remember_sizes(rows, sizes)
     return sizes
+
+
+def forget_changed(table, rows: np.ndarray, status: np.ndarray) -> None:
+    """Forgets the remembered size of the samples the C core found changed
+    (status CHANGED), so that their header is read again next time."""
+    changed = status == st.CHANGED
+    if changed.any():
+        table.remember_sizes(np.asarray(rows)[changed], np.zeros((int(changed.sum()), 2),
+                                                               np.int32))
 
 
 class BatchDecoder:
@@ -288,6 +317,12 @@ class BatchDecoder:
 
     def assemble(self, tensors: list[torch.Tensor]) -> list:
         raise NotImplementedError
+
+    def shared_tensors(self) -> list[torch.Tensor]:
+        """The tables the workers read (file lists, targets, sizes, boxes), built in
+        private memory; the loader moves them into shared memory before workers
+        start, within one budget (NOTE [ One shared-memory budget ])."""
+        return []
 
     def _python_path_failed(self, report: BatchReport, index: int, path: str, why: str,
                             where: str) -> None:

@@ -1,10 +1,13 @@
-"""The dataset's file list and targets as three compact tensors in shared memory.
+"""The dataset's file list and targets as compact tensors, shared with the workers.
 
 ImageFolder keeps ``samples`` as a Python list of tuples; touching it from
 forked workers bumps reference counts and copies pages into every worker
 (pytorch/pytorch#13246).  Workers read this table instead: one byte blob of
-file-system-encoded paths, their offsets, and the targets, shared by file
-descriptor (never copied, never left behind in /dev/shm).
+file-system-encoded paths, their offsets, the targets and the sizes read so
+far.  The table is built in private memory; the loader moves it into shared
+memory (by file descriptor: never copied, never left behind in /dev/shm) once
+it has checked the whole budget (NOTE [ One shared-memory budget ] in
+dataloader/shared_budget.py).
 """
 from __future__ import annotations
 
@@ -36,10 +39,12 @@ class FileTable:
         blob = np.frombuffer(b"".join(encoded), dtype=np.uint8) if encoded else \
             np.zeros(0, dtype=np.uint8)
         targets = np.fromiter((t for _, t in samples), dtype=np.int64, count=len(samples))
-        return cls(torch.from_numpy(blob.copy()).share_memory_(),
-                   torch.from_numpy(offsets).share_memory_(),
-                   torch.from_numpy(targets).share_memory_(),
-                   torch.zeros((len(samples), 2), dtype=torch.int32).share_memory_())
+        return cls(torch.from_numpy(blob.copy()), torch.from_numpy(offsets),
+                   torch.from_numpy(targets), torch.zeros((len(samples), 2), dtype=torch.int32))
+
+    def tensors(self) -> list[torch.Tensor]:
+        """What goes into shared memory for the workers (BatchDecoder.shared_tensors)."""
+        return [self.blob, self.offsets, self.targets, self.sizes]
 
     def __len__(self) -> int:
         return len(self.targets)

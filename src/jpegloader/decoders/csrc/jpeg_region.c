@@ -232,6 +232,8 @@ static int open_region(tl_decoder *d, const uint8_t *data, size_t size, int scal
         set_msg(msg, "colour space not handled by the fast path (CMYK/YCCK)");
         return status;
     }
+    out->width = info.width;
+    out->height = info.height;
     if ((int64_t)info.width * info.height > max_pixels) {
         jpeg_abort_decompress(cinfo);
         snprintf(msg, TL_MSG_LEN, "image of %dx%d pixels exceeds the limit of %lld",

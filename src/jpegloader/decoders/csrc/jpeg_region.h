@@ -21,7 +21,8 @@ enum {
     TL_ERROR = 3,        /* libjpeg refused the data */
     TL_WARNING = 4,      /* libjpeg decoded with a warning (corrupt data) */
     TL_TOO_LARGE = 5,    /* header claims more pixels than allowed */
-    TL_NO_MEMORY = 6
+    TL_NO_MEMORY = 6,
+    TL_CHANGED = 7       /* the image is not the size its plan was drawn for */
 };
 
 typedef struct {
@@ -43,6 +44,7 @@ int tl_jpeg_probe(tl_decoder *d, const uint8_t *data, size_t size,
 typedef struct {
     int x0, y0, cols, rows;
     int scaled_width, scaled_height;
+    int width, height; /* the image's own size (0 until its header is read) */
 } tl_region;
 
 /* Rows of the block, `stride` bytes apart, in a buffer of the decoder's that

@@ -4,6 +4,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stddef.h>
 #include <stdlib.h>
 
 #include <jpeglib.h>
@@ -255,13 +256,102 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
+/* NOTE [ One source of truth across the C boundary ]
+ * The plan record's field offsets and sizes (offsetof, sizeof) and every enum
+ * Python passes or reads (status codes, filters, colour ops, output types) are
+ * exported from here; decoders/jpeg.py builds PLAN_DTYPE and its constants from
+ * them at import and refuses to load on any mismatch with what it expects. */
+typedef struct {
+    const char *name;
+    long value;
+} named_value;
+
+/* {name: value, ...} from a table ending in a NULL name; NULL on error. */
+static PyObject *dict_of(const named_value *items)
+{
+    PyObject *d = PyDict_New(), *v;
+    if (!d)
+        return NULL;
+    for (; items->name; items++) {
+        v = PyLong_FromLong(items->value);
+        if (!v || PyDict_SetItemString(d, items->name, v)) {
+            Py_XDECREF(v);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return d;
+}
+
+#define FIELD(type, member) {#member, (long)offsetof(type, member)}
+#define FIELD_SIZE(type, member) {#member, (long)sizeof(((type *)0)->member)}
+
+static const named_value plan_offsets[] = {
+    FIELD(tl_plan, skip), FIELD(tl_plan, scale_denom), FIELD(tl_plan, flip),
+    FIELD(tl_plan, filter), FIELD(tl_plan, vertical_first), FIELD(tl_plan, image_w),
+    FIELD(tl_plan, image_h), FIELD(tl_plan, reserved), FIELD(tl_plan, x), FIELD(tl_plan, y),
+    FIELD(tl_plan, colour), {NULL, 0}};
+static const named_value plan_sizes[] = {
+    FIELD_SIZE(tl_plan, skip), FIELD_SIZE(tl_plan, scale_denom), FIELD_SIZE(tl_plan, flip),
+    FIELD_SIZE(tl_plan, filter), FIELD_SIZE(tl_plan, vertical_first),
+    FIELD_SIZE(tl_plan, image_w), FIELD_SIZE(tl_plan, image_h), FIELD_SIZE(tl_plan, reserved),
+    FIELD_SIZE(tl_plan, x), FIELD_SIZE(tl_plan, y), FIELD_SIZE(tl_plan, colour), {NULL, 0}};
+static const named_value axis_offsets[] = {
+    FIELD(tl_axis, in0), FIELD(tl_axis, in1), FIELD(tl_axis, src_lo), FIELD(tl_axis, src_size),
+    FIELD(tl_axis, out_size), FIELD(tl_axis, out_start), {NULL, 0}};
+static const named_value axis_sizes[] = {
+    FIELD_SIZE(tl_axis, in0), FIELD_SIZE(tl_axis, in1), FIELD_SIZE(tl_axis, src_lo),
+    FIELD_SIZE(tl_axis, src_size), FIELD_SIZE(tl_axis, out_size),
+    FIELD_SIZE(tl_axis, out_start), {NULL, 0}};
+static const named_value colour_offsets[] = {
+    FIELD(tl_colour, op), FIELD(tl_colour, value), {NULL, 0}};
+static const named_value colour_sizes[] = {
+    FIELD_SIZE(tl_colour, op), FIELD_SIZE(tl_colour, value), {NULL, 0}};
+static const named_value statuses[] = {
+    {"OK", TL_OK}, {"SKIPPED", TL_SKIPPED}, {"UNSUPPORTED", TL_UNSUPPORTED},
+    {"ERROR", TL_ERROR}, {"WARNING", TL_WARNING}, {"TOO_LARGE", TL_TOO_LARGE},
+    {"NO_MEMORY", TL_NO_MEMORY}, {"CHANGED", TL_CHANGED}, {NULL, 0}};
+static const named_value filters[] = {
+    {"bilinear", TL_FILTER_BILINEAR}, {"bicubic", TL_FILTER_BICUBIC}, {"box", TL_FILTER_BOX},
+    {"hamming", TL_FILTER_HAMMING}, {"lanczos", TL_FILTER_LANCZOS}, {NULL, 0}};
+static const named_value colour_ops[] = {
+    {"NONE", TL_COLOUR_NONE}, {"BRIGHTNESS", TL_COLOUR_BRIGHTNESS},
+    {"CONTRAST", TL_COLOUR_CONTRAST}, {"SATURATION", TL_COLOUR_SATURATION},
+    {"HUE", TL_COLOUR_HUE}, {"GRAYSCALE", TL_COLOUR_GRAYSCALE},
+    {"STEPS", TL_COLOUR_STEPS}, {NULL, 0}};
+static const named_value out_types[] = {
+    {"FLOAT32", TL_OUT_FLOAT32}, {"UINT8", TL_OUT_UINT8}, {"UINT8_HWC", TL_OUT_UINT8_HWC},
+    {NULL, 0}};
+
+static int add_dict(PyObject *m, const char *name, const named_value *items)
+{
+    PyObject *d = dict_of(items);
+    if (!d)
+        return -1;
+    if (PyModule_AddObjectRef(m, name, d) < 0) {
+        Py_DECREF(d);
+        return -1;
+    }
+    Py_DECREF(d);
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__jpeg(void)
 {
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
     if (PyModule_AddIntConstant(m, "MESSAGE_LENGTH", TL_MSG_LEN) ||
-        PyModule_AddIntConstant(m, "PLAN_SIZE", (long)sizeof(tl_plan))) {
+        PyModule_AddIntConstant(m, "PLAN_SIZE", (long)sizeof(tl_plan)) ||
+        PyModule_AddIntConstant(m, "AXIS_SIZE", (long)sizeof(tl_axis)) ||
+        PyModule_AddIntConstant(m, "COLOUR_SIZE", (long)sizeof(tl_colour)) ||
+        add_dict(m, "PLAN_OFFSETS", plan_offsets) || add_dict(m, "PLAN_SIZES", plan_sizes) ||
+        add_dict(m, "AXIS_OFFSETS", axis_offsets) || add_dict(m, "AXIS_SIZES", axis_sizes) ||
+        add_dict(m, "COLOUR_OFFSETS", colour_offsets) ||
+        add_dict(m, "COLOUR_SIZES", colour_sizes) || add_dict(m, "STATUS", statuses) ||
+        add_dict(m, "FILTERS", filters) || add_dict(m, "COLOUR_OPS", colour_ops) ||
+        add_dict(m, "OUT_TYPES", out_types)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -42,7 +42,8 @@ static int plan_is_valid(const tl_plan *p, int out_h, int out_w)
     if (p->scale_denom != 1 && p->scale_denom != 2 && p->scale_denom != 4 &&
         p->scale_denom != 8)
         return 0;
-    if (p->filter < 0 || p->filter >= TL_FILTER_COUNT || !tl_colour_is_valid(&p->colour))
+    if (p->filter < 0 || p->filter >= TL_FILTER_COUNT || !tl_colour_is_valid(&p->colour) ||
+        p->image_w <= 0 || p->image_h <= 0)
         return 0;
     for (i = 0; i < 2; i++) {
         const tl_axis *a = ax[i];
@@ -212,10 +213,28 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
     tl_coeffs_span(&cx, &xlo, &xhi);
     tl_coeffs_span(&cy, &ylo, &yhi);
     start = now();
+    memset(&r, 0, sizeof(r));
     status = tl_jpeg_region_open(
         dec, data, size, p->scale_denom, p->x.src_lo + xlo, p->y.src_lo + ylo,
         p->x.src_lo + xhi, p->y.src_lo + yhi, max_pixels, &r, msg);
     *decode_seconds = now() - start;
+    /* NOTE [ A plan fits one image size ]
+     * A plan's crop window, resize and DCT scale were drawn for the image size
+     * the caller knew (its size table remembers headers across epochs), so a
+     * file rewritten since with another image must not be decoded through it:
+     * a larger image would silently give a window of the wrong place and
+     * scale.  The header is read here anyway; when it names another size the
+     * sample is TL_CHANGED and the caller draws it again for the real size.
+     * A header over the pixel limit stays TL_TOO_LARGE, whatever was planned. */
+    if (status != TL_TOO_LARGE && r.width != 0 &&
+        (r.width != p->image_w || r.height != p->image_h)) {
+        if (status == TL_OK)
+            tl_jpeg_region_close(dec, NULL);
+        snprintf(msg, TL_MSG_LEN, "the image is %dx%d now; its plan was drawn for %dx%d",
+                 r.width, r.height, p->image_w, p->image_h);
+        status = TL_CHANGED;
+        goto done;
+    }
     if (status != TL_OK)
         goto done;
     if (p->x.src_lo + p->x.src_size > r.scaled_width ||

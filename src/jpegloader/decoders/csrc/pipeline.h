@@ -31,6 +31,8 @@ typedef struct {
     int32_t filter;         /* TL_FILTER_* (resample.h) */
     int32_t vertical_first; /* run the vertical pass first (Pillow 13+ does for tall
                                reductions; see NOTE [ Pillow's pass order ]) */
+    int32_t image_w, image_h; /* the size the plan was drawn for: NOTE [ A plan fits
+                                 one image size ] */
     int32_t reserved;
     tl_axis x, y;
     tl_colour colour;       /* applied after resampling */

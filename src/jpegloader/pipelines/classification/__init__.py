@@ -54,8 +54,7 @@ class ClassificationPipeline(Pipeline):
     def decoder(self, lowering: Lowering, options: DecodeOptions) -> ClassificationBatchDecoder:
         source: datasets.ImageSource = lowering.source
         program, collate = lowering.program
-        index_map = None if source.indices is None else \
-            torch.from_numpy(source.indices.copy()).share_memory_()
+        index_map = None if source.indices is None else torch.from_numpy(source.indices.copy())
         return ClassificationBatchDecoder(FileTable.from_samples(source.samples), index_map,
                                           program, source.replace_unreadable, options, collate)
 

@@ -19,6 +19,7 @@ from ..contract import (
     DecodeOptions,
     Stopwatch,
     compact,
+    forget_changed,
     image_sizes,
     read_in_groups,
 )
@@ -55,6 +56,9 @@ class ClassificationBatchDecoder(BatchDecoder):
                                    or self.collate is not None)
         # its samples are rows of the slot's arrays, drawn by index
         self.splittable = not self.runs_user_code
+
+    def shared_tensors(self) -> list[torch.Tensor]:
+        return self.table.tensors() + ([] if self.index_map is None else [self.index_map])
 
     @property
     def layout(self):
@@ -97,6 +101,7 @@ class ClassificationBatchDecoder(BatchDecoder):
                 status[part], messages[part] = decode_batch(
                     batch, plans, native[part], self.lut, self.options.max_pixels, c_seconds,
                     hwc=p.handover == "pil", threads=threads, norm=self.norm)
+                forget_changed(self.table, rows[part], status[part])
                 watch.lap_c_core(c_seconds, threads)
         labels[:n] = self.table.targets_of(rows)
         keep = np.ones(n, dtype=bool)

@@ -24,6 +24,7 @@ from ..contract import (
     DecodeOptions,
     Stopwatch,
     compact,
+    forget_changed,
     image_sizes,
     read_files,
 )
@@ -49,6 +50,9 @@ class CocoBatchDecoder(BatchDecoder):
         self.norm = division_form(lowered.tensor_stage, self.lut)  # NOTE [ Levels by division ]
         self.dboxes_ltrb = lowered.dboxes_ltrb
         self.n_boxes = lowered.max_num if lowered.val else self.dboxes_ltrb.shape[0]
+
+    def shared_tensors(self) -> list[torch.Tensor]:
+        return self.table.tensors()
 
     @property
     def layout(self):
@@ -87,6 +91,7 @@ class CocoBatchDecoder(BatchDecoder):
         status, messages = decode_batch(batch, plans, images[:n], self.lut,
                                         self.options.max_pixels, c_seconds, threads=threads,
                                         norm=self.norm)
+        forget_changed(table.files, indices, status)
         ids[:n] = table.files.targets_of(indices)
         heights[:n], widths[:n] = out_hw[:, 0], out_hw[:, 1]
         watch.lap_c_core(c_seconds, threads)

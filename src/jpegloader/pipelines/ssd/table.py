@@ -1,4 +1,5 @@
-"""A COCO dataset's images and boxes as compact tensors shared with workers.
+"""A COCO dataset's images and boxes as compact tensors shared with workers (moved
+into shared memory by the loader, as the FileTable is).
 
 Built from the dataset's own ``images`` / ``img_keys`` / ``img_folder`` (the
 attributes the SSD reference's COCODetection keeps), so it holds exactly what
@@ -42,9 +43,13 @@ class AnnotationTable:
         np.cumsum(counts, out=offsets[1:])
         boxes = torch.tensor(flat_boxes, dtype=torch.float32).reshape(-1, 4)
         return cls(FileTable.from_samples(samples),
-                   torch.tensor(hw, dtype=torch.int64).reshape(-1, 2).share_memory_(),
-                   torch.from_numpy(offsets).share_memory_(), boxes.share_memory_(),
-                   torch.tensor(flat_labels, dtype=torch.int64).share_memory_())
+                   torch.tensor(hw, dtype=torch.int64).reshape(-1, 2),
+                   torch.from_numpy(offsets), boxes,
+                   torch.tensor(flat_labels, dtype=torch.int64))
+
+    def tensors(self) -> list[torch.Tensor]:
+        """What goes into shared memory for the workers (BatchDecoder.shared_tensors)."""
+        return [*self.files.tensors(), self.json_hw, self.box_offsets, self.boxes, self.labels]
 
     def __len__(self) -> int:
         return len(self.files)
