@@ -106,6 +106,34 @@ def test_worker_killed_mid_epoch_is_named_with_its_pid(small_folder, clean, time
     assert elapsed < 5, f"took {elapsed:.1f} s to notice"
 
 
+@pytest.mark.parametrize("persistent", [False, True])
+def test_timeout_fires_on_time_when_a_worker_is_stopped(small_folder, clean, persistent):
+    """A stopped worker (SIGSTOP; a hung network read looks the same) ignores the
+    polite shutdown: the timeout error still comes when asked for, and the workers
+    are reaped after it (the clean fixture checks none is left)."""
+    ds = datasets.ImageFolder(str(small_folder), eval_transform())
+    loader = jpegloader.DataLoader(ds, batch_size=2, num_workers=2, timeout=2,
+                                   persistent_workers=persistent)
+    it = iter(loader)
+    next(it)
+    victims = [w.pid for w in loader._workers()]
+    for pid in victims:
+        os.kill(pid, signal.SIGSTOP)
+    start = time.monotonic()
+    try:
+        with pytest.raises(RuntimeError, match="DataLoader timed out after 2 seconds"):
+            for _ in it:
+                pass
+        elapsed = time.monotonic() - start
+    finally:
+        for pid in victims:
+            if _alive(pid):
+                os.kill(pid, signal.SIGCONT)
+    assert elapsed < 2.5, f"the timeout of 2 s fired after {elapsed:.2f} s"
+    _wait_gone(victims, 5)
+    loader.close()
+
+
 # -- 2. interrupts, break, deletion, exit ------------------------------------------------
 def test_keyboard_interrupt_then_new_epoch_then_exit(small_folder, clean):
     child = _child("interrupt", small_folder)

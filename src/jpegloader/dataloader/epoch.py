@@ -214,7 +214,7 @@ class Epoch:
             try:
                 result, slot = pool.receive(self.settings.timeout)
             except TimeoutError as e:
-                pool.shutdown()
+                pool.abandon()
                 raise RuntimeError(str(e)) from None
             finally:
                 self.stats.add_seconds({"wait": time.perf_counter() - waiting})

@@ -33,10 +33,13 @@ interpreter exit.  It asks workers to stop, waits briefly, then terminates
 and finally kills stragglers: no worker outlives its pool.  At the end of an
 epoch the epoch calls ``stop``, which runs the same shutdown on a reaper
 thread while the training loop goes on, so the workers' teardown (tens of
-milliseconds for a forked copy of a torch process) does not delay the epoch.  Ring memory is
-file-descriptor shared (see ring.py), so nothing is left in /dev/shm either.  A pool
-kept between epochs (NOTE [ Workers kept between epochs ] in loader.py) stops itself
-after ``retire_after``'s seconds unless ``reclaim`` takes it back first.
+milliseconds for a forked copy of a torch process) does not delay the epoch.
+When the loader's timeout passes, ``abandon`` kills the workers at once and
+reaps them on that thread, so the error comes when the user asked for it.  Ring
+memory is file-descriptor shared (see ring.py), so nothing is left in /dev/shm
+either.  A pool kept between epochs (NOTE [ Workers kept between epochs ] in
+loader.py) stops itself after ``retire_after``'s seconds unless ``reclaim``
+takes it back first.
 """
 from __future__ import annotations
 
@@ -216,6 +219,20 @@ class WorkerPool:
         self._finalizer()
         if self._reaper is not None and self._reaper is not threading.current_thread():
             self._reaper.join()
+        self._forget_in_flight()
+
+    def abandon(self) -> None:
+        """A worker is stuck (the loader's timeout passed): every worker is killed now
+        (SIGKILL: a stopped process ignores shutdown's polite requests) and reaped in
+        the background (NOTE [ Pool shutdown ])."""
+        self._cancel_retirement()
+        for w in self.workers:
+            if w.is_alive():
+                w.kill()
+        self.stop()
+        self._forget_in_flight()
+
+    def _forget_in_flight(self) -> None:
         # Slots a dead worker may have been writing are not trusted again.
         for flight in self._in_flight.values():
             self.ring.discard(flight.slot)
