@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds the decode-core fuzz driver with AddressSanitizer + UndefinedBehaviorSanitizer:
+# Builds the decode-core fuzz drivers with AddressSanitizer + UndefinedBehaviorSanitizer:
 #   tests/fuzz/build.sh [OUTPUT]        (default build/fuzz/fuzz_decode)
-# With clang, a libFuzzer flavour is built too (OUTPUT-libfuzzer).
+# OUTPUT decodes each input; OUTPUT-dc_scans sends each input through the progressive
+# DC-only rewrite first (fuzz_decode.c says more).  With clang, libFuzzer flavours are
+# built too (OUTPUT-libfuzzer, OUTPUT-dc_scans-libfuzzer).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out="${1:-build/fuzz/fuzz_decode}"
@@ -11,9 +13,18 @@ core=("$csrc/pipeline.c" "$csrc/jpeg_region.c" "$csrc/dc_scans.c" "$csrc/resampl
       "$csrc/gather_rows.c" "$csrc/color.c")
 flags=(-std=c11 -O1 -g -fno-omit-frame-pointer -ffp-contract=off -I"$csrc"
        -fsanitize=address,undefined -fno-sanitize-recover=all)
-"${CC:-cc}" "${flags[@]}" tests/fuzz/fuzz_decode.c "${core[@]}" -ljpeg -lm -o "$out"
+libfuzzer=""
 if command -v clang >/dev/null && echo 'int LLVMFuzzerTestOneInput(const char*d,long n){return 0;}' \
         | clang -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
-    clang "${flags[@]}" -fsanitize=fuzzer -DTL_LIBFUZZER tests/fuzz/fuzz_decode.c "${core[@]}" \
-        -ljpeg -lm -o "$out-libfuzzer"
+    libfuzzer=1
 fi
+for target in decode dc_scans; do
+    name="$out" define=()
+    if [ "$target" = dc_scans ]; then name="$out-dc_scans" define=(-DTL_TARGET_DC_SCANS); fi
+    "${CC:-cc}" "${flags[@]}" "${define[@]}" tests/fuzz/fuzz_decode.c "${core[@]}" -ljpeg -lm \
+        -o "$name"
+    if [ -n "$libfuzzer" ]; then
+        clang "${flags[@]}" "${define[@]}" -fsanitize=fuzzer -DTL_LIBFUZZER \
+            tests/fuzz/fuzz_decode.c "${core[@]}" -ljpeg -lm -o "$name-libfuzzer"
+    fi
+done

@@ -9,6 +9,20 @@
  * input saved as crash-<n>.jpg.  ASan catches reads and writes outside any
  * buffer, LeakSanitizer leaks at exit, UBSan undefined arithmetic.
  *
+ * Every choice made for an input (output size and type, plans, pixel limit)
+ * is drawn from a generator seeded by a hash of the input's bytes, as
+ * libFuzzer expects: a saved input reproduces its run exactly, whatever the
+ * mutation fuzzer's own seed (-s).
+ *
+ * Two targets, chosen when building:
+ *  - the default decodes each input as above;
+ *  - with -DTL_TARGET_DC_SCANS each input first goes straight to the
+ *    progressive DC-only rewrite (tl_jpeg_dc_scans, NOTE [ DC scans only ]),
+ *    whose output must fit its buffer and be a JPEG stream (SOI ... EOI), and
+ *    is then decoded as above with every plan at 1/8, the scale that rewrites
+ *    a progressive file (through the mutation fuzzer alone about one input in
+ *    ten reached it).
+ *
  * Two front ends share LLVMFuzzerTestOneInput:
  *  - built with -DTL_LIBFUZZER and clang -fsanitize=fuzzer, it is a libFuzzer
  *    target (coverage-guided, where clang exists);
@@ -18,6 +32,7 @@
  *
  * usage: fuzz_decode [-n INPUTS] [-t SECONDS] [-s SEED] [-r] PATH...
  *        -r decodes each PATH once, unmutated (to reproduce a crash).
+ *        Prints one JSON line: inputs, seeds, CPU seconds, status counts.
  */
 #define _POSIX_C_SOURCE 200809L /* fileno, opendir under -std=c11 */
 #include <dirent.h>
@@ -28,6 +43,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "dc_scans.h"
 #include "jpeg_region.h"
 #include "pipeline.h"
 #include "resample.h"
@@ -128,9 +144,49 @@ static void check_sample(const void *out, int out_type, size_t n, const float *l
     }
 }
 
-static long status_counts[8];
+static long status_counts[8]; /* by status (0 .. TL_CHANGED) */
+static long rewritten;         /* inputs the DC-only rewrite shortened */
+
+/* FNV-1a over the input: the seed of every choice made for it. */
+static uint64_t input_seed(const uint8_t *data, size_t size)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+    for (i = 0; i < size; i++)
+        h = (h ^ data[i]) * 0x100000001b3ull;
+    return h | 1; /* xorshift's state must not be zero */
+}
+
+static int decode_input(const uint8_t *data, size_t size, int scale8);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    uint64_t mutator = rng; /* the mutation fuzzer's own stream, put back after */
+    int scale8 = 0;
+    rng = input_seed(data, size);
+#ifdef TL_TARGET_DC_SCANS
+    {
+        uint8_t *dc = malloc(size + 1); /* exactly the room the contract gives */
+        size_t n;
+        current_input = data;
+        current_size = size;
+        n = tl_jpeg_dc_scans(data, size, dc);
+        if (n > size)
+            fail("DC-only stream longer than its input", 0, 0);
+        if (n && (n < 4 || dc[0] != 0xFF || dc[1] != 0xD8 || dc[n - 2] != 0xFF ||
+                  dc[n - 1] != 0xD9))
+            fail("DC-only stream is not SOI ... EOI", 0, 0);
+        rewritten += n != 0;
+        free(dc);
+        scale8 = 1;
+    }
+#endif
+    decode_input(data, size, scale8);
+    rng = mutator;
+    return 0;
+}
+
+static int decode_input(const uint8_t *data, size_t size, int scale8)
 {
     /* The lookup table is ascending per channel and across channels, so the
      * overall range check is the first and last entry. */
@@ -163,8 +219,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         width = 1 + below(2 * width);
         height = 1 + below(2 * height);
     }
-    for (k = 0; k < 2; k++)
+    for (k = 0; k < 2; k++) {
         random_plan(&plans[k], width, height, out_w, out_h);
+        if (scale8 && plans[k].scale_denom != 8) {
+            plans[k].scale_denom = 8;
+            random_axis(&plans[k].x, (width + 7) / 8, out_w);
+            random_axis(&plans[k].y, (height + 7) / 8, out_h);
+        }
+    }
     if (out_type == TL_OUT_FLOAT32)
         for (k = 0; k < (int)(2 * sample); k++)
             ((float *)out)[k] = NAN;
@@ -366,7 +428,7 @@ int main(int argc, char **argv)
         for (i = 0; i < nseeds; i++)
             LLVMFuzzerTestOneInput(seeds[i].data, seeds[i].size);
         printf("replayed %d inputs\n", nseeds);
-        return 0;
+        inputs = 0;
     }
     for (i = 0; i < nseeds; i++)
         if (seeds[i].size > cap)
@@ -385,9 +447,9 @@ int main(int argc, char **argv)
     }
     printf("{\"inputs\": %ld, \"seeds\": %d, \"cpu_seconds\": %.1f, \"statuses\": {", done, nseeds,
            (double)(clock() - start) / CLOCKS_PER_SEC);
-    for (k = 0; k < 7; k++)
+    for (k = 0; k < 8; k++)
         printf("%s\"%ld\": %ld", k ? ", " : "", k, status_counts[k]);
-    printf("}}\n");
+    printf("}, \"rewritten\": %ld}\n", rewritten);
     for (i = 0; i < nseeds; i++)
         free(seeds[i].data);
     free(seeds);
