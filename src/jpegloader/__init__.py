@@ -3,10 +3,14 @@
     loader = jpegloader.DataLoader(dataset, batch_size=256, num_workers=8, pin_memory=True)
     loader.eligibility.report()          # what accelerates, and why not
     jpegloader.explain(dataset, batch_size=256)
+    jpegloader.patch()                   # every torch DataLoader built from now on is ours
+
+    python -m jpegloader run train.py ARGS...   # the same for a script, unedited
 """
 from .dataloader import DataLoader, Eligibility
 from .dataloader.eligibility import evaluate as _evaluate
 from .decoders import libjpeg_turbo_version
+from .patching import patch
 from .pipelines import Check
 
 __version__ = "0.1.0"
@@ -22,4 +26,4 @@ def explain(dataset, batch_size=1, *, batch_sampler=None, collate_fn=None, **loa
                      collate_fn=collate_fn)
 
 
-__all__ = ["Check", "DataLoader", "Eligibility", "explain", "libjpeg_turbo_version"]
+__all__ = ["Check", "DataLoader", "Eligibility", "explain", "libjpeg_turbo_version", "patch"]

@@ -61,6 +61,7 @@ import torch.utils.data
 
 import habana_dataloader
 import jpegloader
+from jpegloader.patching import TORCH_NAMES, TorchDataLoader, call_site
 
 SCHEMA = "jpegloader.diagnose/1"
 EXIT_ACCELERATED, EXIT_FALLBACK, EXIT_USAGE, EXIT_NO_LOADER, EXIT_SCRIPT_FAILED = 0, 1, 2, 3, 4
@@ -68,7 +69,7 @@ EXIT_ACCELERATED, EXIT_FALLBACK, EXIT_USAGE, EXIT_NO_LOADER, EXIT_SCRIPT_FAILED 
 SHOWN_ARGUMENTS = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
                    "collate_fn", "pin_memory", "drop_last", "persistent_workers")
 # The classes as imported, before any interception replaces the module attributes.
-_JPEGLOADER, _TORCH = jpegloader.DataLoader, torch.utils.data.DataLoader
+_JPEGLOADER, _TORCH = jpegloader.DataLoader, TorchDataLoader
 _SIGNATURE = inspect.signature(_JPEGLOADER.__init__)
 _OWN_FILES = tuple(str(Path(m.__file__).resolve().parent)
                    for m in (torch, jpegloader, habana_dataloader))
@@ -159,15 +160,6 @@ def _describe_dataset(dataset) -> str:
     return f"{_class_name(type(dataset))}({', '.join(parts)})"
 
 
-def _caller() -> str:
-    """file:line of the innermost frame outside torch and jpegloader."""
-    for frame in inspect.stack()[2:]:
-        path = str(Path(frame.filename).resolve())
-        if not path.startswith(_OWN_FILES) and not frame.filename.startswith("<frozen"):
-            return f"{frame.filename}:{frame.lineno}"
-    return "<unknown>"
-
-
 def _argument_text(value) -> object:
     if value is None or isinstance(value, bool | int | float | str):
         return value
@@ -244,8 +236,7 @@ class Interceptor:
     """Replaces the loader classes with recording subclasses while active."""
 
     PATCHES = (  # (module, attribute, key)
-        (torch.utils.data, "DataLoader", "torch"),
-        (torch.utils.data.dataloader, "DataLoader", "torch"),
+        *((module, name, "torch") for module, name in TORCH_NAMES),
         (habana_dataloader, "HabanaDataLoader", "habana"),
         (jpegloader, "DataLoader", "jpegloader"),
     )
@@ -280,7 +271,7 @@ class Interceptor:
         arguments = _bind(args, kwargs)
         dataset = arguments["dataset"]
         record = LoaderRecord(
-            index=len(self.diagnosis.loaders), built_at=_caller(),
+            index=len(self.diagnosis.loaders), built_at=call_site(),
             cls=_class_name(base),
             dataset=_describe_dataset(dataset),
             transform=_short(getattr(dataset, "transform", None))

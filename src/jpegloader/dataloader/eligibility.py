@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .._env import env_flag
+from .._env import DISABLE_ENV, env_flag
 from ..pipelines import Check, Lowering, pipeline_for
 from ..pipelines.contract import check
 
-DISABLE_ENV = "JPEGLOADER_DISABLE"
 _NATIVE = "this loader runs on torch's DataLoader, with the same results"
 
 

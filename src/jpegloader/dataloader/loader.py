@@ -5,11 +5,13 @@ import inspect
 import logging
 import warnings
 import weakref
+from typing import TypeVar
 
 import torch
 import torch.multiprocessing
 import torch.utils.data
 
+from .._env import DECODE_ENV, ON_ERROR_ENV, env_choice
 from ..decoders import DEFAULT_MAX_PIXELS
 from ..pipelines import DECODE_CHOICES, ON_ERROR_CHOICES, DecodeOptions, pipeline_for
 from ..pipelines.random_stream import epoch_seed
@@ -22,6 +24,7 @@ from .resume import (
     CountingIterator,
     ResumingSampler,
     WatchedSampler,
+    WeakCall,
     real_sampler,
     restore_sampler,
     rng_state,
@@ -35,10 +38,15 @@ from .shared_budget import share_tables
 _LG = logging.getLogger("jpegloader")
 #: NOTE [ Workers kept between epochs ]: how long idle workers wait for the next epoch
 IDLE_WORKERS_SECONDS = 30.0
-_TORCH_HAS_IN_ORDER = "in_order" in inspect.signature(torch.utils.data.DataLoader.__init__).parameters
+#: torch's own class, taken when this module is imported.  NOTE [ The global swap ]:
+#: users replace ``torch.utils.data.DataLoader`` with ours to accelerate a script they
+#: do not edit, so nothing here names torch's class through that module attribute.
+TorchDataLoader = torch.utils.data.dataloader.DataLoader
+_TORCH_HAS_IN_ORDER = "in_order" in inspect.signature(TorchDataLoader.__init__).parameters
+T_co = TypeVar("T_co", covariant=True)
 
 
-class DataLoader(torch.utils.data.DataLoader):
+class DataLoader(TorchDataLoader[T_co]):
     """A drop-in ``torch.utils.data.DataLoader``.
 
     Takes torch's arguments, in torch's order, with torch's defaults and
@@ -56,9 +64,10 @@ class DataLoader(torch.utils.data.DataLoader):
         device: copy each batch to this device ahead of use, on a side stream.
         on_error: "raise" (default) raises for an unreadable sample, naming the
             file, the index and the worker; "skip" drops it, logs it and counts
-            it in ``skipped_samples``.
+            it in ``skipped_samples``.  Default: JPEGLOADER_ON_ERROR, else "raise".
         decode: "auto" allows DCT-domain downscaling of large images (a small,
-            measured change in pixels); "exact" disables it.
+            measured change in pixels); "exact" disables it.  Default:
+            JPEGLOADER_DECODE, else "auto".
         max_pixels: images whose header claims more pixels are handed to PIL,
             which refuses decompression bombs.
         decode_threads: with num_workers=0, the threads the main process decodes
@@ -71,14 +80,22 @@ class DataLoader(torch.utils.data.DataLoader):
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
                  prefetch_factor=None, persistent_workers=False, pin_memory_device="",
-                 in_order=True, device=None, on_error="raise", decode="auto",
-                 max_pixels=DEFAULT_MAX_PIXELS, decode_threads=None):
+                 in_order=True, snapshot_every_n_steps=1, device=None, on_error=None,
+                 decode=None, max_pixels=DEFAULT_MAX_PIXELS, decode_threads=None):
         extra = {"in_order": in_order} if _TORCH_HAS_IN_ORDER else {}
         super().__init__(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
                          collate_fn, pin_memory, drop_last, timeout, worker_init_fn,
                          multiprocessing_context, generator, prefetch_factor=prefetch_factor,
                          persistent_workers=persistent_workers,
                          pin_memory_device=pin_memory_device, **extra)
+        if not isinstance(snapshot_every_n_steps, int) or snapshot_every_n_steps < 1:
+            raise ValueError("snapshot_every_n_steps should be a positive integer, got "
+                             f"{snapshot_every_n_steps!r}")
+        #: accepted as torchdata's StatefulDataLoader takes it; our state is always
+        #: current (NOTE [ Resuming bit-identically ]), so it changes nothing
+        self.snapshot_every_n_steps = snapshot_every_n_steps
+        on_error = env_choice(ON_ERROR_ENV, ON_ERROR_CHOICES) if on_error is None else on_error
+        decode = env_choice(DECODE_ENV, DECODE_CHOICES) if decode is None else decode
         if on_error not in ON_ERROR_CHOICES:
             raise ValueError(f"on_error should be one of {ON_ERROR_CHOICES}, got {on_error!r}")
         if decode not in DECODE_CHOICES:
@@ -116,6 +133,7 @@ class DataLoader(torch.utils.data.DataLoader):
         self._persistent_base_seed: int | None = None  # torch draws it once for such workers
         self._keep_base_seed = False  # a resumed run keeps it as the run it resumes did
         self._replay_seed: int | None = None
+        self._fast_forward = None  # (batches, set_now) for a resumed IterableDataset
         self.eligibility: Eligibility = evaluate(dataset, **self._loader_args)
         self._adopt(self.eligibility, first=True)
 
@@ -221,8 +239,9 @@ class DataLoader(torch.utils.data.DataLoader):
         # reach the fallback path the same way.
         if self._resuming is not None:
             return self._resuming
-        return WatchedSampler(torch.utils.data.DataLoader._index_sampler.fget(self),
-                              self._sampler_started)
+        # A weak call: torch's persistent iterator keeps this wrapper, and the loader
+        # keeps that iterator (NOTE [ No cycle through the loader ] in resume.py).
+        return WatchedSampler(super()._index_sampler, WeakCall(self, "_sampler_started"))
 
     def _sampler_started(self) -> None:
         if self._epoch_start is not None:
@@ -239,6 +258,7 @@ class DataLoader(torch.utils.data.DataLoader):
             self._epochs += 1
             it = super().__iter__()
             self._resuming = None
+            self._skip_in_stream(it)
             return CountingIterator(self._to_device(it), self._fallback_batch,
                                     self._fallback_ended)
         pin = self.pin_memory and accelerator_available()
@@ -280,6 +300,37 @@ class DataLoader(torch.utils.data.DataLoader):
             self._pool = epoch.pool
         self._epoch_ref = weakref.ref(epoch)
         return epoch
+
+    def _skip_in_stream(self, it) -> None:
+        """A resumed IterableDataset: its stream has no indices to skip, so the batches
+        the saved run had handed over are pulled again and dropped (as torchdata's
+        StatefulDataLoader does for a dataset without a state_dict of its own)."""
+        if self._fast_forward is None:
+            return
+        (skip, set_now), self._fast_forward = self._fast_forward, None
+        for _ in range(skip):
+            if next(it, None) is None:
+                break
+        if set_now is not None:
+            set_now()
+        _LG.info("jpegloader: resumed an IterableDataset by reading and dropping the %d "
+                 "batches the saved run had handed over", skip)
+
+    def _get_iterator(self):
+        """torch's iterator for the fallback, always in the sampler's order.
+
+        NOTE [ Batches in order ]
+        ``in_order=False`` lets torch hand batches over as workers finish them; a
+        checkpoint then cannot say which samples were delivered (the first n
+        batches were not).  torch's documentation allows in-order delivery either
+        way ("will not enforce"), and checkpoints must be exact, so both paths
+        deliver in order; ``loader.in_order`` keeps the value given."""
+        asked = getattr(self, "in_order", True)
+        self.in_order = True
+        try:
+            return super()._get_iterator()
+        finally:
+            self.in_order = asked
 
     def _keep_idle_pool(self, pool: WorkerPool) -> bool:
         """NOTE [ Workers kept between epochs ]
@@ -343,9 +394,13 @@ class DataLoader(torch.utils.data.DataLoader):
                 now = resume["rng_now"]
                 set_now = None if self.generator is not None else \
                     (lambda: set_rng_state(None, now))
-                self._resuming = ResumingSampler(
-                    torch.utils.data.DataLoader._index_sampler.fget(self),
-                    self._sampler_started, skip, set_now, resume["sampler_started"])
+                if isinstance(self.dataset, torch.utils.data.IterableDataset):
+                    # no indices to skip: the stream is fast-forwarded (__iter__)
+                    self._fast_forward = (skip, set_now)
+                else:
+                    self._resuming = ResumingSampler(
+                        super()._index_sampler, WeakCall(self, "_sampler_started"), skip,
+                        set_now, resume["sampler_started"])
                 if resume["base_seed_drawn"]:
                     self._replay_seed = resume["base_seed"]
             if not self.eligibility.accelerated:
@@ -374,6 +429,8 @@ class DataLoader(torch.utils.data.DataLoader):
         of it already handed over, its base seed, the random source's state at the
         epoch's start and now, and the sampler's state.  See NOTE [ Resuming
         bit-identically ] (dataloader/resume.py)."""
+        if self._resume is not None:  # loaded and not yet iterated: still that position
+            return dict(self._resume)
         start = self._epoch_start if self._in_epoch else None
         if start is not None:
             running = self._running_epoch()

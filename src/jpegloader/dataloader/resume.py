@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import itertools
+import weakref
 from collections.abc import Iterator
 
 import torch
@@ -101,6 +102,27 @@ def validate(state) -> dict:
     if not isinstance(state["batches_yielded"], int) or state["batches_yielded"] < 0:
         raise ValueError(f"batches_yielded={state['batches_yielded']!r} is not a count")
     return state
+
+
+class WeakCall:
+    """Calls ``owner.method()`` while the owner lives, without keeping it alive.
+
+    NOTE [ No cycle through the loader ]
+    torch's persistent iterator keeps the index sampler it was given (our
+    wrapper), and the loader keeps that iterator; a wrapper holding the loader's
+    bound method would close a cycle, so the loader, its iterator and the
+    iterator's workers would outlive the user's last reference until the cyclic
+    collector ran, and that collector then waits for the workers to be joined.
+    Whatever the engine hands to objects the loader keeps points back weakly."""
+
+    def __init__(self, owner, method: str):
+        self._owner = weakref.ref(owner)
+        self._method = method
+
+    def __call__(self) -> None:
+        owner = self._owner()
+        if owner is not None:
+            getattr(owner, self._method)()
 
 
 class WatchedSampler:

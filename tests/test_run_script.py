@@ -1,0 +1,98 @@
+"""python -m jpegloader run: an unchanged training script's loaders accelerated, and
+jpegloader.patch() for a notebook (NOTE [ The global swap ] in dataloader/loader.py).
+The scripts in tests/scripts reproduce the loader construction of torchvision's
+classification reference and of pytorch/examples' ImageNet script."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch.utils.data
+from torchvision import datasets
+
+import jpegloader
+from tests.conftest import REPO, eval_transform, write_image_folder
+
+SCRIPTS = REPO / "tests" / "scripts"
+
+
+@pytest.fixture(scope="module")
+def split_folder(tmp_path_factory):
+    root = tmp_path_factory.mktemp("imagenet-like")
+    write_image_folder(root / "train", 12)
+    write_image_folder(root / "val", 8, seed=5)
+    return root
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "jpegloader", "run", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.mark.parametrize("script, data_args", [
+    ("torchvision_reference_train.py", ["--data-path", "{root}", "-j", "2"]),
+    ("pytorch_examples_imagenet.py", ["{root}", "-j", "0"]),
+])
+def test_unchanged_scripts_run_accelerated(split_folder, script, data_args):
+    args = [a.format(root=split_folder) for a in data_args]
+    done = _run(str(SCRIPTS / script), *args)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [line for line in done.stderr.splitlines() if line.startswith("jpegloader: loader")]
+    assert len(lines) == 2 and all("accelerated (classification pipeline" in x for x in lines), \
+        done.stderr
+    assert f"{script}:" in lines[0]  # where the script built it
+    for record in map(json.loads, done.stdout.splitlines()):
+        assert record["class"] == "jpegloader.dataloader.loader.DataLoader", record
+        assert record["shape"] == [4, 3, 64, 64] and record["targets"] == 4
+
+
+def test_run_passes_the_scripts_exit_status_and_options(tmp_path, split_folder):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys, torch.utils.data, torchvision\n"
+        "from torchvision import transforms as T\n"
+        f"ds = torchvision.datasets.ImageFolder({str(split_folder / 'val')!r}, "
+        "T.Compose([T.Resize(40), T.CenterCrop(32), T.ToTensor()]))\n"
+        "loader = torch.utils.data.DataLoader(ds, batch_size=2)\n"
+        "print(loader.decode, loader.on_error, sys.argv[1:])\n"
+        "sys.exit(3)\n")
+    done = _run("--decode", "exact", "--on-error", "skip", str(script), "a", "--b")
+    assert done.returncode == 3, done.stderr
+    assert done.stdout.strip() == "exact skip ['a', '--b']"
+    assert "jpegloader: loader 0 built at" in done.stderr and "accelerated" in done.stderr
+
+
+def test_a_loader_that_falls_back_says_why_in_one_line(tmp_path, split_folder):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch, torch.utils.data\n"
+        "ds = torch.utils.data.TensorDataset(torch.zeros(4, 2))\n"
+        "next(iter(torch.utils.data.DataLoader(ds, batch_size=2)))\n")
+    done = _run(str(script))
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stderr.splitlines() if x.startswith("jpegloader: loader 0"))
+    assert "runs on torch's DataLoader: dataset.type: dataset is " in line
+
+
+def test_patch_in_process_and_undo(split_folder):
+    ds = datasets.ImageFolder(str(split_folder / "val"), eval_transform())
+    original = torch.utils.data.DataLoader
+    with jpegloader.patch(announce=False) as patched:
+        loader = torch.utils.data.DataLoader(ds, batch_size=4)
+        from torch.utils.data.dataloader import DataLoader as from_module
+        assert from_module is torch.utils.data.DataLoader
+        assert isinstance(loader, jpegloader.DataLoader) and loader.eligibility.accelerated
+        assert isinstance(loader, original)
+        assert len(loader) == 2 and sum(len(b[1]) for b in loader) == 8
+        assert patched.loaders == [loader]
+    assert torch.utils.data.DataLoader is original
+    assert torch.utils.data.dataloader.DataLoader is original
+
+
+def test_usage_errors():
+    assert _run("no-such-script.py").returncode == 2
+    done = subprocess.run([sys.executable, "-m", "jpegloader"], cwd=REPO, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 2 and "run [--decode" in done.stderr
