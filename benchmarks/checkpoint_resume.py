@@ -17,7 +17,7 @@ from torchvision import datasets
 from torchvision import transforms as T
 
 import jpegloader
-from jpegloader import bench_datasets as bd
+from jpegloader.bench import corpora as bd
 
 
 def main() -> None:

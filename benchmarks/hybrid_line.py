@@ -24,8 +24,8 @@ from torchvision import datasets
 from torchvision import transforms as T
 
 import jpegloader
-from jpegloader import bench_datasets as bd
-from jpegloader.benchmark import run_epoch
+from jpegloader.bench import corpora as bd
+from jpegloader.bench.measure import run_epoch
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 TAIL = [T.ToTensor(), T.Normalize(MEAN, STD)]

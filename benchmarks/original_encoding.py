@@ -3,7 +3,7 @@ original encoding (luma DC quantiser above 1; the re-encoded ones have 1), as an
 ImageFolder; the benchmark's --files then copies them to 2,000.
 
     python benchmarks/original_encoding.py [SOURCE] [DEST]
-    python -m jpegloader.benchmark --data DEST --files 2000 --ceiling ../shared/tools/jpeg_limit.c
+    python -m jpegloader.benchmark --data DEST --files 2000 --ceiling
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ OUT=benchmarks/results
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 
-LIMIT=../shared/tools/jpeg_limit.c
+LIMIT=src/jpegloader/bench/jpeg_limit.c  # shipped with the package
 "$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 5 \
     --ceiling "$LIMIT" --json "$OUT/imagenet-sample-2000.json"
 
@@ -42,7 +42,7 @@ cp "$DATA"/edge-cases/large/*.jpg "$large/photos/"
 "$PY" -m jpegloader.benchmark --data "$large" --files 200 --batch-size 16 --epochs 3 \
     --json "$OUT/large-200.json"
 
-cc -O2 -o "$large/jpeg_limit" ../shared/tools/jpeg_limit.c -ljpeg -lm
+cc -O2 -o "$large/jpeg_limit" "$LIMIT" -ljpeg -lm
 find "$DATA/imagenet-sample" -name '*.JPEG' | "$large/jpeg_limit" -r 5 full roiful ctr \
     | tee "$OUT/jpeg_limit-imagenet-sample.txt"
 find "$DATA/coco-sample" -name '*.jpg' | "$large/jpeg_limit" -r 5 full \

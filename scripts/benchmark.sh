@@ -3,5 +3,5 @@
 # DataLoader.  Arguments go to `python -m jpegloader.benchmark` (try --help).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup.sh ""  # no extra (an empty argument: a bare source would pass ours on)
+source scripts/setup.sh bench  # the benchmark's tools: progress bars, --plot
 exec "$JPEGLOADER_PY" -m jpegloader.benchmark "$@"

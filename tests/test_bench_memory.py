@@ -1,4 +1,4 @@
-"""jpegloader.bench_memory: each shared-memory file counted once, at most at its
+"""jpegloader.bench.memory: each shared-memory file counted once, at most at its
 size, however the processes are read (NOTE [ A shared file counted once ])."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from jpegloader import bench_memory
+from jpegloader.bench import memory as bench_memory
 
 MIB = 1024  # KiB
 

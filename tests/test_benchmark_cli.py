@@ -10,7 +10,8 @@ from importlib import metadata, util
 
 import pytest
 
-from jpegloader import benchmark
+from jpegloader.bench import ceiling as bench_ceiling
+from jpegloader.bench import cli, measure, report
 from tests.conftest import REPO
 
 
@@ -37,9 +38,9 @@ def test_plot_without_matplotlib_is_a_usage_error(monkeypatch, capsys):
     monkeypatch.setattr(util, "find_spec",
                         lambda name, *a: None if name == "matplotlib" else real(name, *a))
     with pytest.raises(SystemExit) as info:
-        benchmark.main(["--plot", "x.png"])
+        cli.main(["--plot", "x.png"])
     assert info.value.code == 2
-    assert "jpegloader[plot]" in capsys.readouterr().err
+    assert "jpegloader[bench]" in capsys.readouterr().err
 
 
 def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
@@ -48,7 +49,7 @@ def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
             "--batch-size", "4", "--consumer-ms", "2", "--memory-runs", "2", "--json", out]
     if util.find_spec("matplotlib") is not None:
         args += ["--plot", png]
-    assert benchmark.main([str(a) for a in args]) == 0
+    assert cli.main([str(a) for a in args]) == 0
     text = capsys.readouterr().out
     assert "where jpegloader's time goes" in text and "PIL from" in text
     report = json.loads(out.read_text())
@@ -85,10 +86,10 @@ def _summary(img_per_s: float, waited: float) -> dict:
 
 
 def test_advice_names_the_limit():
-    assert "pass --consumer-ms" in benchmark.advice(_summary(900, 0.9), 0, 64, 2)
-    hidden = benchmark.advice(_summary(900, 0.01), 200, 64, 2)
+    assert "pass --consumer-ms" in measure.advice(_summary(900, 0.9), 0, 64, 2)
+    hidden = measure.advice(_summary(900, 0.01), 200, 64, 2)
     assert hidden.startswith("loading is hidden behind compute")
-    limit = benchmark.advice(_summary(900, 0.4), 20, 64, 1)
+    limit = measure.advice(_summary(900, 0.4), 20, 64, 1)
     assert limit.startswith("the loader is the limit") and "decode is the largest stage" in limit
 
 
@@ -103,28 +104,27 @@ def test_native_pil_names_pillow_simd_when_installed(monkeypatch):
             raise metadata.PackageNotFoundError(name)
         return real(name)
     monkeypatch.setattr(metadata, "version", version)
-    pil = benchmark.native_pil()
+    pil = measure.native_pil()
     assert pil["distribution"] == "pillow-simd"
     results = {"train": {2: {**_summary(900, 0.3), "ratio": 2.0, "advice": "x",
                              "native": {"img_per_s": 450, "cpu_ms_per_img": 4.0,
                                         "first_batch_s": 0.2, "worker_peak_mib": 500}}}}
     results["train"][2]["jpegloader"].update(cpu_ms_per_img=2.0, first_batch_s=0.1,
                                              worker_peak_mib=480)
-    assert "PIL from pillow-simd" in benchmark._table(results, pil)
+    assert "PIL from pillow-simd" in report._table(results, pil)
 
 
-JPEG_LIMIT = REPO.parent / "shared" / "tools" / "jpeg_limit.c"
+JPEG_LIMIT = bench_ceiling.SOURCE  # shipped with the package
 
 
 def test_ceiling_is_measured_on_the_same_files(small_folder, tmp_path, capsys, monkeypatch):
-    if not JPEG_LIMIT.exists():
-        pytest.skip(f"{JPEG_LIMIT} is absent (it lives beside the repo in ../shared/tools)")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # built afresh
     out = tmp_path / "r.json"
+    # --ceiling with no value: the jpeg_limit.c the package ships
     args = ["--data", small_folder, "--pipeline", "train,eval", "--workers", "2", "--epochs",
-            "2", "--warmup", "1", "--batch-size", "4", "--no-memory", "--ceiling", JPEG_LIMIT,
-            "--json", out]
-    assert benchmark.main([str(a) for a in args]) == 0
+            "2", "--warmup", "1", "--batch-size", "4", "--no-memory", "--json", out,
+            "--ceiling"]
+    assert cli.main([str(a) for a in args]) == 0
     text = capsys.readouterr().out
     results = json.loads(out.read_text())["results"]
     for pipeline, mode in (("train", "roi2"), ("eval", "ctr2")):
@@ -149,7 +149,6 @@ def test_each_ceiling_process_reads_every_file_in_its_own_shuffled_order(tmp_pat
                                                                          monkeypatch):
     """NOTE [ The ceiling reads the files shuffled ]: a stand-in for jpeg_limit keeps
     the list each process was given."""
-    from jpegloader import bench_ceiling
 
     program = tmp_path / "fake_limit"
     program.write_text(f"#!{sys.executable}\n"
@@ -199,12 +198,12 @@ def test_a_native_epoch_does_not_wait_for_jpegloaders_kept_workers(small_folder,
     ours = jpegloader.DataLoader(ds, batch_size=4, num_workers=2)
     native = torch.utils.data.DataLoader(ds, batch_size=4, num_workers=2)
     waits = []
-    wait = benchmark._wait_for_children_to_exit
-    monkeypatch.setattr(benchmark, "_wait_for_children_to_exit",
+    wait = measure._wait_for_children_to_exit
+    monkeypatch.setattr(measure, "_wait_for_children_to_exit",
                         lambda timeout, keep=(): waits.append(set(keep)) or wait(timeout, keep))
-    benchmark.run_epoch(ours, others=[native])
+    measure.run_epoch(ours, others=[native])
     kept = {w.pid for w in ours._workers()}
     assert kept  # NOTE [ Workers kept between epochs ]
-    benchmark.run_epoch(native, others=[ours])
+    measure.run_epoch(native, others=[ours])
     assert waits == [kept, kept]
     ours.close()

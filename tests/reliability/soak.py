@@ -33,8 +33,8 @@ from pathlib import Path
 from torchvision import datasets
 
 import jpegloader
-from jpegloader import bench_datasets as bd
-from jpegloader.benchmark import PIPELINES
+from jpegloader.bench import corpora as bd
+from jpegloader.bench.recipes import PIPELINES
 from jpegloader.datasets import COCODetection
 from tests.conftest import SHARED_DATA, shm_entries, worker_pids
 

@@ -30,7 +30,7 @@ up to 45.8 MiB, a file's pages counted 1.25 times.  So each shared-memory
 file's PSS is summed over the processes and capped at the file's size, which
 its pages cannot exceed at any instant.
 
-    python -m jpegloader.bench_memory KIND PIPELINE ROOT [ANNOTATIONS] [--workers 2]
+    python -m jpegloader.bench.memory KIND PIPELINE ROOT [ANNOTATIONS] [--workers 2]
 """
 from __future__ import annotations
 
@@ -140,10 +140,10 @@ def measure(pids: list[int]) -> tuple[int, int]:
 def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
               epochs: int) -> dict:
     """In this (fresh) process: one loader, its epochs, the peaks."""
-    import torch
-
     import jpegloader
-    from jpegloader.benchmark import build_dataset
+
+    from ..dataloader.loader import TorchDataLoader
+    from .recipes import build_dataset
 
     dataset, collate_fn = build_dataset(pipeline, root)
     me = os.getpid()
@@ -165,7 +165,7 @@ def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
             stop.wait(0.1)
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
-    cls = jpegloader.DataLoader if kind == "jpegloader" else torch.utils.data.DataLoader
+    cls = jpegloader.DataLoader if kind == "jpegloader" else TorchDataLoader
     loader = cls(dataset, batch_size=batch_size, shuffle=True, num_workers=workers,
                  collate_fn=collate_fn)
     start = time.perf_counter()
@@ -187,7 +187,7 @@ def measure_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
                   epochs: int = 1) -> dict:
     """run_alone in a new Python process; root is a folder or (images, annotations)."""
     roots = [str(r) for r in (root if isinstance(root, tuple) else (root,))]
-    out = subprocess.run([sys.executable, "-m", "jpegloader.bench_memory", kind, pipeline,
+    out = subprocess.run([sys.executable, "-m", "jpegloader.bench.memory", kind, pipeline,
                           *roots, "--workers", str(workers), "--batch-size", str(batch_size),
                           "--epochs", str(epochs)], capture_output=True, text=True)
     if out.returncode != 0:
@@ -196,7 +196,7 @@ def measure_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jpegloader.bench_memory", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m jpegloader.bench.memory", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("kind", choices=("native", "jpegloader"))
     p.add_argument("pipeline")

@@ -31,7 +31,7 @@ ran off the grid from the start (1,490-1,515 in every pass).
 NOTE [ The ceiling reads the files shuffled ]
 The loaders read every file once per epoch in a random order (shuffle=True); the
 ceiling used to read them in the dataset's order, and a corpus copied up to a
-size (bench_datasets.replicate_folder) lists the copies of each file side by
+size (corpora.replicate_folder) lists the copies of each file side by
 side, so jpeg_limit decoded the same bytes 6-18 times in a row, with its branch
 predictors and caches trained on them.  Measured with two processes at once
 (2026-11-24, 2,000 files, two alternations each), the listed order ran faster
@@ -58,8 +58,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .bench_datasets import cache_root
+from .corpora import cache_root
 
+#: libjpeg-turbo's own decode ceiling, shipped with the package (``--ceiling`` with no path)
+SOURCE = Path(__file__).with_name("jpeg_limit.c")
 #: pipeline -> jpeg_limit mode whose crop window it decodes
 MODES = {"train": "roi2", "train-uint8": "roi2", "timm-train": "roi2", "dle-train": "roi2",
          "eval": "ctr2", "eval-uint8": "ctr2", "deit-eval": "ctr2"}

@@ -1,0 +1,12 @@
+"""The benchmark: ``python -m jpegloader.benchmark`` (or ``python -m jpegloader.bench``).
+
+    cli.py       the command line
+    recipes.py   the pipelines benchmarked, by name: the transforms real recipes build
+    measure.py   epochs timed side by side, CPU time, worker memory
+    memory.py    PSS of a loader's processes, each loader alone in a new process
+    ceiling.py   libjpeg-turbo's own decode ceiling (jpeg_limit.c, shipped here)
+    corpora.py   the built-in synthetic datasets and copies of a dataset to a size
+    report.py    the table and the plot
+
+Its tools (tqdm, matplotlib) come with ``pip install 'jpegloader[bench]'``.
+"""

@@ -1,0 +1,266 @@
+"""Measuring loaders: epochs timed side by side, CPU time of every process, worker
+memory, the ceiling beside each round, and memory measured alone."""
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import threading
+import time
+from importlib import metadata
+from pathlib import Path
+
+import PIL
+import torch
+
+import jpegloader
+
+try:  # progress bars when the bench extra is installed
+    from tqdm import tqdm
+except ImportError:  # pragma: no cover - the core package alone
+    def tqdm(iterable, **_):
+        return iterable
+
+from ..dataloader.loader import TorchDataLoader
+from ..pipelines import WORKER_STAGES
+from . import ceiling as bench_ceiling
+from . import memory as bench_memory
+from .recipes import build_dataset
+
+
+class PeakMemory:
+    """Samples VmHWM of this process's children (the workers) while running."""
+
+    def __init__(self, interval: float = 0.05):
+        self.interval = interval
+        self.workers: dict[int, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def hwm_kib(pid: int) -> int:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+        except OSError:
+            pass
+        return 0
+
+    def _run(self):
+        while not self._stop.is_set():
+            for pid in bench_memory.children():
+                self.workers[pid] = max(self.workers.get(pid, 0), self.hwm_kib(pid))
+            self._stop.wait(self.interval)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def _wait_for_children_to_exit(timeout: float, keep=()) -> None:
+    """Until every child but ``keep`` (workers a loader keeps for its next epoch)
+    has exited, or ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not set(bench_memory.children()) - set(keep):
+            return
+        time.sleep(0.005)
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _live_children_cpu() -> float:
+    """CPU seconds of the children not reaped yet (running, or exited unreaped)."""
+    total = 0.0
+    for pid in bench_memory.children():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        total += (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime
+    return total
+
+
+def _cpu_seconds() -> float:
+    """This process's CPU time and all its children's: reaped ones from rusage, live
+    ones (workers a loader keeps between epochs) from /proc.  A child reaped between
+    two readings moves from the second term to the first, so differences count each
+    child's CPU once."""
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime + _live_children_cpu()
+
+
+def native_pil() -> dict:
+    """Which distribution provides PIL here: pillow-simd or Pillow."""
+    for name in ("pillow-simd", "Pillow"):
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+        if version.split(".post")[0].split(".")[:2] == PIL.__version__.split(".")[:2] \
+                or name == "Pillow":
+            return {"distribution": name, "version": version}
+    return {"distribution": "PIL", "version": PIL.__version__}
+
+
+def run_epoch(loader, label: str = "", consumer_ms: float = 0.0, others=()) -> dict:
+    """One full epoch (persistent_workers=False: torch's workers start and exit inside
+    it; jpegloader's may stay for the next one, their CPU counted all the same).
+    ``consumer_ms`` of simulated model time follow each batch (a sleep: a model on
+    an accelerator leaves the CPU to the loader).  ``others``: loaders alternated
+    with this one, whose kept workers are not waited for either."""
+    stages0 = dict(getattr(loader, "stage_seconds", {}))
+    cpu0, t0 = _cpu_seconds(), time.perf_counter()
+    first = None
+    images = 0
+    with PeakMemory() as mem:
+        # Progress on stderr; tqdm stays quiet when it is not a terminal.
+        for batch in tqdm(loader, desc=label, total=len(loader), unit="batch", leave=False,
+                          disable=None):
+            if first is None:
+                first = time.perf_counter() - t0
+            images += batch[0].shape[0]
+            if consumer_ms:
+                time.sleep(consumer_ms / 1000)
+    wall = time.perf_counter() - t0
+    # Workers that exit at the epoch's end do so in the background (jpegloader reaps
+    # them on a thread): wait for that, outside the timed window, so that each epoch
+    # is charged its own workers' exit.  Workers kept for the next epoch stay (NOTE
+    # [ Workers kept between epochs ]); _cpu_seconds reads theirs from /proc.
+    kept = [w.pid for held in (loader, *others) if hasattr(held, "_workers")
+            for w in held._workers()]
+    _wait_for_children_to_exit(timeout=10.0, keep=kept)
+    cpu = _cpu_seconds() - cpu0
+    stages = {k: v - stages0.get(k, 0.0) for k, v in getattr(loader, "stage_seconds", {}).items()}
+    return dict(images=images, seconds=wall, img_per_s=images / wall,
+                cpu_ms_per_img=1000 * cpu / max(images, 1), first_batch_s=first,
+                worker_peak_mib=max(mem.workers.values(), default=0) / 1024,
+                stage_seconds=stages)
+
+
+def advice(summary: dict, consumer_ms: float, batch_size: int, workers: int) -> str:
+    """One line: is the loader or the (simulated) model the limit?"""
+    t = summary["jpegloader"]
+    waited = summary["waited_fraction"]
+    if not consumer_ms:
+        return ("no model time simulated, so the loop only waits for data; pass "
+                "--consumer-ms with your model's time per batch to see whether loading hides "
+                "behind compute")
+    needed = batch_size / (consumer_ms / 1000)
+    if waited <= 0.05:
+        return (f"loading is hidden behind compute: the loop waited {waited:.0%} of the time "
+                f"(the model takes {needed:.0f} img/s; jpegloader can give more)")
+    stages = t["stages_ms_per_img"]
+    worker_stages = {k: v for k, v in stages.items() if k in WORKER_STAGES}
+    heaviest = max(worker_stages, key=worker_stages.get) if worker_stages else "decode"
+    cpus = os.cpu_count() or 1
+    more = (f"more workers (num_workers={workers}, {cpus} CPUs here)" if workers < cpus
+            else "more CPU cores (every core here already runs a worker)")
+    return (f"the loader is the limit: the loop waited {waited:.0%} of the time; the model "
+            f"could take {needed:.0f} img/s, jpegloader gave {t['img_per_s']:.0f}; "
+            f"{heaviest} is the largest stage, so {more} would help")
+
+
+def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
+              warmup: int, log=print, consumer_ms: float = 0.0, memory_runs: int = 3,
+              ceiling: Path | None = None) -> dict:
+    """root: an ImageFolder root, or (image folder, instances JSON) for detection.
+    Each loader's memory is measured alone in a fresh process (bench_memory),
+    ``memory_runs`` times; with ``ceiling`` (a jpeg_limit program), the decode
+    ceiling on the same files."""
+    dataset, collate_fn = build_dataset(pipeline, root)
+    # Built once and iterated epoch after epoch, as a training script does.
+    loaders = {
+        "native": TorchDataLoader(dataset, batch_size=batch_size, shuffle=True,
+                                  num_workers=workers, collate_fn=collate_fn),
+        "jpegloader": jpegloader.DataLoader(dataset, batch_size=batch_size, shuffle=True,
+                                            num_workers=workers, collate_fn=collate_fn),
+    }
+    verdict = jpegloader.explain(dataset, batch_size=batch_size, collate_fn=collate_fn)
+    if not verdict.accelerated:
+        raise SystemExit("jpegloader would fall back on this dataset:\n" + verdict.report())
+    log(f"  {pipeline}: {verdict.split_text()}")
+    runs: dict[str, list[dict]] = {name: [] for name in loaders}
+    ceilings: list[dict] = []
+    with_ceiling = ceiling is not None and pipeline in bench_ceiling.MODES
+    files = [path for path, _ in dataset.samples] if with_ceiling else []
+    order = list(loaders)
+    for epoch in range(warmup + epochs):
+        for name in order if epoch % 2 == 0 else order[::-1]:  # alternate who goes first
+            r = run_epoch(loaders[name], f"{pipeline} w={workers} {name} "
+                                         f"{epoch + 1}/{warmup + epochs}", consumer_ms,
+                          others=[loader for other, loader in loaders.items() if other != name])
+            if epoch >= warmup:
+                runs[name].append(r)
+            log(f"  {pipeline:7s} workers={workers} epoch {epoch + 1}/{warmup + epochs} "
+                f"{name:11s} {r['img_per_s']:7.0f} img/s"
+                f"{'  (warm-up)' if epoch < warmup else ''}")
+        if with_ceiling and epoch >= warmup:  # NOTE [ The ceiling beside the epochs ]
+            c = bench_ceiling.measure(ceiling, files, bench_ceiling.MODES[pipeline],
+                                      decode_threads(workers), passes=1, seed=epoch)
+            ceilings.append(c)
+            log(f"  {pipeline:7s} workers={workers} epoch {epoch + 1}/{warmup + epochs} "
+                f"{'ceiling':11s} {c['img_per_s']:7.0f} img/s")
+    summary = {}
+    for name, rs in runs.items():
+        summary[name] = {
+            "img_per_s": statistics.median(r["img_per_s"] for r in rs),
+            "cpu_ms_per_img": statistics.median(r["cpu_ms_per_img"] for r in rs),
+            "first_batch_s": statistics.median(r["first_batch_s"] for r in rs),
+            "worker_peak_mib": max(r["worker_peak_mib"] for r in rs),
+            "epochs": rs,
+        }
+    images = sum(r["images"] for r in runs["jpegloader"])
+    stages: dict[str, float] = {}
+    for r in runs["jpegloader"]:
+        for k, v in r.pop("stage_seconds").items():
+            stages[k] = stages.get(k, 0.0) + v
+    for r in runs["native"]:
+        r.pop("stage_seconds")
+    summary["jpegloader"]["stages_ms_per_img"] = {k: 1000 * v / max(images, 1)
+                                                  for k, v in stages.items()}
+    wall = sum(r["seconds"] for r in runs["jpegloader"])
+    # With num_workers=0 the loop decodes the batches itself: all but the model's time
+    # is waiting (the stage times are summed over the decode threads).
+    batches = sum(-(-r["images"] // batch_size) for r in runs["jpegloader"])
+    waited = stages.get("wait", 0.0) if workers else \
+        max(0.0, wall - batches * consumer_ms / 1000)
+    summary["waited_fraction"] = waited / wall if wall else 0.0
+    ratios = [t["img_per_s"] / n["img_per_s"] for t, n in zip(runs["jpegloader"], runs["native"])]
+    summary["ratio"] = summary["jpegloader"]["img_per_s"] / summary["native"]["img_per_s"]
+    summary["ratio_per_epoch_pair"] = ratios
+    summary["advice"] = advice(summary, consumer_ms, batch_size, workers)
+    loaders.clear()  # their workers and ring go before the runs below
+    for run in range(memory_runs):
+        # Alternating, as the epochs do; the medians go in the table.
+        for name in order if run % 2 == 0 else order[::-1]:
+            m = bench_memory.measure_alone(name, pipeline, root, workers, batch_size)
+            for key in ("pss_mib", "held_mib"):
+                summary[name].setdefault(f"{key}_per_run", []).append(m[key])
+            log(f"  {pipeline:7s} workers={workers} {name:11s} alone in a new process "
+                f"{run + 1}/{memory_runs}: PSS {m['pss_mib']:.0f} MiB, "
+                f"held {m['held_mib']:.0f} MiB")
+    for name in ("native", "jpegloader") if memory_runs else ():
+        for key in ("pss_mib", "held_mib"):
+            summary[name][key] = statistics.median(summary[name][f"{key}_per_run"])
+    if ceilings:
+        c = summary["ceiling"] = bench_ceiling.over_rounds(ceilings)
+        for name in ("native", "jpegloader"):
+            summary[name]["of_ceiling"] = summary[name]["img_per_s"] / c["img_per_s"]
+        summary["of_ceiling_per_round"] = [t["img_per_s"] / r["img_per_s"]
+                                           for t, r in zip(runs["jpegloader"], ceilings)]
+        log(f"  {pipeline:7s} workers={workers} ceiling: jpeg_limit {c['mode']} x "
+            f"{c['processes']}: {c['img_per_s']:.0f} img/s (median of {len(ceilings)} rounds)")
+    return summary
+
+
+def decode_threads(workers: int) -> int:
+    """How many decodes jpegloader runs at once: one per worker, or with
+    num_workers=0 its decode threads (DataLoader's decode_threads default)."""
+    return workers if workers else torch.get_num_threads()

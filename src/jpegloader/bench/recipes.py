@@ -1,0 +1,115 @@
+"""The benchmark's pipelines: the transforms (and collate functions) real training
+recipes build, by name, and the datasets they run on."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torchvision import datasets
+from torchvision import transforms as T
+
+from ..datasets import COCODetection
+from ..transforms.ssd import SSDTransformer, dboxes300_coco
+
+IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+
+
+def _normalized():
+    return [T.ToTensor(), T.Normalize(IMAGENET_MEAN, IMAGENET_STD)]
+
+
+def _timm_train():
+    # timm's train.py without its prefetcher: train_interpolation "random", color_jitter 0.4
+    from timm.data import create_transform
+    return create_transform(224, is_training=True, interpolation="random", color_jitter=0.4)
+
+
+def _deit_train():
+    # DeiT's "rand-m9-mstd0.5-inc1" minus "inc1": with Pillow 13, timm's increasing
+    # posterize asks for 0 bits when the noisy magnitude reaches 10 and Pillow raises
+    # (about 1 sample in 500, torch's own loader included); the plain variant runs the
+    # same operations.
+    from timm.data import create_transform
+    return create_transform(224, is_training=True, color_jitter=0.4,
+                            auto_augment="rand-m9-mstd0.5", interpolation="bicubic",
+                            re_prob=0.25)
+
+
+def _tv_resnet50_v2():
+    # torchvision references/classification, the ResNet-50 v2 recipe's train transform
+    return T.Compose([T.RandomResizedCrop(176), T.RandomHorizontalFlip(),
+                      T.TrivialAugmentWide(), T.PILToTensor(), T.ConvertImageDtype(torch.float),
+                      T.Normalize(IMAGENET_MEAN, IMAGENET_STD), T.RandomErasing(0.1)])
+
+
+class MixUpCutMixCollate:
+    """The references' collate: MixUp(0.2) or CutMix(1.0), chosen per batch, after
+    default_collate (a class, so that spawned workers can unpickle it)."""
+
+    def __init__(self, num_classes: int):
+        from torchvision.transforms import v2
+        self.mix = v2.RandomChoice([v2.MixUp(alpha=0.2, num_classes=num_classes),
+                                    v2.CutMix(alpha=1.0, num_classes=num_classes)])
+
+    def __call__(self, batch):
+        return self.mix(*torch.utils.data.default_collate(batch))
+
+
+def fast_collate(batch):
+    """A fast_collate as NVIDIA's DeepLearningExamples writes it: PIL images stacked
+    into uint8[B, 3, H, W] and int64 targets."""
+    images = torch.stack([torch.from_numpy(np.asarray(image, dtype=np.uint8).transpose(2, 0, 1)
+                                           .copy()) for image, _ in batch])
+    return images, torch.tensor([target for _, target in batch], dtype=torch.int64)
+
+
+#: name -> (what it is, transform factory[, collate_fn factory taking the dataset]);
+#: the transforms (and collate functions) real recipes build.
+PIPELINES = {
+    "train": ("RandomResizedCrop(224), RandomHorizontalFlip, ToTensor, Normalize "
+              "(pytorch/examples)",
+              lambda: T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(),
+                                 *_normalized()])),
+    "eval": ("Resize(256), CenterCrop(224), ToTensor, Normalize (pytorch/examples)",
+             lambda: T.Compose([T.Resize(256), T.CenterCrop(224), *_normalized()])),
+    "deit-eval": ("Resize(256, bicubic), CenterCrop(224), ToTensor, Normalize (DeiT, ConvNeXt, "
+                  "Swin validation)",
+                  lambda: T.Compose([T.Resize(256, interpolation=T.InterpolationMode.BICUBIC),
+                                     T.CenterCrop(224), *_normalized()])),
+    "timm-train": ("timm create_transform(224, is_training=True, interpolation='random', "
+                   "color_jitter=0.4): RandomResizedCropAndInterpolation, flip, ColorJitter, "
+                   "ToTensor, Normalize (needs timm)", _timm_train),
+    "eval-uint8": ("Resize(256), CenterCrop(224), PILToTensor: uint8 batches",
+                   lambda: T.Compose([T.Resize(256), T.CenterCrop(224), T.PILToTensor()])),
+    "train-uint8": ("RandomResizedCrop(224), RandomHorizontalFlip, PILToTensor: uint8 batches",
+                    lambda: T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(),
+                                       T.PILToTensor()])),
+    "deit-train": ("DeiT/ConvNeXt/Swin training: timm create_transform(224, is_training=True, "
+                   "color_jitter=0.4, auto_augment='rand-m9-mstd0.5', "
+                   "interpolation='bicubic', re_prob=0.25): RandAugment and RandomErasing run "
+                   "as your own objects (needs timm)", _deit_train),
+    "tv-resnet50-v2": ("torchvision references ResNet-50 v2 recipe: RandomResizedCrop(176), "
+                       "flip, TrivialAugmentWide, PILToTensor, ConvertImageDtype, Normalize, "
+                       "RandomErasing(0.1), MixUp/CutMix collate",
+                       _tv_resnet50_v2, lambda ds: MixUpCutMixCollate(len(ds.classes))),
+    "dle-train": ("NVIDIA DeepLearningExamples ResNet-50: RandomResizedCrop(224), flip, "
+                  "fast_collate to uint8 batches",
+                  lambda: T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip()]),
+                  lambda ds: fast_collate),
+    "ssd": ("SSD-300 training (crop, flip, Resize, ColorJitter, Normalize, encode boxes)",
+            lambda: SSDTransformer(dboxes300_coco(), (300, 300), val=False)),
+    "ssd-val": ("SSD-300 validation (Resize, Normalize, boxes padded to 200)",
+                lambda: SSDTransformer(dboxes300_coco(), (300, 300), val=True)),
+}
+DETECTION = ("ssd", "ssd-val")
+NEEDS = {"timm-train": "timm", "deit-train": "timm"}
+
+
+def build_dataset(pipeline: str, root):
+    """(dataset, collate_fn or None) of a pipeline on root: an ImageFolder root, or
+    (image folder, instances JSON) for detection."""
+    entry = PIPELINES[pipeline]
+    if pipeline in DETECTION:
+        dataset = COCODetection(str(root[0]), str(root[1]), entry[1]())
+    else:
+        dataset = datasets.ImageFolder(str(root), entry[1]())
+    return dataset, (entry[2](dataset) if len(entry) > 2 else None)

@@ -1,0 +1,96 @@
+"""The benchmark's report: the table, the stage breakdown and the plot."""
+from __future__ import annotations
+
+from pathlib import Path
+
+STAGE_LABELS = {"read": "read", "decode": "decode", "augment": "augment",
+                "python_path": "PIL path", "yours": "yours", "wait": "waited",
+                "assembly": "assembly", "pin_copy": "pin/copy"}
+
+
+def _table(results: dict, pil: dict) -> str:
+    lines = [f"{'pipeline':14s} {'workers':>7s} {'loader':10s} {'img/s':>7s} {'ratio':>6s} "
+             f"{'ceiling':>7s} {'CPU ms/img':>10s} {'1st batch s':>11s} "
+             f"{'worker RSS MiB':>14s} {'PSS MiB':>7s} {'held MiB':>8s}"]
+    for pipeline, by_workers in results.items():
+        for workers, r in by_workers.items():
+            for name in ("native", "jpegloader"):
+                s = r[name]
+                ratio = f"{r['ratio']:.2f}x" if name == "jpegloader" else ""
+                lines.append(f"{pipeline:14s} {workers:>7} {name:10s} {s['img_per_s']:7.0f} "
+                             f"{ratio:>6s} {_maybe(s, 'of_ceiling', '{:.0%}'):>7s} "
+                             f"{s['cpu_ms_per_img']:10.2f} {s['first_batch_s']:11.2f} "
+                             f"{s['worker_peak_mib']:14.0f} {_maybe(s, 'pss_mib', '{:.0f}'):>7s} "
+                             f"{_maybe(s, 'held_mib', '{:.0f}'):>8s}")
+    ceilings = [(p, w, r["ceiling"]) for p, by in results.items() for w, r in by.items()
+                if "ceiling" in r]
+    for pipeline, workers, c in ceilings:
+        lines.append(f"ceiling {pipeline} workers={workers}: libjpeg-turbo alone (jpeg_limit "
+                     f"{c['mode']}, {c['processes']} at once, files shuffled) "
+                     f"{c['img_per_s']:.0f} img/s, "
+                     f"{c['cpu_us_per_img'] / 1000:.2f} CPU ms/img, the median of "
+                     f"{len(c['img_per_s_per_round'])} passes beside the epochs "
+                     f"({min(c['img_per_s_per_round']):.0f}-"
+                     f"{max(c['img_per_s_per_round']):.0f})")
+    if any("pss_mib" in r["native"] for by in results.values() for r in by.values()):
+        runs = max(len(r["native"].get("pss_mib_per_run", ())) for by in results.values()
+                   for r in by.values())
+        lines.append("PSS: summed over the main process and workers, each loader alone in a "
+                     f"new process, the median of {runs} run{'s' * (runs != 1)}; held: PSS plus "
+                     "shared memory no process maps (torch's queued batches), see "
+                     "jpegloader.bench.memory")
+    lines.append(f"native = torch.utils.data.DataLoader, PIL from {pil['distribution']} "
+                 f"{pil['version']}" + (" (SIMD resize: a faster native path than Pillow's)"
+                                        if pil["distribution"] == "pillow-simd" else ""))
+    lines.append("")
+    lines.append("where jpegloader's time goes, ms per image (worker stages summed over "
+                 "workers; 'waited' is the training loop blocked on the next batch):")
+    for pipeline, by_workers in results.items():
+        for workers, r in by_workers.items():
+            stages = r["jpegloader"]["stages_ms_per_img"]
+            parts = "  ".join(f"{STAGE_LABELS.get(k, k)} {stages[k]:.2f}"
+                              for k in STAGE_LABELS if k in stages)
+            lines.append(f"  {pipeline:9s} workers={workers}: {parts}")
+            lines.append(f"    -> {r['advice']}")
+    return "\n".join(lines)
+
+
+def _maybe(summary: dict, key: str, form: str) -> str:
+    return form.format(summary[key]) if key in summary else "-"
+
+
+def plot(results: dict, path: Path) -> None:
+    """img/s per loader and pipeline, and (with several worker counts) against
+    num_workers.  Needs matplotlib (pip install 'jpegloader[bench]')."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pipelines = list(results)
+    counts = sorted({w for r in results.values() for w in r})
+    panels = 2 if len(counts) > 1 else 1
+    fig, axes = plt.subplots(1, panels, figsize=(6 * panels, 4), squeeze=False)
+    bars = axes[0][0]
+    top = counts[-1]
+    for k, name in enumerate(("native", "jpegloader")):
+        values = [results[p][top][name]["img_per_s"] for p in pipelines if top in results[p]]
+        bars.bar([i + 0.4 * k for i in range(len(values))], values, width=0.4, label=name)
+    bars.set_xticks([i + 0.2 for i in range(len(pipelines))], pipelines)
+    bars.set_ylabel("images / s")
+    bars.set_title(f"throughput, num_workers={top}")
+    bars.legend()
+    if panels == 2:
+        lines = axes[0][1]
+        for p in pipelines:
+            for name, style in (("native", "--o"), ("jpegloader", "-o")):
+                ws = [w for w in counts if w in results[p]]
+                lines.plot(ws, [results[p][w][name]["img_per_s"] for w in ws], style,
+                           label=f"{p} {name}")
+        lines.set_xlabel("num_workers")
+        lines.set_ylabel("images / s")
+        lines.set_xticks(counts)
+        lines.set_title("throughput against num_workers")
+        lines.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
