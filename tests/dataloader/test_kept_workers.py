@@ -1,4 +1,4 @@
-"""NOTE [ Workers kept between epochs ] (dataloader/loader.py): with
+"""NOTE [ Workers kept between epochs ] (dataloader/engine.py): with
 persistent_workers=False, the workers of a fully native pipeline serve the next
 epoch too, give the same batches as fresh ones, and exit when idle too long, when
 the loader is closed, or when the pipeline changes; anything of the user's that
@@ -14,7 +14,7 @@ from torchvision import datasets
 from torchvision import transforms as T
 
 import jpegloader
-from jpegloader.dataloader import loader as loader_module
+from jpegloader.dataloader import engine as loader_module
 from tests.conftest import eval_transform, shm_entries, train_transform
 from tests.reliability.test_faults import _alive, _wait_gone
 
@@ -52,7 +52,7 @@ def test_kept_workers_give_the_batches_fresh_ones_give(small_folder, monkeypatch
     runs = {}
     for keep in (True, False):
         if not keep:
-            monkeypatch.setattr(jpegloader.DataLoader, "_keep_idle_pool", lambda self, pool: False)
+            monkeypatch.setattr(loader_module.Engine, "keep_idle", lambda self, pool: False)
         loader = jpegloader.DataLoader(ds, batch_size=5, shuffle=True, num_workers=2,
                                        generator=torch.Generator().manual_seed(3))
         runs[keep], pids = zip(*(_epoch(loader) for _ in range(3)), strict=True)

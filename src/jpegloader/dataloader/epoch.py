@@ -1,22 +1,20 @@
 """One epoch of an accelerated loader: batches in the sampler's order.
 
 NOTE [ One object owns an epoch ]
-The loader holds configuration, the verdict, the rings (their pages stay
-allocated from epoch to epoch) and, with persistent_workers, the worker pool.
 An ``Epoch`` holds everything of one pass: the sampler's iterator, the epoch
-seed, its worker pool (its own, or the loader's persistent one, borrowed),
-the batches in flight, the batch the user still holds and the statistics.  It
-ends when the sampler is exhausted, when ``close`` is called (the loader does
-when a new epoch starts while this one is unfinished) or when it is garbage
-collected; then it stops its own workers and hands its statistics back, once,
-as a value (``on_end(stats)``).
+seed, its worker pool (its own, or the engine's persistent one, borrowed), the
+batches in flight, the batch the user still holds and the statistics.  It ends
+when the sampler is exhausted, when ``close`` is called (a new epoch starts
+while this one is unfinished) or when it is garbage collected; then it stops
+its own workers (or offers them to the engine to keep: NOTE [ Workers kept
+between epochs ] in engine.py) and hands its statistics back, once, as a value.
 """
 from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch
 
@@ -55,7 +53,7 @@ class EpochStats:
 
 @dataclass(frozen=True)
 class EpochSettings:
-    """What an epoch needs from its loader."""
+    """What an epoch is run with."""
 
     decoder: BatchDecoder
     layout_batch_size: int
@@ -64,20 +62,26 @@ class EpochSettings:
     timeout: float
     pin: bool
     device: torch.device | None
-    make_pool: Callable[[int], WorkerPool]  # base seed -> a started pool
     inline_threads: int = 1  # num_workers=0: threads a batch's C work is shared over
-    #: an epoch that ran to its end offers its own idle pool here; True: the loader
-    #: keeps it for the next epoch (NOTE [ Workers kept between epochs ] in loader.py)
-    keep_pool: Callable[[WorkerPool], bool] = lambda pool: False
+
+
+class PoolOwner(Protocol):
+    """Where an epoch gets a pool and gives back its idle one and its statistics
+    (engine.Engine)."""
+
+    def new_pool(self, base_seed: int) -> WorkerPool: ...
+
+    def keep_idle(self, pool: WorkerPool) -> bool: ...
+
+    def epoch_ended(self, stats: EpochStats) -> None: ...
 
 
 class Epoch:
     """Yields batches with default_collate's structure (the decoder's ``assemble``)."""
 
-    def __init__(self, settings: EpochSettings, sampler_iter, base_seed: int, epoch: int,
-                 seed: int, pool: WorkerPool | None, length: int,
-                 on_end: Callable[[EpochStats], None], yielded: int = 0,
-                 owns_pool: bool = False):
+    def __init__(self, settings: EpochSettings, owner: PoolOwner, sampler_iter,
+                 base_seed: int, epoch: int, seed: int, pool: WorkerPool | None, length: int,
+                 yielded: int = 0, owns_pool: bool = False):
         self.settings = settings
         self.index = epoch
         #: batches handed to the user in this epoch (a resumed epoch starts at its count)
@@ -87,11 +91,11 @@ class Epoch:
         self._decoder = settings.decoder
         self._length = length
         self.stats = EpochStats()
-        self._on_end = on_end
+        self._owner = owner
         # An epoch without a pool handed in makes (and owns) its own; one handed in
         # is borrowed (persistent workers) unless the epoch is to own it (kept workers).
         self.owns_pool = (pool is None or owns_pool) and settings.num_workers > 0
-        self.pool = settings.make_pool(base_seed) if self.owns_pool and pool is None else pool
+        self.pool = owner.new_pool(base_seed) if self.owns_pool and pool is None else pool
         self._feed = DeviceFeed(settings.device) if settings.device is not None else None
         self._staged = None
         # batch numbers continue a resumed epoch's (a collate_fn is seeded by them)
@@ -102,7 +106,7 @@ class Epoch:
         self._inline_batch = yielded  # num_workers=0: the batch number (collate_fn seeds)
         self._ended = False
         self._finalizer = weakref.finalize(self, Epoch._abandon, self.pool, self.owns_pool,
-                                           self.stats, on_end)
+                                           self.stats, owner)
         if self.pool is not None:
             self._fill()
 
@@ -118,12 +122,13 @@ class Epoch:
         return self._ended
 
     @staticmethod
-    def _abandon(pool: WorkerPool | None, owned: bool, stats: EpochStats, on_end) -> None:
+    def _abandon(pool: WorkerPool | None, owned: bool, stats: EpochStats,
+                 owner: PoolOwner) -> None:
         """Garbage collected mid-epoch: no worker may go on writing a slot, and the
         statistics still go back."""
         if pool is not None and owned:
             pool.shutdown()
-        on_end(stats)
+        owner.epoch_ended(stats)
 
     def _end(self) -> None:
         if self._ended:
@@ -134,9 +139,9 @@ class Epoch:
             self.pool.finished(self._holding)
             self._holding = None
             self.pool.holding(None)
-        if self.owns_pool and not (self.pool.idle and self.settings.keep_pool(self.pool)):
+        if self.owns_pool and not (self.pool.idle and self._owner.keep_idle(self.pool)):
             self.pool.stop()  # reaped in the background
-        self._on_end(self.stats)
+        self._owner.epoch_ended(self.stats)
 
     def close(self) -> None:
         """Ends the epoch now (a new one is starting): its own workers are stopped

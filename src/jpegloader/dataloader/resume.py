@@ -1,4 +1,5 @@
-"""Checkpoint and resume: ``DataLoader.state_dict()`` / ``load_state_dict()``.
+"""Checkpoint and resume: where a loader stands (``Progress``), its state as a typed
+value (``LoaderState``), and the sampler wrappers that replay an epoch's start.
 
 NOTE [ Resuming bit-identically ]
 An accelerated epoch's batches depend only on the sampler's order and the epoch
@@ -22,16 +23,56 @@ depend on each worker's history), which the log says when it applies.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import itertools
+import logging
 import weakref
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import torch
 
 VERSION = 1
-_KEYS = {"version", "epoch", "batches_yielded", "base_seed", "base_seed_drawn", "base_seed_kept",
-         "sampler_started", "rng_source", "rng_at_epoch_start", "rng_now", "sampler",
-         "accelerated"}
+_LG = logging.getLogger("jpegloader")
+
+
+@dataclass(frozen=True)
+class LoaderState:
+    """``DataLoader.state_dict()``: where the loader stands, as a small JSON dict.
+
+    ``version`` names the layout; ``from_dict`` reads every version written so far
+    (today only 1), so a checkpoint stays readable when fields are added."""
+
+    epoch: int                      # the epoch in progress, or the next one
+    batches_yielded: int            # of it, handed to the user
+    base_seed: int | None           # the epoch's base seed (or persistent workers')
+    base_seed_drawn: bool           # drawn at this epoch's start (not kept from before)
+    base_seed_kept: bool            # persistent workers keep one base seed for all epochs
+    sampler_started: bool           # the sampler had made its lazy draws at the checkpoint
+    rng_source: str                 # "generator" (the loader's own) or "global"
+    rng_at_epoch_start: str | None  # the random source at the epoch's start (None: between)
+    rng_now: str                    # ... and at the checkpoint
+    sampler: dict | None            # sampler_state()
+    accelerated: bool
+    version: int = VERSION
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, state) -> LoaderState:
+        """The state, checked: a clear error for anything that is not ours."""
+        if not isinstance(state, dict) or state.get("version") != VERSION:
+            raise ValueError(f"not a jpegloader DataLoader state (version {VERSION} expected): "
+                             f"{type(state).__name__} with version "
+                             f"{state.get('version') if isinstance(state, dict) else None!r}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        missing = names - set(state)
+        if missing:
+            raise ValueError(f"the DataLoader state lacks {', '.join(sorted(missing))}")
+        if not isinstance(state["batches_yielded"], int) or state["batches_yielded"] < 0:
+            raise ValueError(f"batches_yielded={state['batches_yielded']!r} is not a count")
+        return cls(**{k: state[k] for k in names})
 
 
 def _encode(state: torch.Tensor) -> str:
@@ -88,20 +129,6 @@ def restore_sampler(sampler, state: dict | None) -> None:
         sampler.set_epoch(state["epoch"])
     if "generator" in state:
         sampler.generator.set_state(_decode(state["generator"]))
-
-
-def validate(state) -> dict:
-    """The state, checked: a clear error for anything that is not ours."""
-    if not isinstance(state, dict) or state.get("version") != VERSION:
-        raise ValueError(f"not a jpegloader DataLoader state (version {VERSION} expected): "
-                         f"{type(state).__name__} with version "
-                         f"{state.get('version') if isinstance(state, dict) else None!r}")
-    missing = _KEYS - set(state)
-    if missing:
-        raise ValueError(f"the DataLoader state lacks {', '.join(sorted(missing))}")
-    if not isinstance(state["batches_yielded"], int) or state["batches_yielded"] < 0:
-        raise ValueError(f"batches_yielded={state['batches_yielded']!r} is not a count")
-    return state
 
 
 class WeakCall:
@@ -196,3 +223,151 @@ class CountingIterator:
 
     def __getattr__(self, name):
         return getattr(self._it, name)
+
+
+class Progress:
+    """Where a loader stands: the epochs counted, the base seed persistent workers
+    keep, what ``state_dict()`` needs of the epoch in progress, and a loaded state
+    waiting for the next epoch (NOTE [ Resuming bit-identically ]).  The loader
+    passes itself to each call; nothing here holds it."""
+
+    def __init__(self):
+        self.epochs = 0
+        self._loaded: LoaderState | None = None  # applied at the next epoch's start
+        self._start: dict | None = None  # of the epoch in progress
+        self._in_epoch = False
+        self._fallback_yielded = 0
+        self._persistent_base_seed: int | None = None  # torch draws it once for such workers
+        self._keep_base_seed = False  # a resumed run keeps it as the run it resumes did
+        self._replay_seed: int | None = None
+        self.resuming: ResumingSampler | None = None
+        #: (batches, set_now) for a resumed IterableDataset: its stream is fast-forwarded
+        self.fast_forward = None
+
+    # -- an epoch's start --------------------------------------------------------------
+    def begin(self, loader, torch_index_sampler) -> int:
+        """Applies a loaded state (if any) and records what state_dict() needs of the
+        epoch starting now; returns the batches to skip."""
+        loaded, self._loaded = self._loaded, None
+        skip = 0
+        self._replay_seed = None
+        if loaded is not None:
+            skip = self._apply(loaded, loader, torch_index_sampler)
+        self._start = {"epoch": self.epochs, "rng": rng_state(loader.generator),
+                       "sampler": sampler_state(real_sampler(loader), loader.generator),
+                       "base_seed": None, "base_seed_drawn": False,
+                       "sampler_started": False, "accelerated": False}
+        self._in_epoch = True
+        self._fallback_yielded = skip
+        return skip
+
+    def _apply(self, state: LoaderState, loader, torch_index_sampler) -> int:
+        mid_epoch = state.rng_at_epoch_start is not None
+        set_rng_state(loader.generator, state.rng_at_epoch_start if mid_epoch
+                      else state.rng_now)
+        restore_sampler(real_sampler(loader), state.sampler)
+        self.epochs = state.epoch
+        # Persistent workers draw their base seed once: the resumed run does as the run
+        # it resumes did, whatever its own num_workers.
+        self._keep_base_seed = state.base_seed_kept
+        self._persistent_base_seed = None
+        if state.base_seed_kept and state.base_seed is not None and \
+                not (mid_epoch and state.base_seed_drawn):
+            self._persistent_base_seed = state.base_seed  # drawn before, not again
+        skip = 0
+        if mid_epoch:
+            skip = state.batches_yielded
+            # A generator is the loader's own: replaying the epoch from its start
+            # advances it exactly as the saved run did.  torch's global RNG is shared
+            # with the training step, so it is put where the checkpoint found it.
+            now = state.rng_now
+            set_now = None if loader.generator is not None else \
+                (lambda: set_rng_state(None, now))
+            if isinstance(loader.dataset, torch.utils.data.IterableDataset):
+                self.fast_forward = (skip, set_now)  # no indices to skip
+            else:
+                self.resuming = ResumingSampler(torch_index_sampler,
+                                                WeakCall(self, "sampler_started"), skip,
+                                                set_now, state.sampler_started)
+            if state.base_seed_drawn:
+                self._replay_seed = state.base_seed
+        if not loader.eligibility.accelerated:
+            _LG.warning("jpegloader: resuming on torch's DataLoader: the sample order and "
+                        "the epoch's seed are restored; random augmentations run in "
+                        "torch's workers are not (their draws depend on each worker's "
+                        "history)")
+        return skip
+
+    def index_sampler(self, torch_index_sampler):
+        """What torch's iterators (and an accelerated epoch) read batches of indices
+        from: the epoch being resumed, or the sampler watched for its first batch."""
+        if self.resuming is not None:
+            return self.resuming
+        return WatchedSampler(torch_index_sampler, WeakCall(self, "sampler_started"))
+
+    def sampler_started(self) -> None:
+        if self._start is not None:
+            self._start["sampler_started"] = True
+
+    def base_seed(self, loader) -> int:
+        """The accelerated epoch's base seed: drawn from the loader's random source
+        after the sampler started (torch's order), or the one persistent workers keep."""
+        if self._persistent_base_seed is not None:
+            base_seed, drawn = self._persistent_base_seed, False
+        else:
+            base_seed = torch.empty((), dtype=torch.int64).random_(
+                generator=loader.generator).item()
+            drawn = True
+            if self.keeps_base_seed(loader):
+                self._persistent_base_seed = base_seed
+        expected, self._replay_seed = self._replay_seed, None
+        if expected is not None and expected != base_seed:
+            raise ValueError(
+                "load_state_dict: replaying the saved epoch's start drew another base seed "
+                f"({base_seed} instead of {expected}): the loader's sampler, generator or "
+                "shuffle differ from the run that saved the state")
+        self._start.update(base_seed=base_seed, base_seed_drawn=drawn, accelerated=True)
+        return base_seed
+
+    def keeps_base_seed(self, loader) -> bool:
+        return (loader.persistent_workers and loader.num_workers > 0) or self._keep_base_seed
+
+    # -- the fallback's batches --------------------------------------------------------
+    def fallback_batch(self) -> None:
+        self._fallback_yielded += 1
+
+    def fallback_ended(self) -> None:
+        self._in_epoch = False
+
+    # -- state -------------------------------------------------------------------------
+    def state(self, loader, running_epoch) -> LoaderState:
+        if self._loaded is not None:  # loaded and not yet iterated: still that position
+            return self._loaded
+        source = "generator" if loader.generator is not None else "global"
+        start = self._start if self._in_epoch else None
+        if start is not None and start["accelerated"] and running_epoch is None:
+            start = None  # the accelerated epoch ended (or was dropped)
+        if start is not None:
+            yielded = running_epoch.yielded if start["accelerated"] else \
+                self._fallback_yielded
+            return LoaderState(start["epoch"], yielded, start["base_seed"],
+                               start["base_seed_drawn"], self.keeps_base_seed(loader),
+                               start["sampler_started"], source, start["rng"],
+                               rng_state(loader.generator), start["sampler"],
+                               start["accelerated"])
+        return LoaderState(self.epochs, 0, self._persistent_base_seed, False,
+                           self.keeps_base_seed(loader), False, source, None,
+                           rng_state(loader.generator),
+                           sampler_state(real_sampler(loader), loader.generator,
+                                         with_epoch=False),
+                           loader.eligibility.accelerated)
+
+    def load(self, state: dict, loader) -> None:
+        loaded = LoaderState.from_dict(state)
+        source = "generator" if loader.generator is not None else "global"
+        if loaded.rng_source != source:
+            raise ValueError(f"the state was saved by a loader drawing from the "
+                             f"{loaded.rng_source} RNG; this one draws from the {source} "
+                             "one (pass the same generator= argument)")
+        self._in_epoch = False
+        self._loaded = loaded

@@ -1,0 +1,168 @@
+"""The worker side of an accelerated loader, across its epochs.
+
+NOTE [ One owner per job ]
+The loader holds configuration and the verdict and starts epochs; it never runs
+anything itself.  An ``Engine`` exists for one verdict's decoder (a new pipeline
+is a new engine) and owns what lasts from epoch to epoch: the decoder, the
+shared-memory ring (its pages stay allocated), the persistent pool, the pool
+kept idle between epochs, and the statistics of the epochs that ended.  An
+``Epoch`` (epoch.py) owns one pass and asks the engine, never the loader, for a
+pool and to take its idle one back; it hands its statistics back as a value.
+Nothing here points back to the loader, so dropping the loader drops the engine
+and its workers (NOTE [ No cycle through the loader ] in resume.py).
+
+NOTE [ Workers kept between epochs ]
+With persistent_workers=False torch starts fresh workers every epoch: each
+runs worker_init_fn and gets a new copy of the dataset for the user's code.
+When none of the user's code runs in the workers (no worker_init_fn; the
+transform, the unreadable-file path and the collate are all native), a fresh
+worker and an old one do the same thing, since each task carries its epoch's
+seed and a changed dataset is a new engine.  So the workers of an epoch that
+ran to its end are kept for the next one (saving the fork, the ring's mapping
+and the warm-up: docs/performance.md), for at most IDLE_WORKERS_SECONDS of
+waiting; then they exit.  ``shutdown`` stops them at once.
+"""
+from __future__ import annotations
+
+import logging
+import weakref
+from dataclasses import dataclass
+
+import torch
+
+from ..pipelines import BatchDecoder
+from .epoch import Epoch, EpochSettings, EpochStats
+from .pool import WorkerPool
+from .ring import MIB, BatchRing, fit_prefetch, layout_bytes, shared_memory_free
+
+_LG = logging.getLogger("jpegloader")
+#: NOTE [ Workers kept between epochs ]: how long idle workers wait for the next epoch
+IDLE_WORKERS_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What the workers are made of: the loader's arguments that concern them."""
+
+    num_workers: int
+    batch_size: int
+    prefetch_factor: int
+    persistent: bool
+    timeout: float
+    worker_init_fn: object
+    multiprocessing_context: object
+    dataset: object
+
+
+class Engine:
+    def __init__(self, decoder: BatchDecoder, key: object, config: WorkerConfig):
+        self.decoder = decoder
+        self.key = key  # the lowering's key: equal keys, the same program on the same samples
+        self.config = config
+        self.finished = EpochStats()  # of the epochs that ended
+        self._ring: BatchRing | None = None
+        self._prefetch = 0  # the ring's prefetch factor, fitted to /dev/shm
+        self._pool: WorkerPool | None = None       # persistent_workers' pool
+        self._idle_pool: WorkerPool | None = None  # NOTE [ Workers kept between epochs ]
+        self._epoch_ref = None                     # the running Epoch, weakly
+
+    # -- epochs ------------------------------------------------------------------------
+    def start_epoch(self, sampler_iter, base_seed: int, index: int, seed: int, length: int,
+                    yielded: int, pin: bool, device, threads: int) -> Epoch:
+        """An epoch over ``sampler_iter``, with the persistent pool, the pool kept idle
+        since the last epoch, or (the epoch makes it) a new one."""
+        c = self.config
+        pool = self._pool if (self._pool is not None and self._pool.alive) else None
+        kept, self._idle_pool = self._idle_pool, None
+        reclaimed = pool is None and kept is not None and kept.reclaim()
+        if reclaimed:  # the epoch owns it, and offers it back at its end
+            pool = kept
+        settings = EpochSettings(self.decoder, c.batch_size, c.num_workers, c.persistent,
+                                 c.timeout, pin, device, threads)
+        epoch = Epoch(settings, self, sampler_iter, base_seed, index, seed, pool, length,
+                      yielded=yielded, owns_pool=reclaimed)
+        if c.persistent and epoch.owns_pool:
+            epoch.owns_pool = False  # the engine keeps it for the next epochs
+            self._pool = epoch.pool
+        self._epoch_ref = weakref.ref(epoch)
+        return epoch
+
+    def running_epoch(self) -> Epoch | None:
+        epoch = self._epoch_ref() if self._epoch_ref is not None else None
+        return epoch if epoch is not None and not epoch.ended else None
+
+    def epoch_ended(self, stats: EpochStats) -> None:
+        self.finished = self.finished.merged(stats)
+
+    @property
+    def stats(self) -> EpochStats:
+        running = self.running_epoch()
+        return self.finished if running is None else self.finished.merged(running.stats)
+
+    # -- pools -------------------------------------------------------------------------
+    def new_pool(self, base_seed: int) -> WorkerPool:
+        """Worker processes for an epoch (or, persistent, for all); worker seeds are
+        base_seed + worker id, as in torch."""
+        c = self.config
+        if self._ring is None:
+            self._prefetch = self._fit_ring_to_shared_memory()
+            self._ring = BatchRing(BatchRing.slots_for(self._prefetch, c.num_workers),
+                                   self.decoder.layout, c.batch_size)
+        return WorkerPool(self.decoder, self._ring, num_workers=c.num_workers,
+                          prefetch_factor=self._prefetch,
+                          context=c.multiprocessing_context or torch.multiprocessing,
+                          base_seed=base_seed, worker_init_fn=c.worker_init_fn,
+                          dataset=c.dataset)
+
+    def _fit_ring_to_shared_memory(self) -> int:
+        """The prefetch factor the ring can have in the free /dev/shm; warns when it is
+        below the one asked for (NOTE [ When /dev/shm is small ] in ring.py)."""
+        c = self.config
+        slot_bytes = layout_bytes(self.decoder.layout, c.batch_size)
+        free = shared_memory_free()
+        fitted = fit_prefetch(c.prefetch_factor, c.num_workers, slot_bytes, free)
+        if fitted < c.prefetch_factor:
+            _LG.warning(
+                "/dev/shm has %.0f MiB free, too little for prefetch_factor=%d (a ring of "
+                "%d slots of %.1f MiB); running with prefetch_factor=%d. Give the machine "
+                "more shared memory (Docker: --shm-size=2g) to prefetch fully.",
+                free / MIB, c.prefetch_factor, BatchRing.slots_for(c.prefetch_factor,
+                                                                    c.num_workers),
+                slot_bytes / MIB, fitted)
+        return fitted
+
+    def keep_idle(self, pool: WorkerPool) -> bool:
+        """An epoch that ran to its end offers its idle pool: True when it is kept for
+        the next epoch (NOTE [ Workers kept between epochs ])."""
+        if (self.config.persistent or self.config.worker_init_fn is not None
+                or self.decoder.runs_user_code or pool.decoder is not self.decoder
+                or not pool.alive):
+            return False
+        if self._idle_pool is not None:
+            self._idle_pool.shutdown()
+        self._idle_pool = pool
+        pool.retire_after(IDLE_WORKERS_SECONDS)
+        return True
+
+    @property
+    def persistent_alive(self) -> bool:
+        return self._pool is not None and self._pool.alive
+
+    def workers(self) -> list:
+        """The worker processes running now (the running epoch's, the persistent pool's
+        or those kept between epochs)."""
+        running = self.running_epoch()
+        pool = running.pool if running is not None and running.pool is not None else (
+            self._pool or self._idle_pool)
+        return list(pool.workers) if pool is not None else []
+
+    def shutdown(self) -> None:
+        last = self._epoch_ref() if self._epoch_ref is not None else None
+        if last is not None:
+            last.close()
+            if last.pool is not None:  # also waits for the reaper of an ended epoch
+                last.pool.shutdown()
+        for pool in (self._pool, self._idle_pool):
+            if pool is not None:
+                pool.shutdown()
+        self._pool = self._idle_pool = None
