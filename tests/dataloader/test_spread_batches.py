@@ -176,7 +176,7 @@ def test_kept_workers_are_idle_after_an_epoch_in_parts(tmp_path, parts_seen):
     loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, persistent_workers=True)
     for _ in range(3):
         assert sum(len(b[1]) for b in loader) == 10
-    pool = loader._engine._pool
+    pool = loader._engine._pools.persistent
     assert pool.idle and pool.assign.outstanding == [0, 0] and pool.assign.queued == [0, 0]
     assert any(len(parts) > 1 for _, parts in parts_seen)
     loader.close()

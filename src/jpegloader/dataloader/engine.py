@@ -54,6 +54,21 @@ class WorkerConfig:
     dataset: object
 
 
+class _Pools:
+    """The pools an engine keeps between epochs, apart from the engine so that its
+    finalizer can stop them: a pool kept idle is alive on its own retirement timer."""
+
+    def __init__(self):
+        self.persistent: WorkerPool | None = None  # persistent_workers' pool
+        self.idle: WorkerPool | None = None        # NOTE [ Workers kept between epochs ]
+
+    def shutdown(self) -> None:
+        for pool in (self.persistent, self.idle):
+            if pool is not None:
+                pool.shutdown()
+        self.persistent = self.idle = None
+
+
 class Engine:
     def __init__(self, decoder: BatchDecoder, key: object, config: WorkerConfig):
         self.decoder = decoder
@@ -62,9 +77,11 @@ class Engine:
         self.finished = EpochStats()  # of the epochs that ended
         self._ring: BatchRing | None = None
         self._prefetch = 0  # the ring's prefetch factor, fitted to /dev/shm
-        self._pool: WorkerPool | None = None       # persistent_workers' pool
-        self._idle_pool: WorkerPool | None = None  # NOTE [ Workers kept between epochs ]
-        self._epoch_ref = None                     # the running Epoch, weakly
+        self._pools = _Pools()
+        # An engine that nothing holds (the loader dropped, its last epoch over) stops
+        # the pools it kept.
+        self._finalizer = weakref.finalize(self, _Pools.shutdown, self._pools)
+        self._epoch_ref = None  # the running Epoch, weakly
 
     # -- epochs ------------------------------------------------------------------------
     def start_epoch(self, sampler_iter, base_seed: int, index: int, seed: int, length: int,
@@ -72,8 +89,9 @@ class Engine:
         """An epoch over ``sampler_iter``, with the persistent pool, the pool kept idle
         since the last epoch, or (the epoch makes it) a new one."""
         c = self.config
-        pool = self._pool if (self._pool is not None and self._pool.alive) else None
-        kept, self._idle_pool = self._idle_pool, None
+        persistent = self._pools.persistent
+        pool = persistent if (persistent is not None and persistent.alive) else None
+        kept, self._pools.idle = self._pools.idle, None
         reclaimed = pool is None and kept is not None and kept.reclaim()
         if reclaimed:  # the epoch owns it, and offers it back at its end
             pool = kept
@@ -83,7 +101,7 @@ class Engine:
                       yielded=yielded, owns_pool=reclaimed)
         if c.persistent and epoch.owns_pool:
             epoch.owns_pool = False  # the engine keeps it for the next epochs
-            self._pool = epoch.pool
+            self._pools.persistent = epoch.pool
         self._epoch_ref = weakref.ref(epoch)
         return epoch
 
@@ -138,22 +156,22 @@ class Engine:
                 or self.decoder.runs_user_code or pool.decoder is not self.decoder
                 or not pool.alive):
             return False
-        if self._idle_pool is not None:
-            self._idle_pool.shutdown()
-        self._idle_pool = pool
+        if self._pools.idle is not None:
+            self._pools.idle.shutdown()
+        self._pools.idle = pool
         pool.retire_after(IDLE_WORKERS_SECONDS)
         return True
 
     @property
     def persistent_alive(self) -> bool:
-        return self._pool is not None and self._pool.alive
+        return self._pools.persistent is not None and self._pools.persistent.alive
 
     def workers(self) -> list:
         """The worker processes running now (the running epoch's, the persistent pool's
         or those kept between epochs)."""
         running = self.running_epoch()
         pool = running.pool if running is not None and running.pool is not None else (
-            self._pool or self._idle_pool)
+            self._pools.persistent or self._pools.idle)
         return list(pool.workers) if pool is not None else []
 
     def shutdown(self) -> None:
@@ -162,7 +180,4 @@ class Engine:
             last.close()
             if last.pool is not None:  # also waits for the reaper of an ended epoch
                 last.pool.shutdown()
-        for pool in (self._pool, self._idle_pool):
-            if pool is not None:
-                pool.shutdown()
-        self._pool = self._idle_pool = None
+        self._pools.shutdown()

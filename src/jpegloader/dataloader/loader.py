@@ -298,7 +298,11 @@ class DataLoader(TorchDataLoader[T_co]):
             self._engine.shutdown()
 
     def __del__(self):
-        self.close()
+        # An epoch still iterated (``for b in DataLoader(...)``) keeps the engine and its
+        # workers until it ends, as torch's iterator keeps its own.
+        engine = getattr(self, "_engine", None)
+        if engine is not None and engine.running_epoch() is None:
+            engine.shutdown()
 
 
 __all__ = ["IDLE_WORKERS_SECONDS", "DataLoader", "TorchDataLoader"]
