@@ -104,8 +104,8 @@ setup(
         Extension(
             "jpegloader.decoders._jpeg",
             sources=[f"{csrc}/module.c", f"{csrc}/pipeline.c", f"{csrc}/jpeg_region.c",
-                     f"{csrc}/resample.c", f"{csrc}/gather_rows.c", f"{csrc}/color.c",
-                     f"{csrc}/dc_scans.c"],
+                     f"{csrc}/coeffs.c", f"{csrc}/resample.c", f"{csrc}/layout.c",
+                     f"{csrc}/gather_rows.c", f"{csrc}/colour.c", f"{csrc}/dc_scans.c"],
             depends=glob.glob(f"{csrc}/*.h") + glob.glob(f"{common_csrc}/*.h"),
             define_macros=[("Py_LIMITED_API", "0x030B0000")],
             py_limited_api=True,

@@ -117,7 +117,7 @@ def worker_pids() -> set[int]:
 def lower(transform):
     """The classification program of ``transform``; fails the test, listing every
     blocker, when it does not lower."""
-    from jpegloader.pipelines.classification.transforms import lower_transform
+    from jpegloader.pipelines.classification.lower import lower_transform
     program, checks = lower_transform(transform)
     assert program is not None, "\n".join(c.message for c in checks)
     return program
@@ -125,7 +125,7 @@ def lower(transform):
 
 def blockers(transform) -> list[str]:
     """The messages of every failed check lowering ``transform`` gives."""
-    from jpegloader.pipelines.classification.transforms import lower_transform
+    from jpegloader.pipelines.classification.lower import lower_transform
     program, checks = lower_transform(transform)
     return [c.message for c in checks if not c.passed]
 

@@ -15,7 +15,7 @@ import jpegloader
 from jpegloader.dataloader import pool as pool_module
 from jpegloader.dataloader import ring as ring_module
 from jpegloader.dataloader.assign import PACE_WEIGHT, Assignment
-from jpegloader.pipelines.classification.decoder import ClassificationBatchDecoder
+from jpegloader.pipelines.classification.decode import ClassificationBatchDecoder
 from tests.conftest import eval_transform, train_transform, worker_pids, write_image_folder
 
 SLOW_SECONDS = 0.08

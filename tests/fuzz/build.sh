@@ -9,8 +9,8 @@ cd "$(dirname "$0")/../.."
 out="${1:-build/fuzz/fuzz_decode}"
 mkdir -p "$(dirname "$out")"
 csrc=src/jpegloader/decoders/csrc
-core=("$csrc/pipeline.c" "$csrc/jpeg_region.c" "$csrc/dc_scans.c" "$csrc/resample.c"
-      "$csrc/gather_rows.c" "$csrc/color.c")
+core=("$csrc/pipeline.c" "$csrc/jpeg_region.c" "$csrc/dc_scans.c" "$csrc/coeffs.c"
+      "$csrc/resample.c" "$csrc/layout.c" "$csrc/gather_rows.c" "$csrc/colour.c")
 flags=(-std=c11 -O1 -g -fno-omit-frame-pointer -ffp-contract=off -I"$csrc"
        -fsanitize=address,undefined -fno-sanitize-recover=all)
 libfuzzer=""
@@ -20,11 +20,11 @@ if command -v clang >/dev/null && echo 'int LLVMFuzzerTestOneInput(const char*d,
 fi
 for target in decode dc_scans; do
     name="$out" define=()
-    if [ "$target" = dc_scans ]; then name="$out-dc_scans" define=(-DTL_TARGET_DC_SCANS); fi
+    if [ "$target" = dc_scans ]; then name="$out-dc_scans" define=(-DJL_TARGET_DC_SCANS); fi
     "${CC:-cc}" "${flags[@]}" "${define[@]}" tests/fuzz/fuzz_decode.c "${core[@]}" -ljpeg -lm \
         -o "$name"
     if [ -n "$libfuzzer" ]; then
-        clang "${flags[@]}" "${define[@]}" -fsanitize=fuzzer -DTL_LIBFUZZER \
+        clang "${flags[@]}" "${define[@]}" -fsanitize=fuzzer -DJL_LIBFUZZER \
             tests/fuzz/fuzz_decode.c "${core[@]}" -ljpeg -lm -o "$name-libfuzzer"
     fi
 done

@@ -1,4 +1,4 @@
-/* Fuzz driver for the C decode core (csrc/): probe + tl_decode_batch on
+/* Fuzz driver for the C decode core (csrc/): probe + jl_decode_batch on
  * mutated JPEGs with random sample plans, built with AddressSanitizer and
  * UndefinedBehaviorSanitizer by tests/fuzz/build.sh.
  *
@@ -16,15 +16,15 @@
  *
  * Two targets, chosen when building:
  *  - the default decodes each input as above;
- *  - with -DTL_TARGET_DC_SCANS each input first goes straight to the
- *    progressive DC-only rewrite (tl_jpeg_dc_scans, NOTE [ DC scans only ]),
+ *  - with -DJL_TARGET_DC_SCANS each input first goes straight to the
+ *    progressive DC-only rewrite (jl_jpeg_dc_scans, NOTE [ DC scans only ]),
  *    whose output must fit its buffer and be a JPEG stream (SOI ... EOI), and
  *    is then decoded as above with every plan at 1/8, the scale that rewrites
  *    a progressive file (through the mutation fuzzer alone about one input in
  *    ten reached it).
  *
  * Two front ends share LLVMFuzzerTestOneInput:
- *  - built with -DTL_LIBFUZZER and clang -fsanitize=fuzzer, it is a libFuzzer
+ *  - built with -DJL_LIBFUZZER and clang -fsanitize=fuzzer, it is a libFuzzer
  *    target (coverage-guided, where clang exists);
  *  - otherwise main() below is a self-contained mutation fuzzer (no coverage
  *    feedback): seeds from files or folders, byte- and marker-level
@@ -84,7 +84,7 @@ static void fail(const char *what, int sample, int status)
 }
 
 /* One axis of a random plan inside a scaled image of `full` pixels. */
-static void random_axis(tl_axis *a, int full, int out)
+static void random_axis(jl_axis *a, int full, int out)
 {
     int lo = below(full), size = 1 + below(full - lo);
     double in0 = unit() * size * 0.9, in1 = in0 + (size - in0) * (0.05 + 0.95 * unit());
@@ -96,31 +96,31 @@ static void random_axis(tl_axis *a, int full, int out)
     a->out_start = below(a->out_size - out + 1);
 }
 
-static void random_plan(tl_plan *p, int width, int height, int out_w, int out_h)
+static void random_plan(jl_plan *p, int width, int height, int out_w, int out_h)
 {
     static const int scales[4] = {1, 2, 4, 8};
     int k;
     memset(p, 0, sizeof(*p));
     p->scale_denom = scales[below(4)];
     p->flip = below(2);
-    p->filter = below(TL_FILTER_COUNT);
+    p->filter = below(JL_FILTER_COUNT);
     p->vertical_first = below(2);
     p->image_w = width;
     p->image_h = height;
     random_axis(&p->x, (width + p->scale_denom - 1) / p->scale_denom, out_w);
     random_axis(&p->y, (height + p->scale_denom - 1) / p->scale_denom, out_h);
-    for (k = 0; k < TL_COLOUR_STEPS; k++) {
-        p->colour.op[k] = below(3) ? TL_COLOUR_NONE : below(6) - 1; /* -1 .. grayscale */
-        p->colour.value[k] = p->colour.op[k] == TL_COLOUR_HUE ? (float)below(256)
+    for (k = 0; k < JL_COLOUR_STEPS; k++) {
+        p->colour.op[k] = below(3) ? JL_COLOUR_NONE : below(6) - 1; /* -1 .. grayscale */
+        p->colour.value[k] = p->colour.op[k] == JL_COLOUR_HUE ? (float)below(256)
                                                               : (float)(2.0 * unit());
     }
     if (below(16) == 0) { /* garbage fields: the core must refuse, not trust them */
         int32_t *words = (int32_t *)&p->x;
-        words[below((int)(sizeof(tl_axis) / 4))] = (int32_t)next_u64();
+        words[below((int)(sizeof(jl_axis) / 4))] = (int32_t)next_u64();
         p->scale_denom = below(3) ? p->scale_denom : (int32_t)next_u64();
         p->filter = below(3) ? p->filter : (int32_t)next_u64();
-        p->colour.op[below(TL_COLOUR_STEPS)] = below(3) ? TL_COLOUR_HUE : (int32_t)next_u64();
-        p->colour.value[below(TL_COLOUR_STEPS)] = (float)(int32_t)next_u64();
+        p->colour.op[below(JL_COLOUR_STEPS)] = below(3) ? JL_COLOUR_HUE : (int32_t)next_u64();
+        p->colour.value[below(JL_COLOUR_STEPS)] = (float)(int32_t)next_u64();
     }
 }
 
@@ -130,8 +130,8 @@ static void check_sample(const void *out, int out_type, size_t n, const float *l
     const float *f = (const float *)out;
     const uint8_t *u = (const uint8_t *)out;
     size_t i;
-    if (status == TL_OK) {
-        if (out_type == TL_OUT_FLOAT32)
+    if (status == JL_OK) {
+        if (out_type == JL_OUT_FLOAT32)
             for (i = 0; i < n; i++)
                 if (!isfinite(f[i]) || f[i] < lut[0] || f[i] > lut[3 * 256 - 1])
                     fail("status OK but a value is missing or out of range", sample, status);
@@ -139,12 +139,12 @@ static void check_sample(const void *out, int out_type, size_t n, const float *l
         if (msg[0] == '\0')
             fail("failure without a message", sample, status);
         for (i = 0; i < n; i++)
-            if (out_type == TL_OUT_FLOAT32 ? f[i] != 0.0f : u[i] != 0)
+            if (out_type == JL_OUT_FLOAT32 ? f[i] != 0.0f : u[i] != 0)
                 fail("failed sample not zeroed (stale pixels)", sample, status);
     }
 }
 
-static long status_counts[8]; /* by status (0 .. TL_CHANGED) */
+static long status_counts[8]; /* by status (0 .. JL_CHANGED) */
 static long rewritten;         /* inputs the DC-only rewrite shortened */
 
 /* FNV-1a over the input: the seed of every choice made for it. */
@@ -164,13 +164,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t mutator = rng; /* the mutation fuzzer's own stream, put back after */
     int scale8 = 0;
     rng = input_seed(data, size);
-#ifdef TL_TARGET_DC_SCANS
+#ifdef JL_TARGET_DC_SCANS
     {
         uint8_t *dc = malloc(size + 1); /* exactly the room the contract gives */
         size_t n;
         current_input = data;
         current_size = size;
-        n = tl_jpeg_dc_scans(data, size, dc);
+        n = jl_jpeg_dc_scans(data, size, dc);
         if (n > size)
             fail("DC-only stream longer than its input", 0, 0);
         if (n && (n < 4 || dc[0] != 0xFF || dc[1] != 0xD8 || dc[n - 2] != 0xFF ||
@@ -195,12 +195,12 @@ static int decode_input(const uint8_t *data, size_t size, int scale8)
     uint8_t *twice = malloc(2 * size + 1);
     int32_t info[8], status[2];
     double seconds[2] = {0.0, 0.0};
-    char messages[2 * TL_MSG_LEN];
-    tl_plan plans[2];
+    char messages[2 * JL_MSG_LEN];
+    jl_plan plans[2];
     int out_w = 1 + below(OUT_MAX), out_h = 1 + below(OUT_MAX), k, width, height;
     size_t sample = (size_t)3 * out_w * out_h;
-    int out_type = below(3) ? TL_OUT_FLOAT32 : TL_OUT_UINT8;
-    size_t item = out_type == TL_OUT_FLOAT32 ? sizeof(float) : 1;
+    int out_type = below(3) ? JL_OUT_FLOAT32 : JL_OUT_UINT8;
+    size_t item = out_type == JL_OUT_FLOAT32 ? sizeof(float) : 1;
     uint8_t *out = malloc(2 * sample * item);
     int64_t max_pixels = below(8) ? 2 * 89478485LL : 1 + below(1 << 16);
 
@@ -210,11 +210,11 @@ static int decode_input(const uint8_t *data, size_t size, int scale8)
         lut[k] = (float)k / 255.0f - 1.0f;
     memcpy(twice, data, size);
     memcpy(twice + size, data, size);
-    tl_probe_batch(twice, offsets, 2, info, status, messages);
+    jl_probe_batch(twice, offsets, 2, info, status, messages);
     /* Plans from the header, as the loader makes them; sometimes from other
      * dimensions, as when a file changed after its size was recorded. */
-    width = status[0] == TL_OK && info[0] > 0 ? info[0] : 1 + below(4096);
-    height = status[0] == TL_OK && info[1] > 0 ? info[1] : 1 + below(4096);
+    width = status[0] == JL_OK && info[0] > 0 ? info[0] : 1 + below(4096);
+    height = status[0] == JL_OK && info[1] > 0 ? info[1] : 1 + below(4096);
     if (below(8) == 0) {
         width = 1 + below(2 * width);
         height = 1 + below(2 * height);
@@ -227,7 +227,7 @@ static int decode_input(const uint8_t *data, size_t size, int scale8)
             random_axis(&plans[k].y, (height + 7) / 8, out_h);
         }
     }
-    if (out_type == TL_OUT_FLOAT32)
+    if (out_type == JL_OUT_FLOAT32)
         for (k = 0; k < (int)(2 * sample); k++)
             ((float *)out)[k] = NAN;
     else
@@ -235,21 +235,21 @@ static int decode_input(const uint8_t *data, size_t size, int scale8)
     /* Half the time the floats are computed rather than looked up, with a mean and
      * std whose results, (level / 255 - 0.5) / 0.5, stay inside the table's range. */
     static const float norm[6] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
-    tl_decode_batch(twice, offsets, plans, 2, out, out_type, out_h, out_w, lut,
+    jl_decode_batch(twice, offsets, plans, 2, out, out_type, out_h, out_w, lut,
                     below(2) ? norm : NULL, max_pixels, status, messages, seconds);
     if (!(seconds[0] >= 0.0 && seconds[1] >= 0.0))
         fail("negative stage time", 0, status[0]);
     for (k = 0; k < 2; k++) {
         status_counts[status[k] & 7]++;
         check_sample(out + k * sample * item, out_type, sample, lut, status[k],
-                     messages + k * TL_MSG_LEN, k);
+                     messages + k * JL_MSG_LEN, k);
     }
     free(out);
     free(twice);
     return 0;
 }
 
-#ifndef TL_LIBFUZZER
+#ifndef JL_LIBFUZZER
 /* ---- the self-contained mutation fuzzer ------------------------------- */
 typedef struct {
     uint8_t *data;

@@ -1,11 +1,11 @@
 /* Buffer-protocol helpers shared by the Python bindings of the C parts
  * (decoders/csrc/module.c, pipelines/ssd/csrc/module.c).  Include after
  * Python.h. */
-#ifndef TL_BUFFER_CHECKS_H
-#define TL_BUFFER_CHECKS_H
+#ifndef JL_BUFFER_CHECKS_H
+#define JL_BUFFER_CHECKS_H
 
 /* Releases the buffers of the first `count` entries that hold one. */
-static inline void tl_release_all(Py_buffer *bufs, int count)
+static inline void jl_release_all(Py_buffer *bufs, int count)
 {
     int i;
     for (i = 0; i < count; i++)
@@ -15,7 +15,7 @@ static inline void tl_release_all(Py_buffer *bufs, int count)
 
 /* 0 when the buffer has `expected` bytes; otherwise -1 with a ValueError
  * naming it. */
-static inline int tl_check_size(Py_buffer *b, Py_ssize_t expected, const char *name)
+static inline int jl_check_size(Py_buffer *b, Py_ssize_t expected, const char *name)
 {
     if (b->len != expected) {
         PyErr_Format(PyExc_ValueError, "%s is a %zd-byte buffer, expected %zd bytes",

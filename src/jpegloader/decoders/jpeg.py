@@ -33,21 +33,21 @@ def _record(name: str, fields: list[tuple[str, object]], offsets: dict, sizes: d
     return dtype
 
 
-_AXIS = _record("tl_axis", [("in0", "<f8"), ("in1", "<f8"), ("src_lo", "<i4"),
+_AXIS = _record("jl_axis", [("in0", "<f8"), ("in1", "<f8"), ("src_lo", "<i4"),
                             ("src_size", "<i4"), ("out_size", "<i4"), ("out_start", "<i4")],
                 _jpeg.AXIS_OFFSETS, _jpeg.AXIS_SIZES, _jpeg.AXIS_SIZE)
-_COLOUR = _record("tl_colour", [("op", ("<i4", (COLOUR_STEPS,))),
+_COLOUR = _record("jl_colour", [("op", ("<i4", (COLOUR_STEPS,))),
                                 ("value", ("<f4", (COLOUR_STEPS,)))],
                   _jpeg.COLOUR_OFFSETS, _jpeg.COLOUR_SIZES, _jpeg.COLOUR_SIZE)
-#: One record per sample: ``tl_plan`` in csrc/pipeline.h, laid out by the C core's
+#: One record per sample: ``jl_plan`` in csrc/pipeline.h, laid out by the C core's
 #: own offsets.
-PLAN_DTYPE = _record("tl_plan", [("skip", "<i4"), ("scale_denom", "<i4"), ("flip", "<i4"),
+PLAN_DTYPE = _record("jl_plan", [("skip", "<i4"), ("scale_denom", "<i4"), ("flip", "<i4"),
                                  ("filter", "<i4"), ("vertical_first", "<i4"),
                                  ("image_w", "<i4"), ("image_h", "<i4"), ("reserved", "<i4"),
                                  ("x", _AXIS), ("y", _AXIS), ("colour", _COLOUR)],
                      _jpeg.PLAN_OFFSETS, _jpeg.PLAN_SIZES, _jpeg.PLAN_SIZE)
 
-#: ``colour.op`` entries (csrc/color.h): each step of a sample's colour program.
+#: ``colour.op`` entries (csrc/colour.h): each step of a sample's colour program.
 COLOUR_NONE, BRIGHTNESS, CONTRAST, SATURATION, HUE, GRAYSCALE = (
     _jpeg.COLOUR_OPS[k] for k in ("NONE", "BRIGHTNESS", "CONTRAST", "SATURATION", "HUE",
                                   "GRAYSCALE"))

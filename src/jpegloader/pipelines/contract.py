@@ -19,13 +19,7 @@ slots out.  The C core (decoders/) knows nothing of datasets.
 """
 from __future__ import annotations
 
-import contextlib
-import errno
-import itertools
 import logging
-import math
-import os
-import stat
 import sys
 import time
 from collections.abc import Sequence
@@ -35,8 +29,7 @@ import numpy as np
 import torch
 from torch._utils import ExceptionWrapper
 
-from ..decoders import DEFAULT_MAX_PIXELS, EncodedBatch, probe
-from ..decoders import status as st
+from ..decoders import DEFAULT_MAX_PIXELS
 
 _LG = logging.getLogger("jpegloader")
 
@@ -155,134 +148,12 @@ class Stopwatch:
         self.last = now
 
 
-#: Bytes of files a worker reads at once (NOTE [ Reading a batch in groups ]).
-READ_BUDGET = 16 << 20
-
-
-def read_files(paths: Sequence[str]) -> EncodedBatch:
-    """The files' bytes, read straight into one buffer (one copy, no join); an
-    unreadable file gets no bytes (its Python path re-raises the real error)."""
-    with contextlib.closing(read_in_groups(paths, budget=math.inf)) as groups:
-        return next(groups)[1]
-
-
-def read_in_groups(paths: Sequence[str], budget: float | None = None):
-    """Yields (slice of ``paths``, EncodedBatch) for consecutive groups of files of
-    at most ``budget`` bytes (default READ_BUDGET; a larger file alone), each read
-    when the previous one has been used.
-
-    NOTE [ Reading a batch in groups ]
-    A batch's files are read with one readv each into one buffer, which the C
-    core decodes in one call.  For ImageNet-sized files a batch is a few MB and
-    is one group.  For photos of 5-12 MB, batches of 14 made a 70 MB buffer per
-    worker, where torch's worker holds one file: groups of up to 16 MB bound it
-    without a syscall or call more per file.  The draws do not change: each
-    sample's come from its own index's stream."""
-    budget = READ_BUDGET if budget is None else budget
-    n = len(paths)
-    # Plain ints and lists: numpy scalars cost microseconds a file here.
-    fds, sizes = [-1] * n, [0] * n
-    unreadable: dict[int, str] = {}
-    try:
-        for k, path in enumerate(paths):
-            try:
-                fds[k] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-                info = os.fstat(fds[k])
-                if stat.S_ISDIR(info.st_mode):
-                    raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-                sizes[k] = info.st_size
-            except OSError as e:
-                unreadable[k] = _cannot_open(e)
-                if fds[k] >= 0:
-                    os.close(fds[k])
-                    fds[k] = -1
-        if n == 0:
-            yield slice(0, 0), EncodedBatch(np.empty(0, np.uint8), np.zeros(1, np.int64))
-        buffer = None
-        start = 0
-        while start < n:
-            stop, total = start + 1, sizes[start]
-            while stop < n and total + sizes[stop] <= budget:
-                total += sizes[stop]
-                stop += 1
-            if buffer is None or buffer.nbytes < total:
-                buffer = np.empty(total, np.uint8)
-            batch = _read_group(paths[start:stop], fds[start:stop], sizes[start:stop],
-                                buffer[:total],
-                                {k - start: why for k, why in unreadable.items()
-                                 if start <= k < stop})
-            yield slice(start, stop), batch
-            start = stop
-    finally:
-        for fd in fds:
-            if fd >= 0:
-                os.close(fd)
-
-
-def _cannot_open(e: OSError) -> str:
-    return f"cannot open: {e.strerror or e}"
-
-
-def _read_group(paths, fds: list[int], sizes: list[int], data: np.ndarray,
-                unreadable: dict[int, str]) -> EncodedBatch:
-    offsets = [0, *itertools.accumulate(sizes)]
-    view, beyond = memoryview(data), bytearray(1)
-    for fd, start, end in zip(fds, offsets, offsets[1:]):
-        if fd < 0:
-            continue
-        try:
-            got = os.readv(fd, [view[start:end], beyond])
-        except OSError:
-            got = -1
-        if got != end - start:  # rewritten since the fstat, or failing: as it is now
-            return _read_files_whole(paths)
-    return EncodedBatch(data, np.array(offsets, np.int64), unreadable)
-
-
-def _read_files_whole(paths: Sequence[str]) -> EncodedBatch:
-    contents, unreadable = [], {}
-    for k, path in enumerate(paths):
-        try:
-            with open(path, "rb") as f:
-                contents.append(f.read())
-        except OSError as e:
-            unreadable[k] = _cannot_open(e)
-            contents.append(b"")
-    return EncodedBatch.from_files(contents, unreadable)
-
-
 def compact(arrays: Sequence[np.ndarray], keep: np.ndarray) -> int:
     """Moves the kept samples of every field to the front; returns their count."""
     kept = np.flatnonzero(keep)
     for a in arrays:
         a[:len(kept)] = a[kept]
     return len(kept)
-
-
-def image_sizes(table, rows: np.ndarray, batch: EncodedBatch) -> np.ndarray:
-    """(width, height) per sample, from a FileTable's shared size column or, the
-    first time, from the headers.  Plans are drawn for these sizes; a file
-    rewritten since with an image of another size is caught by the C core
-    (status CHANGED, NOTE [ A plan fits one image size ] in csrc/pipeline.c):
-    ``forget_changed`` then makes the next epoch read its header again, and this
-    epoch's sample takes the Python path, drawn for the real size."""
-    sizes = table.sizes_of(rows)
-    if (sizes[:, 0] != 0).all():
-        return sizes
-    info, header_status, _ = probe(batch)
-    sizes = np.where((header_status == st.OK)[:, None], info[:, :2],
-                     table.UNDECODABLE).astype(np.int32)
-    table.remember_sizes(rows, sizes)
-    return sizes
-
-
-def forget_changed(table, rows: np.ndarray, status: np.ndarray) -> None:
-    """Forgets the remembered size of the samples the C core found changed
-    (status CHANGED), so that their header is read again next time."""
-    changed = status == st.CHANGED
-    if changed.any():
-        table.remember_sizes(np.asarray(rows)[changed], np.zeros((int(changed.sum()), 2),
-                                                               np.int32))
 
 
 class BatchDecoder:

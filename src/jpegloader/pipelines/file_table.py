@@ -17,6 +17,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from ..decoders import EncodedBatch, probe
+from ..decoders import status as st
+
 
 class FileTable:
     UNDECODABLE = -1  # the size recorded for files the fast path cannot decode
@@ -69,3 +72,29 @@ class FileTable:
 
     def targets_of(self, indices: Sequence[int]) -> np.ndarray:
         return self.targets.numpy()[np.asarray(indices, dtype=np.int64)]
+
+
+def image_sizes(table, rows: np.ndarray, batch: EncodedBatch) -> np.ndarray:
+    """(width, height) per sample, from a FileTable's shared size column or, the
+    first time, from the headers.  Plans are drawn for these sizes; a file
+    rewritten since with an image of another size is caught by the C core
+    (status CHANGED, NOTE [ A plan fits one image size ] in csrc/pipeline.c):
+    ``forget_changed`` then makes the next epoch read its header again, and this
+    epoch's sample takes the Python path, drawn for the real size."""
+    sizes = table.sizes_of(rows)
+    if (sizes[:, 0] != 0).all():
+        return sizes
+    info, header_status, _ = probe(batch)
+    sizes = np.where((header_status == st.OK)[:, None], info[:, :2],
+                     table.UNDECODABLE).astype(np.int32)
+    table.remember_sizes(rows, sizes)
+    return sizes
+
+
+def forget_changed(table, rows: np.ndarray, status: np.ndarray) -> None:
+    """Forgets the remembered size of the samples the C core found changed
+    (status CHANGED), so that their header is read again next time."""
+    changed = status == st.CHANGED
+    if changed.any():
+        table.remember_sizes(np.asarray(rows)[changed], np.zeros((int(changed.sum()), 2),
+                                                               np.int32))

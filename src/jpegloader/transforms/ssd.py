@@ -1,4 +1,4 @@
-"""The SSD-300 reference data pipeline (ssd-reference.md) as the package ships it:
+"""The SSD-300 reference data pipeline (NVIDIA's and Habana's ssd/utils.py) as the package ships it:
 ``SSDTransformer``, ``SSDCropping``, the box-aware ``RandomHorizontalFlip``,
 ``Encoder``, ``DefaultBoxes`` and ``dboxes300_coco``.  They live with the
 accelerated SSD pipeline (jpegloader.pipelines.ssd.reference)."""

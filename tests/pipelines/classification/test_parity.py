@@ -178,7 +178,7 @@ def test_odd_sized_flipped_output_matches_pillow(imagenet_files, size, tail):
 
 @pytest.mark.parametrize("shift", [0, 13, 243])
 def test_fast_hue_equals_pillow_formulas_on_every_rgb_value(shift):
-    # NOTE [ Fast exact HSV ] in color.c: the table-driven hue step against the
+    # NOTE [ Fast exact HSV ] in colour.c: the table-driven hue step against the
     # per-pixel transcription of Pillow's conversions, all 2**24 inputs.
     from jpegloader.decoders import _jpeg
     assert _jpeg.hue_selfcheck(shift) == 0

@@ -12,9 +12,9 @@ from torchvision import transforms as T
 import jpegloader
 from habana_dataloader import HabanaDataLoader
 from jpegloader.pipelines.contract import DecodeOptions
-from jpegloader.pipelines.ssd.decoder import CocoBatchDecoder
+from jpegloader.pipelines.ssd.decode import CocoBatchDecoder
 from jpegloader.pipelines.ssd.draw import draw_ssd
-from jpegloader.pipelines.ssd.recognise import lower_ssd as lower_with_checks
+from jpegloader.pipelines.ssd.lower import lower_ssd as lower_with_checks
 from jpegloader.pipelines.ssd.table import AnnotationTable
 from tests import ssd_user_copy as user
 from tests.coco_fixtures import coco_sample, scripted_draws

@@ -1,4 +1,4 @@
-#include "color.h"
+#include "colour.h"
 
 #include <math.h>
 #include <sched.h>
@@ -289,7 +289,7 @@ static void hue_reference(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, int shif
     }
 }
 
-int tl_color_hue_selfcheck(int shift)
+int jl_colour_hue_selfcheck(int shift)
 {
     /* Every RGB triple through both hue paths; returns the mismatches. */
     static uint8_t a[3][256], e[3][256];
@@ -317,43 +317,43 @@ static void grayscale(uint8_t *r, uint8_t *g, uint8_t *b, size_t n)
         r[i] = g[i] = b[i] = (uint8_t)luma(r[i], g[i], b[i]);
 }
 
-int tl_colour_is_valid(const tl_colour *c)
+int jl_colour_is_valid(const jl_colour *c)
 {
     int k;
-    for (k = 0; k < TL_COLOUR_STEPS; k++) {
+    for (k = 0; k < JL_COLOUR_STEPS; k++) {
         int op = c->op[k];
         float v = c->value[k];
-        if (op < TL_COLOUR_NONE || op > TL_COLOUR_GRAYSCALE)
+        if (op < JL_COLOUR_NONE || op > JL_COLOUR_GRAYSCALE)
             return 0;
-        if (op == TL_COLOUR_HUE && !(v >= 0.0f && v < 256.0f && v == (float)(int)v))
+        if (op == JL_COLOUR_HUE && !(v >= 0.0f && v < 256.0f && v == (float)(int)v))
             return 0;
-        if (op >= TL_COLOUR_BRIGHTNESS && op <= TL_COLOUR_SATURATION &&
+        if (op >= JL_COLOUR_BRIGHTNESS && op <= JL_COLOUR_SATURATION &&
             !(v >= 0.0f && v < 1e6f))
             return 0;
     }
     return 1;
 }
 
-int tl_colour_is_active(const tl_colour *c)
+int jl_colour_is_active(const jl_colour *c)
 {
     int k;
-    for (k = 0; k < TL_COLOUR_STEPS; k++)
-        if (c->op[k] != TL_COLOUR_NONE)
+    for (k = 0; k < JL_COLOUR_STEPS; k++)
+        if (c->op[k] != JL_COLOUR_NONE)
             return 1;
     return 0;
 }
 
-void tl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, const tl_colour *c)
+void jl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, const jl_colour *c)
 {
     int k;
-    for (k = 0; k < TL_COLOUR_STEPS; k++) {
+    for (k = 0; k < JL_COLOUR_STEPS; k++) {
         float v = c->value[k];
         switch (c->op[k]) {
-        case TL_COLOUR_BRIGHTNESS: brightness(r, g, b, n, v); break;
-        case TL_COLOUR_CONTRAST: contrast(r, g, b, n, v); break;
-        case TL_COLOUR_SATURATION: saturation(r, g, b, n, v); break;
-        case TL_COLOUR_HUE: hue(r, g, b, n, (int)v); break;
-        case TL_COLOUR_GRAYSCALE: grayscale(r, g, b, n); break;
+        case JL_COLOUR_BRIGHTNESS: brightness(r, g, b, n, v); break;
+        case JL_COLOUR_CONTRAST: contrast(r, g, b, n, v); break;
+        case JL_COLOUR_SATURATION: saturation(r, g, b, n, v); break;
+        case JL_COLOUR_HUE: hue(r, g, b, n, (int)v); break;
+        case JL_COLOUR_GRAYSCALE: grayscale(r, g, b, n); break;
         default: break;
         }
     }

@@ -10,8 +10,8 @@
  * int(mean + 0.5), HSV with Pillow's float/double mix.  So given the same
  * input bytes the output is bit-exact.  No Python here.
  */
-#ifndef TL_COLOR_H
-#define TL_COLOR_H
+#ifndef JL_COLOUR_H
+#define JL_COLOUR_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -19,31 +19,31 @@
 /* One colour step.  ColorJitter is up to four steps in its drawn order;
  * RandomGrayscale (Pillow's "L" conversion, replicated to three channels)
  * is one. */
-enum { TL_COLOUR_NONE = -1, TL_COLOUR_BRIGHTNESS = 0, TL_COLOUR_CONTRAST = 1,
-       TL_COLOUR_SATURATION = 2, TL_COLOUR_HUE = 3, TL_COLOUR_GRAYSCALE = 4 };
+enum { JL_COLOUR_NONE = -1, JL_COLOUR_BRIGHTNESS = 0, JL_COLOUR_CONTRAST = 1,
+       JL_COLOUR_SATURATION = 2, JL_COLOUR_HUE = 3, JL_COLOUR_GRAYSCALE = 4 };
 
-#define TL_COLOUR_STEPS 8
+#define JL_COLOUR_STEPS 8
 
 /* A sample's colour program: steps run in order (NONE entries are skipped).
  * value[k] is the blend factor of a brightness/contrast/saturation step, or
  * for a hue step the byte added to H (torchvision: uint8(int32(hue * 255))),
  * held as an exact integer in a float. */
 typedef struct {
-    int32_t op[TL_COLOUR_STEPS];
-    float value[TL_COLOUR_STEPS];
-} tl_colour;
+    int32_t op[JL_COLOUR_STEPS];
+    float value[JL_COLOUR_STEPS];
+} jl_colour;
 
 /* 1 when every step is a known op with a valid value. */
-int tl_colour_is_valid(const tl_colour *c);
+int jl_colour_is_valid(const jl_colour *c);
 
 /* 1 when the program does anything. */
-int tl_colour_is_active(const tl_colour *c);
+int jl_colour_is_active(const jl_colour *c);
 
 /* Applies the program in place to n pixels held as three planes. */
-void tl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, const tl_colour *c);
+void jl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, const jl_colour *c);
 
 /* Runs all 2^24 RGB values through the table-driven hue step and the
  * per-pixel reference; returns how many differ (0).  For tests. */
-int tl_color_hue_selfcheck(int shift);
+int jl_colour_hue_selfcheck(int shift);
 
 #endif

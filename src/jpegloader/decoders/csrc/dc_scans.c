@@ -40,7 +40,7 @@ static int reads_ac(int h, int v, int max_h, int max_v)
 
 #define MAX_COMPONENTS 4
 
-size_t tl_jpeg_dc_scans(const uint8_t *in, size_t size, uint8_t *out)
+size_t jl_jpeg_dc_scans(const uint8_t *in, size_t size, uint8_t *out)
 {
     size_t p = 2, n = 2;
     int progressive = -1, dropped = 0, components = 0, i;

@@ -22,8 +22,8 @@
  * (jidctred.c) read coefficients up to the highest frequencies, so every scan
  * counts.
  */
-#ifndef TL_DC_SCANS_H
-#define TL_DC_SCANS_H
+#ifndef JL_DC_SCANS_H
+#define JL_DC_SCANS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +31,6 @@
 /* Writes `in`'s DC-only stream to `out` (room for `size` bytes) and returns its
  * length; returns 0 when `in` is not a progressive JPEG, holds no AC scan, or is
  * not laid out as the standard says (the caller then decodes the file as is). */
-size_t tl_jpeg_dc_scans(const uint8_t *in, size_t size, uint8_t *out);
+size_t jl_jpeg_dc_scans(const uint8_t *in, size_t size, uint8_t *out);
 
 #endif

@@ -2,14 +2,14 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
-#define TL_GATHER_AVX2 1 /* as resample.c's AVX2 path: GCC's target attributes */
+#define JL_GATHER_AVX2 1 /* as resample.c's AVX2 path: GCC's target attributes */
 #endif
 
 #define WINDOW 16      /* bytes a 128-bit lane's shuffle can pick from */
 #define VEC 32         /* bytes of one table vector */
 #define KL_BITS 11     /* k = kh * 2^KL_BITS + kl: both halves fit int16 */
 
-static int max_taps(const tl_coeffs *c)
+static int max_taps(const jl_coeffs *c)
 {
     int o, t = 0;
     for (o = 0; o < c->n; o++)
@@ -18,7 +18,7 @@ static int max_taps(const tl_coeffs *c)
     return t;
 }
 
-size_t tl_gather_size(const tl_coeffs *c)
+size_t jl_gather_size(const jl_coeffs *c)
 {
     size_t groups = ((size_t)c->n + 7) / 8, pairs = ((size_t)max_taps(c) + 1) / 2;
     return groups * (2 * sizeof(int) + pairs * 3 * VEC);
@@ -33,7 +33,7 @@ static inline int group_start(int n, int k)
 /* The window a lane reads for outputs o0..o0+3 (rows of at least WINDOW): it
  * starts at their first tap, moved left if it would run past the row.  -1 when
  * their taps span more. */
-static int lane_window(const tl_coeffs *c, int o0, int in_size)
+static int lane_window(const jl_coeffs *c, int o0, int in_size)
 {
     int j, lo = in_size, hi = 0, base;
     for (j = 0; j < 4; j++) {
@@ -47,11 +47,11 @@ static int lane_window(const tl_coeffs *c, int o0, int in_size)
     return hi - base > WINDOW ? -1 : base;
 }
 
-int tl_gather_build(tl_gather *g, const tl_coeffs *c, int in_size, void *scratch)
+int jl_gather_build(jl_gather *g, const jl_coeffs *c, int in_size, void *scratch)
 {
     int n = c->n, k, lane, j, pair, half;
     uint8_t *mem = scratch;
-#ifdef TL_GATHER_AVX2
+#ifdef JL_GATHER_AVX2
     if (!__builtin_cpu_supports("avx2"))
         return 0;
 #else
@@ -95,11 +95,11 @@ int tl_gather_build(tl_gather *g, const tl_coeffs *c, int in_size, void *scratch
     return 1;
 }
 
-#ifdef TL_GATHER_AVX2
+#ifdef JL_GATHER_AVX2
 
 /* A group's window of a row: 16 bytes for each lane. */
 __attribute__((target("avx2"), always_inline)) static inline __m256i
-group_window(const tl_gather *g, int k, const uint8_t *row)
+group_window(const jl_gather *g, int k, const uint8_t *row)
 {
     return _mm256_inserti128_si256(
         _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(row + g->base[2 * k]))),
@@ -111,8 +111,8 @@ __attribute__((target("avx2"), always_inline)) static inline __m256i
 shifted_sum(__m256i lo, __m256i hi)
 {
     lo = _mm256_add_epi32(_mm256_add_epi32(_mm256_slli_epi32(hi, KL_BITS), lo),
-                          _mm256_set1_epi32(1 << (TL_PRECISION_BITS - 1)));
-    return _mm256_srai_epi32(lo, TL_PRECISION_BITS);
+                          _mm256_set1_epi32(1 << (JL_PRECISION_BITS - 1)));
+    return _mm256_srai_epi32(lo, JL_PRECISION_BITS);
 }
 
 /* The eight sums of group k in ROWS rows, shifted (not yet clamped), each of
@@ -122,7 +122,7 @@ shifted_sum(__m256i lo, __m256i hi)
  * 0.5-1.1%, eight 1-1.5% slower than four (registers run out). */
 #define ROWS 4
 __attribute__((target("avx2"), always_inline)) static inline void
-group_sums(const tl_gather *g, int pairs, int k, const uint8_t *const *row, __m256i *sums)
+group_sums(const jl_gather *g, int pairs, int k, const uint8_t *const *row, __m256i *sums)
 {
     const uint8_t *v = g->table + (size_t)k * pairs * 3 * VEC;
     __m256i w[ROWS], lo[ROWS], hi[ROWS];
@@ -178,7 +178,7 @@ static inline void rows_from(int y, int rows, const uint8_t *src, size_t src_str
 
 /* Groups k.. to the end, one at a time. */
 __attribute__((target("avx2"), always_inline)) static inline void
-groups_from(const tl_gather *g, int pairs, int k, const uint8_t *const *row, uint8_t **out)
+groups_from(const jl_gather *g, int pairs, int k, const uint8_t *const *row, uint8_t **out)
 {
     int r;
     for (; k < g->groups; k++) {
@@ -190,7 +190,7 @@ groups_from(const tl_gather *g, int pairs, int k, const uint8_t *const *row, uin
 }
 
 __attribute__((target("avx2"), always_inline)) static inline void
-gather_rows_avx2(const tl_gather *g, int pairs, const uint8_t *src, size_t src_stride,
+gather_rows_avx2(const jl_gather *g, int pairs, const uint8_t *src, size_t src_stride,
                  int rows, uint8_t *dst, size_t dst_stride)
 {
     int fours = g->n / 32, y, k, r;
@@ -212,14 +212,14 @@ gather_rows_avx2(const tl_gather *g, int pairs, const uint8_t *src, size_t src_s
 }
 
 /* NOTE [ The horizontal pass in 512 bits ]
- * On processors with AVX-512 (tl_avx512_on), two neighbouring groups share one
+ * On processors with AVX-512 (jl_avx512_on), two neighbouring groups share one
  * 512-bit register: their four 16-byte windows fill its four lanes, and each
  * table vector is the two groups' 32-byte vectors side by side.  The same
  * shuffles, products and sums per lane as the AVX2 loop, so the same bytes;
  * groups left over after the fours take the AVX2 group_sums. */
-#define TL_AVX512_GATHER __attribute__((target("avx512f,avx512bw"), always_inline))
+#define JL_AVX512_GATHER __attribute__((target("avx512f,avx512bw"), always_inline))
 
-TL_AVX512_GATHER static inline __m512i pair_window(const tl_gather *g, int k,
+JL_AVX512_GATHER static inline __m512i pair_window(const jl_gather *g, int k,
                                                    const uint8_t *row)
 {
     const int *b = g->base + 2 * k;
@@ -229,15 +229,15 @@ TL_AVX512_GATHER static inline __m512i pair_window(const tl_gather *g, int k,
     return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(row + b[3])), 3);
 }
 
-TL_AVX512_GATHER static inline __m512i pair_vector(const uint8_t *a, const uint8_t *b)
+JL_AVX512_GATHER static inline __m512i pair_vector(const uint8_t *a, const uint8_t *b)
 {
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a)),
                               _mm256_loadu_si256((const __m256i *)b), 1);
 }
 
 /* group_sums for groups k and k + 1 at once. */
-TL_AVX512_GATHER static inline void
-pair_sums(const tl_gather *g, int pairs, int k, const uint8_t *const *row, __m512i *sums)
+JL_AVX512_GATHER static inline void
+pair_sums(const jl_gather *g, int pairs, int k, const uint8_t *const *row, __m512i *sums)
 {
     const uint8_t *v = g->table + (size_t)k * pairs * 3 * VEC;
     const uint8_t *u = v + (size_t)pairs * 3 * VEC; /* group k + 1 */
@@ -259,14 +259,14 @@ pair_sums(const tl_gather *g, int pairs, int k, const uint8_t *const *row, __m51
     }
     for (r = 0; r < ROWS; r++) {
         __m512i sum = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(hi[r], KL_BITS), lo[r]),
-                                       _mm512_set1_epi32(1 << (TL_PRECISION_BITS - 1)));
-        sums[r] = _mm512_srai_epi32(sum, TL_PRECISION_BITS);
+                                       _mm512_set1_epi32(1 << (JL_PRECISION_BITS - 1)));
+        sums[r] = _mm512_srai_epi32(sum, JL_PRECISION_BITS);
     }
 }
 
 /* Groups k..k+3 from two pair sums: after the packs lane i holds x's lane i in
  * its first dword and y's in its second; the permute puts them in order. */
-TL_AVX512_GATHER static inline void store_two_pairs(__m512i x, __m512i y, uint8_t *out)
+JL_AVX512_GATHER static inline void store_two_pairs(__m512i x, __m512i y, uint8_t *out)
 {
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
     __m512i words = _mm512_packs_epi32(x, y);
@@ -274,8 +274,8 @@ TL_AVX512_GATHER static inline void store_two_pairs(__m512i x, __m512i y, uint8_
     _mm256_storeu_si256((__m256i *)out, _mm512_castsi512_si256(bytes));
 }
 
-TL_AVX512_GATHER static inline void
-gather_rows_avx512(const tl_gather *g, int pairs, const uint8_t *src, size_t src_stride,
+JL_AVX512_GATHER static inline void
+gather_rows_avx512(const jl_gather *g, int pairs, const uint8_t *src, size_t src_stride,
                    int rows, uint8_t *dst, size_t dst_stride)
 {
     int fours = g->n / 32, y, k, r;
@@ -295,34 +295,34 @@ gather_rows_avx512(const tl_gather *g, int pairs, const uint8_t *src, size_t src
 }
 
 /* One copy per common tap count, so that the loop over pairs unrolls. */
-#define TL_GATHER_ROWS_WITH(n)                                                                \
+#define JL_GATHER_ROWS_WITH(n)                                                                \
     __attribute__((target("avx2"))) static void gather_rows_##n(                            \
-        const tl_gather *g, const uint8_t *src, size_t ss, int rows, uint8_t *dst, size_t ds) \
+        const jl_gather *g, const uint8_t *src, size_t ss, int rows, uint8_t *dst, size_t ds) \
     {                                                                                         \
         gather_rows_avx2(g, n, src, ss, rows, dst, ds);                                       \
     }                                                                                         \
     __attribute__((target("avx512f,avx512bw"))) static void gather_rows_512_##n(            \
-        const tl_gather *g, const uint8_t *src, size_t ss, int rows, uint8_t *dst, size_t ds) \
+        const jl_gather *g, const uint8_t *src, size_t ss, int rows, uint8_t *dst, size_t ds) \
     {                                                                                         \
         gather_rows_avx512(g, n, src, ss, rows, dst, ds);                                     \
     }
-TL_GATHER_ROWS_WITH(1)
-TL_GATHER_ROWS_WITH(2)
-TL_GATHER_ROWS_WITH(3)
-TL_GATHER_ROWS_WITH(4)
+JL_GATHER_ROWS_WITH(1)
+JL_GATHER_ROWS_WITH(2)
+JL_GATHER_ROWS_WITH(3)
+JL_GATHER_ROWS_WITH(4)
 
 __attribute__((target("avx2"))) static void gather_rows_any(
-    const tl_gather *g, const uint8_t *src, size_t ss, int rows, uint8_t *dst, size_t ds)
+    const jl_gather *g, const uint8_t *src, size_t ss, int rows, uint8_t *dst, size_t ds)
 {
     gather_rows_avx2(g, g->pairs, src, ss, rows, dst, ds);
 }
 #endif
 
-void tl_gather_rows(const tl_gather *g, const uint8_t *src, size_t src_stride, int rows,
+void jl_gather_rows(const jl_gather *g, const uint8_t *src, size_t src_stride, int rows,
                     uint8_t *dst, size_t dst_stride)
 {
-#ifdef TL_GATHER_AVX2
-    if (tl_avx512_on())
+#ifdef JL_GATHER_AVX2
+    if (jl_avx512_on())
         switch (g->pairs) {
         case 1: gather_rows_512_1(g, src, src_stride, rows, dst, dst_stride); return;
         case 2: gather_rows_512_2(g, src, src_stride, rows, dst, dst_stride); return;

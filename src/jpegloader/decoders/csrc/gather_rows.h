@@ -20,8 +20,8 @@
  * (90 us before the loop over tap pairs was unrolled per count); per image in
  * the pipeline, resampling 0.180 -> 0.160 ms on imagenet-sample eval and
  * 0.182 -> 0.165 ms on the original-encoding files' train. */
-#ifndef TL_GATHER_ROWS_H
-#define TL_GATHER_ROWS_H
+#ifndef JL_GATHER_ROWS_H
+#define JL_GATHER_ROWS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -34,19 +34,19 @@ typedef struct {
     int pairs;      /* tap pairs per output */
     int *base;      /* [groups][2]: window start of each 128-bit lane */
     uint8_t *table; /* [groups][pairs][3][32]: shuffle, kl and kh vectors */
-} tl_gather;
+} jl_gather;
 
-/* Bytes of scratch tl_gather_build needs for these coefficients. */
-size_t tl_gather_size(const tl_coeffs *c);
+/* Bytes of scratch jl_gather_build needs for these coefficients. */
+size_t jl_gather_size(const jl_coeffs *c);
 
 /* Lays out the gathered pass for coefficients over rows of in_size samples in
- * `scratch` (tl_gather_size bytes, any alignment).  Returns 1 when it applies
+ * `scratch` (jl_gather_size bytes, any alignment).  Returns 1 when it applies
  * (see the NOTE), 0 when resample.c's pass must run instead. */
-int tl_gather_build(tl_gather *g, const tl_coeffs *c, int in_size, void *scratch);
+int jl_gather_build(jl_gather *g, const jl_coeffs *c, int in_size, void *scratch);
 
 /* dst row y = the horizontal pass of src row y, for `rows` rows: the bytes
- * tl_filter_rows gives on the transposed plane, transposed back. */
-void tl_gather_rows(const tl_gather *g, const uint8_t *src, size_t src_stride, int rows,
+ * jl_filter_rows gives on the transposed plane, transposed back. */
+void jl_gather_rows(const jl_gather *g, const uint8_t *src, size_t src_stride, int rows,
                     uint8_t *dst, size_t dst_stride);
 
 #endif

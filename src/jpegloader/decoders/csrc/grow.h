@@ -1,11 +1,11 @@
-#ifndef TL_GROW_H
-#define TL_GROW_H
+#ifndef JL_GROW_H
+#define JL_GROW_H
 
 #include <stdlib.h>
 
 /* Grows a reused buffer to at least `need` bytes (never shrinks it): 0, or -1
  * when out of memory (the buffer is then unchanged). */
-static inline int tl_grow(void **p, size_t *have, size_t need)
+static inline int jl_grow(void **p, size_t *have, size_t need)
 {
     void *np;
     if (need <= *have)

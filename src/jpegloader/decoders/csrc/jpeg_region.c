@@ -10,16 +10,16 @@
 #include "dc_scans.h"
 #include "grow.h"
 
-struct tl_error_mgr {
+struct jl_error_mgr {
     struct jpeg_error_mgr pub;
     jmp_buf jump;
     int warnings;
     char message[JMSG_LENGTH_MAX];
 };
 
-struct tl_decoder {
+struct jl_decoder {
     struct jpeg_decompress_struct cinfo;
-    struct tl_error_mgr err;
+    struct jl_error_mgr err;
     struct jpeg_progress_mgr progress;
     uint8_t *buf;
     size_t buf_size;
@@ -31,14 +31,14 @@ struct tl_decoder {
 
 static void on_error_exit(j_common_ptr cinfo)
 {
-    struct tl_error_mgr *err = (struct tl_error_mgr *)cinfo->err;
+    struct jl_error_mgr *err = (struct jl_error_mgr *)cinfo->err;
     (*cinfo->err->format_message)(cinfo, err->message);
     longjmp(err->jump, 1);
 }
 
 static void on_emit_message(j_common_ptr cinfo, int level)
 {
-    struct tl_error_mgr *err = (struct tl_error_mgr *)cinfo->err;
+    struct jl_error_mgr *err = (struct jl_error_mgr *)cinfo->err;
     if (level >= 0)
         return; /* trace messages */
     /* Keep the first warning: it names the first thing that went wrong. */
@@ -48,16 +48,16 @@ static void on_emit_message(j_common_ptr cinfo, int level)
 
 /* A progressive file may hold any number of scans, each a pass over the
  * whole coefficient buffer: a few kilobytes can cost minutes of CPU.  Real
- * encoders write about ten; refuse past TL_MAX_SCANS, as djpeg -maxscans and
+ * encoders write about ten; refuse past JL_MAX_SCANS, as djpeg -maxscans and
  * TurboJPEG's scan limit do.  The sample then takes the Python path. */
 static void on_progress(j_common_ptr cinfo)
 {
     j_decompress_ptr d = (j_decompress_ptr)cinfo;
-    struct tl_error_mgr *err = (struct tl_error_mgr *)cinfo->err;
-    if (cinfo->is_decompressor && d->input_scan_number > TL_MAX_SCANS) {
+    struct jl_error_mgr *err = (struct jl_error_mgr *)cinfo->err;
+    if (cinfo->is_decompressor && d->input_scan_number > JL_MAX_SCANS) {
         snprintf(err->message, sizeof(err->message),
                  "more than %d scans in a progressive file (malformed or hostile)",
-                 TL_MAX_SCANS);
+                 JL_MAX_SCANS);
         longjmp(err->jump, 1);
     }
 }
@@ -65,8 +65,8 @@ static void on_progress(j_common_ptr cinfo)
 static void set_msg(char *msg, const char *text)
 {
     if (msg) {
-        strncpy(msg, text, TL_MSG_LEN - 1);
-        msg[TL_MSG_LEN - 1] = '\0';
+        strncpy(msg, text, JL_MSG_LEN - 1);
+        msg[JL_MSG_LEN - 1] = '\0';
     }
 }
 
@@ -74,7 +74,7 @@ static void set_msg(char *msg, const char *text)
  * A function that calls setjmp must not change a local after it: longjmp may
  * bring back a stale register copy.  So each setjmp sits in a small function
  * that only passes its unchanged arguments on to the one doing the work. */
-static int create_decompress(tl_decoder *d)
+static int create_decompress(jl_decoder *d)
 {
     if (setjmp(d->err.jump))
         return -1;
@@ -82,9 +82,9 @@ static int create_decompress(tl_decoder *d)
     return 0;
 }
 
-tl_decoder *tl_decoder_new(void)
+jl_decoder *jl_decoder_new(void)
 {
-    tl_decoder *d = calloc(1, sizeof(*d));
+    jl_decoder *d = calloc(1, sizeof(*d));
     if (!d)
         return NULL;
     d->cinfo.err = jpeg_std_error(&d->err.pub);
@@ -99,7 +99,7 @@ tl_decoder *tl_decoder_new(void)
     return d;
 }
 
-void tl_decoder_free(tl_decoder *d)
+void jl_decoder_free(jl_decoder *d)
 {
     if (!d)
         return;
@@ -109,7 +109,7 @@ void tl_decoder_free(tl_decoder *d)
     free(d);
 }
 
-int tl_jpeg_has_eoi(const uint8_t *data, size_t size)
+int jl_jpeg_has_eoi(const uint8_t *data, size_t size)
 {
     /* Entropy-coded data never holds FF D9, so one in the tail is the EOI;
      * padding and trailing frames (MPO) after it are tolerated. */
@@ -120,8 +120,8 @@ int tl_jpeg_has_eoi(const uint8_t *data, size_t size)
     return 0;
 }
 
-static int read_header(tl_decoder *d, const uint8_t *data, size_t size,
-                       tl_jpeg_info *info)
+static int read_header(jl_decoder *d, const uint8_t *data, size_t size,
+                       jl_jpeg_info *info)
 {
     struct jpeg_decompress_struct *cinfo = &d->cinfo;
     jpeg_mem_src(cinfo, data, (unsigned long)size);
@@ -135,14 +135,14 @@ static int read_header(tl_decoder *d, const uint8_t *data, size_t size,
     case JCS_GRAYSCALE:
     case JCS_YCbCr:
     case JCS_RGB:
-        return TL_OK;
+        return JL_OK;
     default:
-        return TL_UNSUPPORTED; /* CMYK/YCCK: Pillow converts those itself */
+        return JL_UNSUPPORTED; /* CMYK/YCCK: Pillow converts those itself */
     }
 }
 
-int tl_jpeg_probe(tl_decoder *d, const uint8_t *data, size_t size,
-                  tl_jpeg_info *info, char *msg)
+int jl_jpeg_probe(jl_decoder *d, const uint8_t *data, size_t size,
+                  jl_jpeg_info *info, char *msg)
 {
     int status;
     memset(info, 0, sizeof(*info));
@@ -150,11 +150,11 @@ int tl_jpeg_probe(tl_decoder *d, const uint8_t *data, size_t size,
     if (setjmp(d->err.jump)) {
         jpeg_abort_decompress(&d->cinfo);
         set_msg(msg, d->err.message);
-        return TL_ERROR;
+        return JL_ERROR;
     }
     status = read_header(d, data, size, info);
     jpeg_abort_decompress(&d->cinfo);
-    if (status == TL_UNSUPPORTED)
+    if (status == JL_UNSUPPORTED)
         set_msg(msg, "colour space not handled by the fast path (CMYK/YCCK)");
     return status;
 }
@@ -193,32 +193,32 @@ static int upsamples_columns(const struct jpeg_decompress_struct *cinfo)
 enum { ROW_GRID = 32 };
 
 /* Ends the open region's decode: the rows below what was read are never decoded. */
-static void stop_reading(tl_decoder *d)
+static void stop_reading(jl_decoder *d)
 {
     jpeg_abort_decompress(&d->cinfo);
     d->reading = 0;
 }
 
-/* tl_jpeg_region_open's work, run under its setjmp (NOTE [ setjmp and locals ]). */
-static int open_region(tl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
-                       int x0, int y0, int x1, int y1, int64_t max_pixels, tl_region *out,
+/* jl_jpeg_region_open's work, run under its setjmp (NOTE [ setjmp and locals ]). */
+static int open_region(jl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
+                       int x0, int y0, int x1, int y1, int64_t max_pixels, jl_region *out,
                        char *msg)
 {
     struct jpeg_decompress_struct *cinfo = &d->cinfo;
-    tl_jpeg_info info;
+    jl_jpeg_info info;
     JDIMENSION xoff, width;
     int status, dc_only = 0;
 
     status = read_header(d, data, size, &info);
-    if (status == TL_OK && info.progressive && scale_denom == 8) {
+    if (status == JL_OK && info.progressive && scale_denom == 8) {
         /* NOTE [ DC scans only ]: decode the file's DC scans instead */
         size_t n;
-        if (tl_grow((void **)&d->dc_stream, &d->dc_stream_size, size)) {
+        if (jl_grow((void **)&d->dc_stream, &d->dc_stream_size, size)) {
             jpeg_abort_decompress(cinfo);
             set_msg(msg, "out of memory for the DC scans");
-            return TL_NO_MEMORY;
+            return JL_NO_MEMORY;
         }
-        n = tl_jpeg_dc_scans(data, size, d->dc_stream);
+        n = jl_jpeg_dc_scans(data, size, d->dc_stream);
         if (n) {
             jpeg_abort_decompress(cinfo);
             data = d->dc_stream;
@@ -227,7 +227,7 @@ static int open_region(tl_decoder *d, const uint8_t *data, size_t size, int scal
             status = read_header(d, data, size, &info);
         }
     }
-    if (status != TL_OK) {
+    if (status != JL_OK) {
         jpeg_abort_decompress(cinfo);
         set_msg(msg, "colour space not handled by the fast path (CMYK/YCCK)");
         return status;
@@ -236,9 +236,9 @@ static int open_region(tl_decoder *d, const uint8_t *data, size_t size, int scal
     out->height = info.height;
     if ((int64_t)info.width * info.height > max_pixels) {
         jpeg_abort_decompress(cinfo);
-        snprintf(msg, TL_MSG_LEN, "image of %dx%d pixels exceeds the limit of %lld",
+        snprintf(msg, JL_MSG_LEN, "image of %dx%d pixels exceeds the limit of %lld",
                  info.width, info.height, (long long)max_pixels);
-        return TL_TOO_LARGE;
+        return JL_TOO_LARGE;
     }
     cinfo->out_color_space = JCS_RGB; /* grey is replicated, as PIL's convert does */
     cinfo->scale_num = 1;
@@ -267,7 +267,7 @@ static int open_region(tl_decoder *d, const uint8_t *data, size_t size, int scal
     if (x1 <= x0 || y1 <= y0) {
         jpeg_abort_decompress(cinfo);
         set_msg(msg, "empty decode region (plan does not fit the image)");
-        return TL_ERROR;
+        return JL_ERROR;
     }
     xoff = (JDIMENSION)x0;
     width = (JDIMENSION)(x1 - x0);
@@ -282,29 +282,29 @@ static int open_region(tl_decoder *d, const uint8_t *data, size_t size, int scal
     out->y0 = y0;
     out->cols = (int)width;
     out->rows = y1 - y0;
-    return TL_OK;
+    return JL_OK;
 }
 
-int tl_jpeg_region_open(tl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
-                        int x0, int y0, int x1, int y1, int64_t max_pixels, tl_region *out,
+int jl_jpeg_region_open(jl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
+                        int x0, int y0, int x1, int y1, int64_t max_pixels, jl_region *out,
                         char *msg)
 {
     d->err.warnings = 0;
     d->reading = 0;
-    if (!tl_jpeg_has_eoi(data, size)) {
+    if (!jl_jpeg_has_eoi(data, size)) {
         set_msg(msg, "no EOI marker: the file looks truncated");
-        return TL_WARNING;
+        return JL_WARNING;
     }
     if (setjmp(d->err.jump)) {
         jpeg_abort_decompress(&d->cinfo);
         set_msg(msg, d->err.message);
-        return TL_ERROR;
+        return JL_ERROR;
     }
     return open_region(d, data, size, scale_denom, x0, y0, x1, y1, max_pixels, out, msg);
 }
 
-/* tl_jpeg_region_read's work, run under its setjmp (NOTE [ setjmp and locals ]). */
-static int read_rows(tl_decoder *d, int max_rows, tl_rows *out, char *msg)
+/* jl_jpeg_region_read's work, run under its setjmp (NOTE [ setjmp and locals ]). */
+static int read_rows(jl_decoder *d, int max_rows, jl_rows *out, char *msg)
 {
     struct jpeg_decompress_struct *cinfo = &d->cinfo;
     int first = (int)cinfo->output_scanline, want = d->y_end - first, got;
@@ -316,10 +316,10 @@ static int read_rows(tl_decoder *d, int max_rows, tl_rows *out, char *msg)
     /* NOTE [ Rows off the 32-byte grid ] */
     stride = ((size_t)cinfo->output_width * 3 + ROW_GRID - 1) & ~(size_t)(ROW_GRID - 1);
     need = stride * (size_t)want + ROW_GRID; /* room to move the first row */
-    if (tl_grow((void **)&d->buf, &d->buf_size, need)) {
+    if (jl_grow((void **)&d->buf, &d->buf_size, need)) {
         stop_reading(d);
         set_msg(msg, "out of memory for the decode region");
-        return TL_NO_MEMORY;
+        return JL_NO_MEMORY;
     }
     pixels = d->buf + ((ROW_GRID / 2 - (uintptr_t)d->buf) & (ROW_GRID - 1));
     while ((int)cinfo->output_scanline < first + want) {
@@ -334,35 +334,35 @@ static int read_rows(tl_decoder *d, int max_rows, tl_rows *out, char *msg)
     if (got != want) {
         stop_reading(d);
         set_msg(msg, "decoder returned fewer rows than requested");
-        return TL_ERROR;
+        return JL_ERROR;
     }
-    return TL_OK;
+    return JL_OK;
 }
 
-int tl_jpeg_region_read(tl_decoder *d, int max_rows, tl_rows *out, char *msg)
+int jl_jpeg_region_read(jl_decoder *d, int max_rows, jl_rows *out, char *msg)
 {
     out->pixels = NULL;
     out->rows = 0;
     if (!d->reading) {
         set_msg(msg, "no region open for reading");
-        return TL_ERROR;
+        return JL_ERROR;
     }
     if (setjmp(d->err.jump)) {
         stop_reading(d);
         set_msg(msg, d->err.message);
-        return TL_ERROR;
+        return JL_ERROR;
     }
     return read_rows(d, max_rows, out, msg);
 }
 
-int tl_jpeg_region_close(tl_decoder *d, char *msg)
+int jl_jpeg_region_close(jl_decoder *d, char *msg)
 {
     /* Aborting cannot fail, so no setjmp is needed. */
     if (d->reading)
         stop_reading(d);
     if (d->err.warnings) {
         set_msg(msg, d->err.message);
-        return TL_WARNING;
+        return JL_WARNING;
     }
-    return TL_OK;
+    return JL_OK;
 }

@@ -2,50 +2,50 @@
  * decoding only the rows and columns a crop needs (jpeg_crop_scanline +
  * jpeg_skip_scanlines, stopping after the last needed row).  No Python here.
  */
-#ifndef TL_JPEG_REGION_H
-#define TL_JPEG_REGION_H
+#ifndef JL_JPEG_REGION_H
+#define JL_JPEG_REGION_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define TL_MSG_LEN 160
+#define JL_MSG_LEN 160
 
 /* Progressive scans decoded before a file is refused (see on_progress). */
-#define TL_MAX_SCANS 1000
+#define JL_MAX_SCANS 1000
 
 /* Per-sample status codes, mirrored in jpegloader/decoders/status.py. */
 enum {
-    TL_OK = 0,
-    TL_SKIPPED = 1,      /* the plan asked for the Python path */
-    TL_UNSUPPORTED = 2,  /* valid input this core does not decode (CMYK, ...) */
-    TL_ERROR = 3,        /* libjpeg refused the data */
-    TL_WARNING = 4,      /* libjpeg decoded with a warning (corrupt data) */
-    TL_TOO_LARGE = 5,    /* header claims more pixels than allowed */
-    TL_NO_MEMORY = 6,
-    TL_CHANGED = 7       /* the image is not the size its plan was drawn for */
+    JL_OK = 0,
+    JL_SKIPPED = 1,      /* the plan asked for the Python path */
+    JL_UNSUPPORTED = 2,  /* valid input this core does not decode (CMYK, ...) */
+    JL_ERROR = 3,        /* libjpeg refused the data */
+    JL_WARNING = 4,      /* libjpeg decoded with a warning (corrupt data) */
+    JL_TOO_LARGE = 5,    /* header claims more pixels than allowed */
+    JL_NO_MEMORY = 6,
+    JL_CHANGED = 7       /* the image is not the size its plan was drawn for */
 };
 
 typedef struct {
     int width, height, components, colorspace, progressive;
-} tl_jpeg_info;
+} jl_jpeg_info;
 
-typedef struct tl_decoder tl_decoder;
+typedef struct jl_decoder jl_decoder;
 
 /* One decoder per thread; reuse it across the samples of a batch. */
-tl_decoder *tl_decoder_new(void);
-void tl_decoder_free(tl_decoder *d);
+jl_decoder *jl_decoder_new(void);
+void jl_decoder_free(jl_decoder *d);
 
 /* Reads the header only.  Returns a status; msg gets a short text. */
-int tl_jpeg_probe(tl_decoder *d, const uint8_t *data, size_t size,
-                  tl_jpeg_info *info, char *msg);
+int jl_jpeg_probe(jl_decoder *d, const uint8_t *data, size_t size,
+                  jl_jpeg_info *info, char *msg);
 
 /* A block of the (scaled) image: rows [y0, y0+rows) and columns [x0, x0+cols);
- * tl_jpeg_region_read hands over its RGB rows. */
+ * jl_jpeg_region_read hands over its RGB rows. */
 typedef struct {
     int x0, y0, cols, rows;
     int scaled_width, scaled_height;
     int width, height; /* the image's own size (0 until its header is read) */
-} tl_region;
+} jl_region;
 
 /* Rows of the block, `stride` bytes apart, in a buffer of the decoder's that
  * stays valid until its next read. */
@@ -53,27 +53,27 @@ typedef struct {
     const uint8_t *pixels;
     size_t stride;
     int rows;
-} tl_rows;
+} jl_rows;
 
 /* Starts decoding at 1/scale_denom (1, 2, 4 or 8) at least the block [x0,x1) x
  * [y0,y1) of the scaled image, each of its pixels as a full decode gives it
  * (NOTE [ Exact pixels at a cropped edge ]): fills `out` with the block, which
  * may start further left and end further right.  Refuses images
  * over max_pixels before allocating. */
-int tl_jpeg_region_open(tl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
-                        int x0, int y0, int x1, int y1, int64_t max_pixels, tl_region *out,
+int jl_jpeg_region_open(jl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
+                        int x0, int y0, int x1, int y1, int64_t max_pixels, jl_region *out,
                         char *msg);
 
 /* Decodes the block's next rows, at most max_rows: a few at a time lets the
  * caller work on each strip while it is still in cache. */
-int tl_jpeg_region_read(tl_decoder *d, int max_rows, tl_rows *out, char *msg);
+int jl_jpeg_region_read(jl_decoder *d, int max_rows, jl_rows *out, char *msg);
 
-/* Ends the decode (the rows below the block are never decoded); TL_WARNING when
- * libjpeg warned.  Call it after every open that returned TL_OK, also when a
+/* Ends the decode (the rows below the block are never decoded); JL_WARNING when
+ * libjpeg warned.  Call it after every open that returned JL_OK, also when a
  * read failed. */
-int tl_jpeg_region_close(tl_decoder *d, char *msg);
+int jl_jpeg_region_close(jl_decoder *d, char *msg);
 
 /* True when the data ends with an EOI marker (tolerating trailing bytes). */
-int tl_jpeg_has_eoi(const uint8_t *data, size_t size);
+int jl_jpeg_has_eoi(const uint8_t *data, size_t size);
 
 #endif

@@ -10,7 +10,7 @@
 #include <jpeglib.h>
 
 #include "jpeg_region.h"
-#include "color.h"
+#include "colour.h"
 #include "dc_scans.h"
 #include "pipeline.h"
 #include "resample.h"
@@ -58,16 +58,16 @@ static PyObject *py_probe(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*y*w*w*w*:probe", &b[0], &b[1], &b[2], &b[3], &b[4]))
         return NULL;
     n = check_inputs(&b[0], &b[1]);
-    if (n < 0 || tl_check_size(&b[2], n * 4 * (Py_ssize_t)sizeof(int32_t), "info") ||
-        tl_check_size(&b[3], n * (Py_ssize_t)sizeof(int32_t), "status") ||
-        tl_check_size(&b[4], n * TL_MSG_LEN, "messages")) {
-        tl_release_all(b, 5);
+    if (n < 0 || jl_check_size(&b[2], n * 4 * (Py_ssize_t)sizeof(int32_t), "info") ||
+        jl_check_size(&b[3], n * (Py_ssize_t)sizeof(int32_t), "status") ||
+        jl_check_size(&b[4], n * JL_MSG_LEN, "messages")) {
+        jl_release_all(b, 5);
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    tl_probe_batch(b[0].buf, b[1].buf, (int)n, b[2].buf, b[3].buf, b[4].buf);
+    jl_probe_batch(b[0].buf, b[1].buf, (int)n, b[2].buf, b[3].buf, b[4].buf);
     Py_END_ALLOW_THREADS
-    tl_release_all(b, 5);
+    jl_release_all(b, 5);
     Py_RETURN_NONE;
 }
 
@@ -98,30 +98,30 @@ static PyObject *py_decode_batch(PyObject *self, PyObject *args)
         return NULL;
     n = check_inputs(&b[0], &b[1]);
     if (n >= 0 && (out_h <= 0 || out_w <= 0 || max_pixels <= 0 ||
-                   (out_type != TL_OUT_FLOAT32 && out_type != TL_OUT_UINT8 &&
-                    out_type != TL_OUT_UINT8_HWC))) {
+                   (out_type != JL_OUT_FLOAT32 && out_type != JL_OUT_UINT8 &&
+                    out_type != JL_OUT_UINT8_HWC))) {
         PyErr_Format(PyExc_ValueError,
                      "out_h, out_w and max_pixels must be positive and out_type 0, 1 or 2, got "
                      "%d, %d, %lld, %d", out_h, out_w, max_pixels, out_type);
         n = -1;
     }
-    item = out_type == TL_OUT_FLOAT32 ? (Py_ssize_t)sizeof(float) : 1;
-    if (n < 0 || tl_check_size(&b[2], n * (Py_ssize_t)sizeof(tl_plan), "plans") ||
-        tl_check_size(&b[3], n * 3 * (Py_ssize_t)out_h * out_w * item, "out") ||
-        tl_check_size(&b[4], 3 * 256 * (Py_ssize_t)sizeof(float), "lut") ||
-        tl_check_size(&b[5], n * (Py_ssize_t)sizeof(int32_t), "status") ||
-        tl_check_size(&b[6], n * TL_MSG_LEN, "messages") ||
-        tl_check_size(&b[7], 2 * (Py_ssize_t)sizeof(double), "seconds") ||
-        (b[8].len != 0 && tl_check_size(&b[8], 6 * (Py_ssize_t)sizeof(float), "norm"))) {
-        tl_release_all(b, 9);
+    item = out_type == JL_OUT_FLOAT32 ? (Py_ssize_t)sizeof(float) : 1;
+    if (n < 0 || jl_check_size(&b[2], n * (Py_ssize_t)sizeof(jl_plan), "plans") ||
+        jl_check_size(&b[3], n * 3 * (Py_ssize_t)out_h * out_w * item, "out") ||
+        jl_check_size(&b[4], 3 * 256 * (Py_ssize_t)sizeof(float), "lut") ||
+        jl_check_size(&b[5], n * (Py_ssize_t)sizeof(int32_t), "status") ||
+        jl_check_size(&b[6], n * JL_MSG_LEN, "messages") ||
+        jl_check_size(&b[7], 2 * (Py_ssize_t)sizeof(double), "seconds") ||
+        (b[8].len != 0 && jl_check_size(&b[8], 6 * (Py_ssize_t)sizeof(float), "norm"))) {
+        jl_release_all(b, 9);
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    tl_decode_batch(b[0].buf, b[1].buf, b[2].buf, (int)n, b[3].buf, out_type, out_h, out_w,
+    jl_decode_batch(b[0].buf, b[1].buf, b[2].buf, (int)n, b[3].buf, out_type, out_h, out_w,
                     b[4].buf, b[8].len ? b[8].buf : NULL, (int64_t)max_pixels, b[5].buf,
                     b[6].buf, b[7].buf);
     Py_END_ALLOW_THREADS
-    tl_release_all(b, 9);
+    jl_release_all(b, 9);
     Py_RETURN_NONE;
 }
 
@@ -139,22 +139,22 @@ static PyObject *py_hwc_to_chw(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*w*iiiiy*:hwc_to_chw", &b[0], &b[1], &n, &h, &w, &out_type,
                           &b[2]))
         return NULL;
-    item = out_type == TL_OUT_FLOAT32 ? (Py_ssize_t)sizeof(float) : 1;
-    if (n < 0 || h <= 0 || w <= 0 || (out_type != TL_OUT_FLOAT32 && out_type != TL_OUT_UINT8)) {
+    item = out_type == JL_OUT_FLOAT32 ? (Py_ssize_t)sizeof(float) : 1;
+    if (n < 0 || h <= 0 || w <= 0 || (out_type != JL_OUT_FLOAT32 && out_type != JL_OUT_UINT8)) {
         PyErr_SetString(PyExc_ValueError, "n >= 0, h, w > 0 and out_type 0 or 1 expected");
-        tl_release_all(b, 3);
+        jl_release_all(b, 3);
         return NULL;
     }
-    if (tl_check_size(&b[0], (Py_ssize_t)n * 3 * h * w, "src") ||
-        tl_check_size(&b[1], (Py_ssize_t)n * 3 * h * w * item, "out") ||
-        tl_check_size(&b[2], 3 * 256 * (Py_ssize_t)sizeof(float), "lut")) {
-        tl_release_all(b, 3);
+    if (jl_check_size(&b[0], (Py_ssize_t)n * 3 * h * w, "src") ||
+        jl_check_size(&b[1], (Py_ssize_t)n * 3 * h * w * item, "out") ||
+        jl_check_size(&b[2], 3 * 256 * (Py_ssize_t)sizeof(float), "lut")) {
+        jl_release_all(b, 3);
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    tl_hwc_to_chw(b[0].buf, n, h, w, out_type, b[2].buf, b[1].buf);
+    jl_hwc_to_chw(b[0].buf, n, h, w, out_type, b[2].buf, b[1].buf);
     Py_END_ALLOW_THREADS
-    tl_release_all(b, 3);
+    jl_release_all(b, 3);
     Py_RETURN_NONE;
 }
 
@@ -181,7 +181,7 @@ static PyObject *py_hue_selfcheck(PyObject *self, PyObject *arg)
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    bad = tl_color_hue_selfcheck((int)shift);
+    bad = jl_colour_hue_selfcheck((int)shift);
     Py_END_ALLOW_THREADS
     return PyLong_FromLong(bad);
 }
@@ -192,13 +192,13 @@ static PyObject *py_allow_avx512(PyObject *self, PyObject *arg)
     (void)self;
     if (allow < 0)
         return NULL;
-    return PyBool_FromLong(tl_resample_allow_avx512(allow));
+    return PyBool_FromLong(jl_resample_allow_avx512(allow));
 }
 
 static PyObject *py_cpu_has_avx512(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-    return PyBool_FromLong(tl_cpu_has_avx512());
+    return PyBool_FromLong(jl_cpu_has_avx512());
 }
 
 static PyObject *py_dc_scans(PyObject *self, PyObject *arg)
@@ -216,7 +216,7 @@ static PyObject *py_dc_scans(PyObject *self, PyObject *arg)
         return PyErr_NoMemory();
     }
     Py_BEGIN_ALLOW_THREADS
-    n = tl_jpeg_dc_scans(in.buf, (size_t)in.len, buf);
+    n = jl_jpeg_dc_scans(in.buf, (size_t)in.len, buf);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&in);
     if (n == 0) {
@@ -288,40 +288,40 @@ static PyObject *dict_of(const named_value *items)
 #define FIELD_SIZE(type, member) {#member, (long)sizeof(((type *)0)->member)}
 
 static const named_value plan_offsets[] = {
-    FIELD(tl_plan, skip), FIELD(tl_plan, scale_denom), FIELD(tl_plan, flip),
-    FIELD(tl_plan, filter), FIELD(tl_plan, vertical_first), FIELD(tl_plan, image_w),
-    FIELD(tl_plan, image_h), FIELD(tl_plan, reserved), FIELD(tl_plan, x), FIELD(tl_plan, y),
-    FIELD(tl_plan, colour), {NULL, 0}};
+    FIELD(jl_plan, skip), FIELD(jl_plan, scale_denom), FIELD(jl_plan, flip),
+    FIELD(jl_plan, filter), FIELD(jl_plan, vertical_first), FIELD(jl_plan, image_w),
+    FIELD(jl_plan, image_h), FIELD(jl_plan, reserved), FIELD(jl_plan, x), FIELD(jl_plan, y),
+    FIELD(jl_plan, colour), {NULL, 0}};
 static const named_value plan_sizes[] = {
-    FIELD_SIZE(tl_plan, skip), FIELD_SIZE(tl_plan, scale_denom), FIELD_SIZE(tl_plan, flip),
-    FIELD_SIZE(tl_plan, filter), FIELD_SIZE(tl_plan, vertical_first),
-    FIELD_SIZE(tl_plan, image_w), FIELD_SIZE(tl_plan, image_h), FIELD_SIZE(tl_plan, reserved),
-    FIELD_SIZE(tl_plan, x), FIELD_SIZE(tl_plan, y), FIELD_SIZE(tl_plan, colour), {NULL, 0}};
+    FIELD_SIZE(jl_plan, skip), FIELD_SIZE(jl_plan, scale_denom), FIELD_SIZE(jl_plan, flip),
+    FIELD_SIZE(jl_plan, filter), FIELD_SIZE(jl_plan, vertical_first),
+    FIELD_SIZE(jl_plan, image_w), FIELD_SIZE(jl_plan, image_h), FIELD_SIZE(jl_plan, reserved),
+    FIELD_SIZE(jl_plan, x), FIELD_SIZE(jl_plan, y), FIELD_SIZE(jl_plan, colour), {NULL, 0}};
 static const named_value axis_offsets[] = {
-    FIELD(tl_axis, in0), FIELD(tl_axis, in1), FIELD(tl_axis, src_lo), FIELD(tl_axis, src_size),
-    FIELD(tl_axis, out_size), FIELD(tl_axis, out_start), {NULL, 0}};
+    FIELD(jl_axis, in0), FIELD(jl_axis, in1), FIELD(jl_axis, src_lo), FIELD(jl_axis, src_size),
+    FIELD(jl_axis, out_size), FIELD(jl_axis, out_start), {NULL, 0}};
 static const named_value axis_sizes[] = {
-    FIELD_SIZE(tl_axis, in0), FIELD_SIZE(tl_axis, in1), FIELD_SIZE(tl_axis, src_lo),
-    FIELD_SIZE(tl_axis, src_size), FIELD_SIZE(tl_axis, out_size),
-    FIELD_SIZE(tl_axis, out_start), {NULL, 0}};
+    FIELD_SIZE(jl_axis, in0), FIELD_SIZE(jl_axis, in1), FIELD_SIZE(jl_axis, src_lo),
+    FIELD_SIZE(jl_axis, src_size), FIELD_SIZE(jl_axis, out_size),
+    FIELD_SIZE(jl_axis, out_start), {NULL, 0}};
 static const named_value colour_offsets[] = {
-    FIELD(tl_colour, op), FIELD(tl_colour, value), {NULL, 0}};
+    FIELD(jl_colour, op), FIELD(jl_colour, value), {NULL, 0}};
 static const named_value colour_sizes[] = {
-    FIELD_SIZE(tl_colour, op), FIELD_SIZE(tl_colour, value), {NULL, 0}};
+    FIELD_SIZE(jl_colour, op), FIELD_SIZE(jl_colour, value), {NULL, 0}};
 static const named_value statuses[] = {
-    {"OK", TL_OK}, {"SKIPPED", TL_SKIPPED}, {"UNSUPPORTED", TL_UNSUPPORTED},
-    {"ERROR", TL_ERROR}, {"WARNING", TL_WARNING}, {"TOO_LARGE", TL_TOO_LARGE},
-    {"NO_MEMORY", TL_NO_MEMORY}, {"CHANGED", TL_CHANGED}, {NULL, 0}};
+    {"OK", JL_OK}, {"SKIPPED", JL_SKIPPED}, {"UNSUPPORTED", JL_UNSUPPORTED},
+    {"ERROR", JL_ERROR}, {"WARNING", JL_WARNING}, {"TOO_LARGE", JL_TOO_LARGE},
+    {"NO_MEMORY", JL_NO_MEMORY}, {"CHANGED", JL_CHANGED}, {NULL, 0}};
 static const named_value filters[] = {
-    {"bilinear", TL_FILTER_BILINEAR}, {"bicubic", TL_FILTER_BICUBIC}, {"box", TL_FILTER_BOX},
-    {"hamming", TL_FILTER_HAMMING}, {"lanczos", TL_FILTER_LANCZOS}, {NULL, 0}};
+    {"bilinear", JL_FILTER_BILINEAR}, {"bicubic", JL_FILTER_BICUBIC}, {"box", JL_FILTER_BOX},
+    {"hamming", JL_FILTER_HAMMING}, {"lanczos", JL_FILTER_LANCZOS}, {NULL, 0}};
 static const named_value colour_ops[] = {
-    {"NONE", TL_COLOUR_NONE}, {"BRIGHTNESS", TL_COLOUR_BRIGHTNESS},
-    {"CONTRAST", TL_COLOUR_CONTRAST}, {"SATURATION", TL_COLOUR_SATURATION},
-    {"HUE", TL_COLOUR_HUE}, {"GRAYSCALE", TL_COLOUR_GRAYSCALE},
-    {"STEPS", TL_COLOUR_STEPS}, {NULL, 0}};
+    {"NONE", JL_COLOUR_NONE}, {"BRIGHTNESS", JL_COLOUR_BRIGHTNESS},
+    {"CONTRAST", JL_COLOUR_CONTRAST}, {"SATURATION", JL_COLOUR_SATURATION},
+    {"HUE", JL_COLOUR_HUE}, {"GRAYSCALE", JL_COLOUR_GRAYSCALE},
+    {"STEPS", JL_COLOUR_STEPS}, {NULL, 0}};
 static const named_value out_types[] = {
-    {"FLOAT32", TL_OUT_FLOAT32}, {"UINT8", TL_OUT_UINT8}, {"UINT8_HWC", TL_OUT_UINT8_HWC},
+    {"FLOAT32", JL_OUT_FLOAT32}, {"UINT8", JL_OUT_UINT8}, {"UINT8_HWC", JL_OUT_UINT8_HWC},
     {NULL, 0}};
 
 static int add_dict(PyObject *m, const char *name, const named_value *items)
@@ -342,10 +342,10 @@ PyMODINIT_FUNC PyInit__jpeg(void)
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
-    if (PyModule_AddIntConstant(m, "MESSAGE_LENGTH", TL_MSG_LEN) ||
-        PyModule_AddIntConstant(m, "PLAN_SIZE", (long)sizeof(tl_plan)) ||
-        PyModule_AddIntConstant(m, "AXIS_SIZE", (long)sizeof(tl_axis)) ||
-        PyModule_AddIntConstant(m, "COLOUR_SIZE", (long)sizeof(tl_colour)) ||
+    if (PyModule_AddIntConstant(m, "MESSAGE_LENGTH", JL_MSG_LEN) ||
+        PyModule_AddIntConstant(m, "PLAN_SIZE", (long)sizeof(jl_plan)) ||
+        PyModule_AddIntConstant(m, "AXIS_SIZE", (long)sizeof(jl_axis)) ||
+        PyModule_AddIntConstant(m, "COLOUR_SIZE", (long)sizeof(jl_colour)) ||
         add_dict(m, "PLAN_OFFSETS", plan_offsets) || add_dict(m, "PLAN_SIZES", plan_sizes) ||
         add_dict(m, "AXIS_OFFSETS", axis_offsets) || add_dict(m, "AXIS_SIZES", axis_sizes) ||
         add_dict(m, "COLOUR_OFFSETS", colour_offsets) ||

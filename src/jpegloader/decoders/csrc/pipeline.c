@@ -15,7 +15,7 @@ typedef struct {
     size_t a_size, b_size, c_size, d_size, strip_size, gather_size;
     int32_t *acc;
     size_t acc_size;
-} tl_scratch;
+} jl_scratch;
 
 static double now(void)
 {
@@ -24,7 +24,7 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void scratch_free(tl_scratch *s)
+static void scratch_free(jl_scratch *s)
 {
     free(s->a);
     free(s->b);
@@ -35,18 +35,18 @@ static void scratch_free(tl_scratch *s)
     free(s->acc);
 }
 
-static int plan_is_valid(const tl_plan *p, int out_h, int out_w)
+static int plan_is_valid(const jl_plan *p, int out_h, int out_w)
 {
-    const tl_axis *ax[2] = {&p->x, &p->y};
+    const jl_axis *ax[2] = {&p->x, &p->y};
     int n[2] = {out_w, out_h}, i;
     if (p->scale_denom != 1 && p->scale_denom != 2 && p->scale_denom != 4 &&
         p->scale_denom != 8)
         return 0;
-    if (p->filter < 0 || p->filter >= TL_FILTER_COUNT || !tl_colour_is_valid(&p->colour) ||
+    if (p->filter < 0 || p->filter >= JL_FILTER_COUNT || !jl_colour_is_valid(&p->colour) ||
         p->image_w <= 0 || p->image_h <= 0)
         return 0;
     for (i = 0; i < 2; i++) {
-        const tl_axis *a = ax[i];
+        const jl_axis *a = ax[i];
         if (a->src_lo < 0 || a->src_size <= 0 || a->out_size <= 0 ||
             a->out_start < 0 || a->out_start + n[i] > a->out_size ||
             !(a->in0 >= 0.0) || !(a->in1 > a->in0) || a->in1 > a->src_size)
@@ -63,20 +63,20 @@ static size_t max_size(size_t a, size_t b)
 /* The vertical pass of channel ch from c [rows][out_w] (row-major, the
  * horizontal pass done): straight into the output when nothing follows (floats
  * through the table, or bytes), else into d. */
-static void vertical_pass(tl_scratch *s, const uint8_t *c, const tl_coeffs *cy, int ch,
+static void vertical_pass(jl_scratch *s, const uint8_t *c, const jl_coeffs *cy, int ch,
                           int out_h, int out_w, const float *lut, const float *norm, int flip,
                           int out_type, void *fused_out)
 {
     size_t plane = (size_t)out_h * out_w;
-    if (fused_out && out_type == TL_OUT_FLOAT32)
-        tl_filter_rows_lut(c, (size_t)out_w, out_w, cy, lut + ch * 256,
+    if (fused_out && out_type == JL_OUT_FLOAT32)
+        jl_filter_rows_lut(c, (size_t)out_w, out_w, cy, lut + ch * 256,
                            norm ? norm + 2 * ch : NULL, flip,
                            (float *)fused_out + ch * plane, (size_t)out_w, s->acc);
     else if (fused_out)
-        tl_filter_rows(c, (size_t)out_w, out_w, cy, flip, (uint8_t *)fused_out + ch * plane,
+        jl_filter_rows(c, (size_t)out_w, out_w, cy, flip, (uint8_t *)fused_out + ch * plane,
                        (size_t)out_w, s->acc);
     else
-        tl_filter_rows(c, (size_t)out_w, out_w, cy, 0, s->d + ch * plane, (size_t)out_w,
+        jl_filter_rows(c, (size_t)out_w, out_w, cy, 0, s->d + ch * plane, (size_t)out_w,
                        s->acc);
 }
 
@@ -91,8 +91,8 @@ static void vertical_pass(tl_scratch *s, const uint8_t *c, const tl_coeffs *cy, 
  * out so that it reads contiguous memory: the horizontal pass runs on a
  * transposed plane (one row per source column), or, where it applies, on the
  * rows themselves (NOTE [ The horizontal pass without transposes ]). */
-static void resample_planes(tl_scratch *s, const tl_rows *r, int cols, const tl_coeffs *cx,
-                            const tl_gather *g, const tl_coeffs *cy, int vertical_first,
+static void resample_planes(jl_scratch *s, const jl_rows *r, int cols, const jl_coeffs *cx,
+                            const jl_gather *g, const jl_coeffs *cy, int vertical_first,
                             int out_h, int out_w, const float *lut, const float *norm,
                             int flip, int out_type, void *fused_out)
 {
@@ -100,15 +100,15 @@ static void resample_planes(tl_scratch *s, const tl_rows *r, int cols, const tl_
     size_t plane_a = (size_t)cols * rows, plane = (size_t)out_h * out_w;
     if (!vertical_first) {
         /* a: region planes transposed [cols][rows]; b: horizontal pass
-         * [out_w][rows] (both with rows padded, tl_padded); c: b transposed
+         * [out_w][rows] (both with rows padded, jl_padded); c: b transposed
          * [rows][out_w]. */
-        size_t stride = tl_padded(rows), plane_t = (size_t)cols * stride;
-        tl_split_transpose_rgb(r->pixels, r->stride, rows, cols, s->a, stride, plane_t,
+        size_t stride = jl_padded(rows), plane_t = (size_t)cols * stride;
+        jl_split_transpose_rgb(r->pixels, r->stride, rows, cols, s->a, stride, plane_t,
                                s->strip);
         for (ch = 0; ch < 3; ch++) {
             uint8_t *b = s->b, *c = s->c; /* one channel at a time: reused */
-            tl_filter_rows(s->a + ch * plane_t, stride, rows, cx, 0, b, stride, s->acc);
-            tl_transpose_u8(b, stride, out_w, rows, c, (size_t)out_w);
+            jl_filter_rows(s->a + ch * plane_t, stride, rows, cx, 0, b, stride, s->acc);
+            jl_transpose_u8(b, stride, out_w, rows, c, (size_t)out_w);
             vertical_pass(s, c, cy, ch, out_h, out_w, lut, norm, flip, out_type, fused_out);
         }
         return;
@@ -116,22 +116,22 @@ static void resample_planes(tl_scratch *s, const tl_rows *r, int cols, const tl_
     /* a: region planes [rows][cols]; b: vertical pass [out_h][cols]; then the
      * horizontal pass on b's rows -> d, or on b transposed ([cols][out_h], in c)
      * -> b again [out_w][out_h], transposed -> d. */
-    tl_split_rgb(r->pixels, r->stride, rows, cols, s->a, plane_a);
+    jl_split_rgb(r->pixels, r->stride, rows, cols, s->a, plane_a);
     for (ch = 0; ch < 3; ch++) {
         uint8_t *b = s->b, *c = s->c;
-        tl_filter_rows(s->a + ch * plane_a, (size_t)cols, cols, cy, 0, b, (size_t)cols, s->acc);
+        jl_filter_rows(s->a + ch * plane_a, (size_t)cols, cols, cy, 0, b, (size_t)cols, s->acc);
         if (g) {
-            tl_gather_rows(g, b, (size_t)cols, out_h, s->d + ch * plane, (size_t)out_w);
+            jl_gather_rows(g, b, (size_t)cols, out_h, s->d + ch * plane, (size_t)out_w);
             continue;
         }
-        tl_transpose_u8(b, (size_t)cols, out_h, cols, c, (size_t)out_h);
-        tl_filter_rows(c, (size_t)out_h, out_h, cx, 0, b, (size_t)out_h, s->acc);
-        tl_transpose_u8(b, (size_t)out_h, out_w, out_h, s->d + ch * plane, (size_t)out_w);
+        jl_transpose_u8(b, (size_t)cols, out_h, cols, c, (size_t)out_h);
+        jl_filter_rows(c, (size_t)out_h, out_h, cx, 0, b, (size_t)out_h, s->acc);
+        jl_transpose_u8(b, (size_t)out_h, out_w, out_h, s->d + ch * plane, (size_t)out_w);
     }
 }
 
 /* NOTE [ Decoding in strips ]
- * When the horizontal pass runs first and on rows (tl_gather_rows), each
+ * When the horizontal pass runs first and on rows (jl_gather_rows), each
  * strip of STRIP_ROWS decoded rows is split into planes and resampled across
  * at once, while it is still in the L1 cache: the decoder's buffer then holds
  * one strip, reused, instead of the whole block (330 KB for a 224 crop of a
@@ -145,31 +145,31 @@ static void resample_planes(tl_scratch *s, const tl_rows *r, int cols, const tl_
 enum { STRIP_ROWS = 16 };
 
 /* Closes the decode after a read: its warning, if the reads went well. */
-static int close_after(tl_decoder *dec, int status, char *msg)
+static int close_after(jl_decoder *dec, int status, char *msg)
 {
-    if (status == TL_OK)
-        return tl_jpeg_region_close(dec, msg);
-    tl_jpeg_region_close(dec, NULL);
+    if (status == JL_OK)
+        return jl_jpeg_region_close(dec, msg);
+    jl_jpeg_region_close(dec, NULL);
     return status;
 }
 
 /* The block's rows decoded strip by strip into c: three planes [rows][out_w],
  * the horizontal pass done.  The decoder's time is added to *decode_seconds. */
-static int decode_strips(tl_decoder *dec, tl_scratch *s, const tl_gather *g, int rows,
+static int decode_strips(jl_decoder *dec, jl_scratch *s, const jl_gather *g, int rows,
                          int cols, int out_w, char *msg, double *decode_seconds)
 {
     size_t plane = (size_t)rows * out_w, strip_plane = (size_t)STRIP_ROWS * cols;
-    int y, ch, status = TL_OK;
+    int y, ch, status = JL_OK;
     for (y = 0; y < rows;) {
-        tl_rows strip;
+        jl_rows strip;
         double start = now();
-        status = tl_jpeg_region_read(dec, STRIP_ROWS, &strip, msg);
+        status = jl_jpeg_region_read(dec, STRIP_ROWS, &strip, msg);
         *decode_seconds += now() - start;
-        if (status != TL_OK)
+        if (status != JL_OK)
             break;
-        tl_split_rgb(strip.pixels, strip.stride, strip.rows, cols, s->strip, strip_plane);
+        jl_split_rgb(strip.pixels, strip.stride, strip.rows, cols, s->strip, strip_plane);
         for (ch = 0; ch < 3; ch++)
-            tl_gather_rows(g, s->strip + ch * strip_plane, (size_t)cols, strip.rows,
+            jl_gather_rows(g, s->strip + ch * strip_plane, (size_t)cols, strip.rows,
                            s->c + ch * plane + (size_t)y * out_w, (size_t)out_w);
         y += strip.rows;
     }
@@ -177,44 +177,44 @@ static int decode_strips(tl_decoder *dec, tl_scratch *s, const tl_gather *g, int
 }
 
 /* The whole block decoded at once into the decoder's buffer. */
-static int decode_block(tl_decoder *dec, int rows, tl_rows *block, char *msg,
+static int decode_block(jl_decoder *dec, int rows, jl_rows *block, char *msg,
                         double *decode_seconds)
 {
     double start = now();
-    int status = close_after(dec, tl_jpeg_region_read(dec, rows, block, msg), msg);
+    int status = close_after(dec, jl_jpeg_region_read(dec, rows, block, msg), msg);
     *decode_seconds += now() - start;
     return status;
 }
 
-static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
-                      size_t size, const tl_plan *p, void *out, int out_type, int out_h,
+static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
+                      size_t size, const jl_plan *p, void *out, int out_type, int out_h,
                       int out_w, const float *lut, const float *norm, int64_t max_pixels,
                       char *msg, double *decode_seconds)
 {
-    tl_coeffs cx, cy;
-    tl_region r;
-    tl_gather g;
+    jl_coeffs cx, cy;
+    jl_region r;
+    jl_gather g;
     int xlo, xhi, ylo, yhi, status, rows, cols, ch, colour, fused, gathered, strips;
     size_t plane = (size_t)out_h * out_w, work;
     double start;
 
     if (!plan_is_valid(p, out_h, out_w)) {
-        snprintf(msg, TL_MSG_LEN, "invalid sample plan");
-        return TL_ERROR;
+        snprintf(msg, JL_MSG_LEN, "invalid sample plan");
+        return JL_ERROR;
     }
-    if (tl_coeffs_compute(&cx, p->filter, p->x.src_size, p->x.in0, p->x.in1, p->x.out_size,
+    if (jl_coeffs_compute(&cx, p->filter, p->x.src_size, p->x.in0, p->x.in1, p->x.out_size,
                           p->x.out_start, out_w) ||
-        tl_coeffs_compute(&cy, p->filter, p->y.src_size, p->y.in0, p->y.in1, p->y.out_size,
+        jl_coeffs_compute(&cy, p->filter, p->y.src_size, p->y.in0, p->y.in1, p->y.out_size,
                           p->y.out_start, out_h)) {
-        tl_coeffs_free(&cx);
-        snprintf(msg, TL_MSG_LEN, "out of memory for resample coefficients");
-        return TL_NO_MEMORY;
+        jl_coeffs_free(&cx);
+        snprintf(msg, JL_MSG_LEN, "out of memory for resample coefficients");
+        return JL_NO_MEMORY;
     }
-    tl_coeffs_span(&cx, &xlo, &xhi);
-    tl_coeffs_span(&cy, &ylo, &yhi);
+    jl_coeffs_span(&cx, &xlo, &xhi);
+    jl_coeffs_span(&cy, &ylo, &yhi);
     start = now();
     memset(&r, 0, sizeof(r));
-    status = tl_jpeg_region_open(
+    status = jl_jpeg_region_open(
         dec, data, size, p->scale_denom, p->x.src_lo + xlo, p->y.src_lo + ylo,
         p->x.src_lo + xhi, p->y.src_lo + yhi, max_pixels, &r, msg);
     *decode_seconds = now() - start;
@@ -224,76 +224,76 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
      * file rewritten since with another image must not be decoded through it:
      * a larger image would silently give a window of the wrong place and
      * scale.  The header is read here anyway; when it names another size the
-     * sample is TL_CHANGED and the caller draws it again for the real size.
-     * A header over the pixel limit stays TL_TOO_LARGE, whatever was planned. */
-    if (status != TL_TOO_LARGE && r.width != 0 &&
+     * sample is JL_CHANGED and the caller draws it again for the real size.
+     * A header over the pixel limit stays JL_TOO_LARGE, whatever was planned. */
+    if (status != JL_TOO_LARGE && r.width != 0 &&
         (r.width != p->image_w || r.height != p->image_h)) {
-        if (status == TL_OK)
-            tl_jpeg_region_close(dec, NULL);
-        snprintf(msg, TL_MSG_LEN, "the image is %dx%d now; its plan was drawn for %dx%d",
+        if (status == JL_OK)
+            jl_jpeg_region_close(dec, NULL);
+        snprintf(msg, JL_MSG_LEN, "the image is %dx%d now; its plan was drawn for %dx%d",
                  r.width, r.height, p->image_w, p->image_h);
-        status = TL_CHANGED;
+        status = JL_CHANGED;
         goto done;
     }
-    if (status != TL_OK)
+    if (status != JL_OK)
         goto done;
     if (p->x.src_lo + p->x.src_size > r.scaled_width ||
         p->y.src_lo + p->y.src_size > r.scaled_height ||
         p->x.src_lo + xlo < r.x0 || p->x.src_lo + xhi > r.x0 + r.cols ||
         p->y.src_lo + ylo < r.y0 || p->y.src_lo + yhi > r.y0 + r.rows) {
-        tl_jpeg_region_close(dec, NULL);
-        snprintf(msg, TL_MSG_LEN, "sample plan does not fit the %dx%d decoded image",
+        jl_jpeg_region_close(dec, NULL);
+        snprintf(msg, JL_MSG_LEN, "sample plan does not fit the %dx%d decoded image",
                  r.scaled_width, r.scaled_height);
-        status = TL_ERROR;
+        status = JL_ERROR;
         goto done;
     }
 
     rows = r.rows;
     cols = r.cols;
-    colour = tl_colour_is_active(&p->colour);
+    colour = jl_colour_is_active(&p->colour);
     /* Taps index the source window; make them index the decoded block. */
-    tl_coeffs_shift(&cx, p->x.src_lo - r.x0);
-    tl_coeffs_shift(&cy, p->y.src_lo - r.y0);
-    if (tl_grow((void **)&s->gather, &s->gather_size, tl_gather_size(&cx))) {
-        tl_jpeg_region_close(dec, NULL);
-        snprintf(msg, TL_MSG_LEN, "out of memory for resample buffers");
-        status = TL_NO_MEMORY;
+    jl_coeffs_shift(&cx, p->x.src_lo - r.x0);
+    jl_coeffs_shift(&cy, p->y.src_lo - r.y0);
+    if (jl_grow((void **)&s->gather, &s->gather_size, jl_gather_size(&cx))) {
+        jl_jpeg_region_close(dec, NULL);
+        snprintf(msg, JL_MSG_LEN, "out of memory for resample buffers");
+        status = JL_NO_MEMORY;
         goto done;
     }
-    gathered = tl_gather_build(&g, &cx, cols, s->gather);
+    gathered = jl_gather_build(&g, &cx, cols, s->gather);
     strips = gathered && !p->vertical_first; /* NOTE [ Decoding in strips ] */
     /* The last pass writes the output itself (float32 through the table, or
      * uint8 planes) unless 8-bit planes are needed first (colour ops,
      * interleaved output, vertical-first order). */
-    fused = (out_type == TL_OUT_FLOAT32 || out_type == TL_OUT_UINT8) && !colour &&
+    fused = (out_type == JL_OUT_FLOAT32 || out_type == JL_OUT_UINT8) && !colour &&
             !p->vertical_first;
-    work = max_size(max_size((size_t)out_w * tl_padded(rows), (size_t)out_h * cols),
+    work = max_size(max_size((size_t)out_w * jl_padded(rows), (size_t)out_h * cols),
                     max_size((size_t)out_w * out_h, 1)); /* one channel at a time */
-    if ((!strips && tl_grow((void **)&s->a, &s->a_size, 3 * (size_t)cols * tl_padded(rows))) ||
-        (!strips && tl_grow((void **)&s->b, &s->b_size, work)) ||
-        tl_grow((void **)&s->c, &s->c_size, strips ? 3 * (size_t)rows * out_w : work) ||
-        tl_grow((void **)&s->strip, &s->strip_size,
-                strips ? 3 * (size_t)STRIP_ROWS * cols : (size_t)48 * tl_padded(cols)) ||
-        (!fused && tl_grow((void **)&s->d, &s->d_size, 3 * plane)) ||
-        tl_grow((void **)&s->acc, &s->acc_size,
+    if ((!strips && jl_grow((void **)&s->a, &s->a_size, 3 * (size_t)cols * jl_padded(rows))) ||
+        (!strips && jl_grow((void **)&s->b, &s->b_size, work)) ||
+        jl_grow((void **)&s->c, &s->c_size, strips ? 3 * (size_t)rows * out_w : work) ||
+        jl_grow((void **)&s->strip, &s->strip_size,
+                strips ? 3 * (size_t)STRIP_ROWS * cols : (size_t)48 * jl_padded(cols)) ||
+        (!fused && jl_grow((void **)&s->d, &s->d_size, 3 * plane)) ||
+        jl_grow((void **)&s->acc, &s->acc_size,
              sizeof(int32_t) * max_size(max_size((size_t)rows, (size_t)cols),
                                         max_size((size_t)out_w, (size_t)out_h)))) {
-        tl_jpeg_region_close(dec, NULL);
-        snprintf(msg, TL_MSG_LEN, "out of memory for resample buffers");
-        status = TL_NO_MEMORY;
+        jl_jpeg_region_close(dec, NULL);
+        snprintf(msg, JL_MSG_LEN, "out of memory for resample buffers");
+        status = JL_NO_MEMORY;
         goto done;
     }
     if (strips) {
         status = decode_strips(dec, s, &g, rows, cols, out_w, msg, decode_seconds);
-        if (status != TL_OK)
+        if (status != JL_OK)
             goto done;
         for (ch = 0; ch < 3; ch++)
             vertical_pass(s, s->c + ch * (size_t)rows * out_w, &cy, ch, out_h, out_w, lut,
                           norm, p->flip, out_type, fused ? out : NULL);
     } else {
-        tl_rows block;
+        jl_rows block;
         status = decode_block(dec, rows, &block, msg, decode_seconds);
-        if (status != TL_OK)
+        if (status != JL_OK)
             goto done;
         resample_planes(s, &block, cols, &cx, gathered ? &g : NULL, &cy, p->vertical_first,
                         out_h, out_w, lut, norm, p->flip, out_type, fused ? out : NULL);
@@ -303,45 +303,45 @@ static int run_sample(tl_decoder *dec, tl_scratch *s, const uint8_t *data,
     /* Every colour op is per pixel or uses a whole-image mean, so it commutes
      * with the flip, which stays last (as in the Python draws). */
     if (colour)
-        tl_colour_apply(s->d, s->d + plane, s->d + 2 * plane, plane, &p->colour);
-    if (out_type == TL_OUT_UINT8_HWC) {
-        tl_planes_interleave(s->d, plane, out_h, out_w, p->flip, (uint8_t *)out);
+        jl_colour_apply(s->d, s->d + plane, s->d + 2 * plane, plane, &p->colour);
+    if (out_type == JL_OUT_UINT8_HWC) {
+        jl_planes_interleave(s->d, plane, out_h, out_w, p->flip, (uint8_t *)out);
         goto done;
     }
     for (ch = 0; ch < 3; ch++) {
-        if (out_type == TL_OUT_FLOAT32)
-            tl_levels_to_float(s->d + ch * plane, out_h, out_w, lut + ch * 256,
+        if (out_type == JL_OUT_FLOAT32)
+            jl_levels_to_float(s->d + ch * plane, out_h, out_w, lut + ch * 256,
                                norm ? norm + 2 * ch : NULL, p->flip, (float *)out + ch * plane);
         else
-            tl_levels_copy(s->d + ch * plane, out_h, out_w, p->flip, (uint8_t *)out + ch * plane);
+            jl_levels_copy(s->d + ch * plane, out_h, out_w, p->flip, (uint8_t *)out + ch * plane);
     }
 done:
-    tl_coeffs_free(&cx);
-    tl_coeffs_free(&cy);
+    jl_coeffs_free(&cx);
+    jl_coeffs_free(&cy);
     return status;
 }
 
-void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
-                     const tl_plan *plans, int n, void *out, int out_type, int out_h,
+void jl_decode_batch(const uint8_t *data, const int64_t *offsets,
+                     const jl_plan *plans, int n, void *out, int out_type, int out_h,
                      int out_w, const float *lut, const float *norm, int64_t max_pixels,
                      int32_t *status, char *messages, double *seconds)
 {
-    tl_scratch s;
-    tl_decoder *dec = tl_decoder_new();
+    jl_scratch s;
+    jl_decoder *dec = jl_decoder_new();
     size_t sample = (size_t)3 * out_h * out_w;
-    size_t item = out_type == TL_OUT_FLOAT32 ? sizeof(float) : 1;
+    size_t item = out_type == JL_OUT_FLOAT32 ? sizeof(float) : 1;
     int i;
 
     memset(&s, 0, sizeof(s));
     for (i = 0; i < n; i++) {
-        char *msg = messages + (size_t)i * TL_MSG_LEN;
+        char *msg = messages + (size_t)i * JL_MSG_LEN;
         uint8_t *dst = (uint8_t *)out + (size_t)i * sample * item;
         msg[0] = '\0';
         if (plans[i].skip) {
-            status[i] = TL_SKIPPED;
+            status[i] = JL_SKIPPED;
         } else if (!dec) {
-            snprintf(msg, TL_MSG_LEN, "out of memory for the JPEG decoder");
-            status[i] = TL_NO_MEMORY;
+            snprintf(msg, JL_MSG_LEN, "out of memory for the JPEG decoder");
+            status[i] = JL_NO_MEMORY;
         } else {
             double start = now(), decoding = 0.0;
             status[i] = run_sample(dec, &s, data + offsets[i],
@@ -352,21 +352,21 @@ void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
             seconds[1] += now() - start - decoding;
         }
         /* Never leave a previous batch's pixels in a failed sample's slot. */
-        if (status[i] != TL_OK)
+        if (status[i] != JL_OK)
             memset(dst, 0, sample * item);
     }
     scratch_free(&s);
-    tl_decoder_free(dec);
+    jl_decoder_free(dec);
 }
 
-void tl_hwc_to_chw(const uint8_t *src, int n, int h, int w, int out_type, const float *lut,
+void jl_hwc_to_chw(const uint8_t *src, int n, int h, int w, int out_type, const float *lut,
                    void *out)
 {
     size_t plane = (size_t)h * w, i;
     int k, ch;
     for (k = 0; k < n; k++) {
         const uint8_t *in = src + (size_t)k * 3 * plane;
-        if (out_type == TL_OUT_FLOAT32) {
+        if (out_type == JL_OUT_FLOAT32) {
             float *o = (float *)out + (size_t)k * 3 * plane;
             for (i = 0; i < plane; i++)
                 for (ch = 0; ch < 3; ch++)
@@ -380,27 +380,27 @@ void tl_hwc_to_chw(const uint8_t *src, int n, int h, int w, int out_type, const 
     }
 }
 
-void tl_probe_batch(const uint8_t *data, const int64_t *offsets, int n,
+void jl_probe_batch(const uint8_t *data, const int64_t *offsets, int n,
                     int32_t *info, int32_t *status, char *messages)
 {
-    tl_decoder *dec = tl_decoder_new();
+    jl_decoder *dec = jl_decoder_new();
     int i;
     for (i = 0; i < n; i++) {
-        tl_jpeg_info ji;
-        char *msg = messages + (size_t)i * TL_MSG_LEN;
+        jl_jpeg_info ji;
+        char *msg = messages + (size_t)i * JL_MSG_LEN;
         msg[0] = '\0';
         if (!dec) {
-            snprintf(msg, TL_MSG_LEN, "out of memory for the JPEG decoder");
-            status[i] = TL_NO_MEMORY;
+            snprintf(msg, JL_MSG_LEN, "out of memory for the JPEG decoder");
+            status[i] = JL_NO_MEMORY;
             memset(info + 4 * i, 0, 4 * sizeof(int32_t));
             continue;
         }
-        status[i] = tl_jpeg_probe(dec, data + offsets[i],
+        status[i] = jl_jpeg_probe(dec, data + offsets[i],
                                   (size_t)(offsets[i + 1] - offsets[i]), &ji, msg);
         info[4 * i] = ji.width;
         info[4 * i + 1] = ji.height;
         info[4 * i + 2] = ji.components;
         info[4 * i + 3] = ji.progressive;
     }
-    tl_decoder_free(dec);
+    jl_decoder_free(dec);
 }

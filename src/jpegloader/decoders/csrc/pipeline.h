@@ -4,13 +4,13 @@
  * (ColorJitter, grayscale) -> flip -> either ToTensor + Normalize through a
  * lookup table into float32 CHW, or the bytes themselves into uint8 CHW
  * (PILToTensor).  No Python here. */
-#ifndef TL_PIPELINE_H
-#define TL_PIPELINE_H
+#ifndef JL_PIPELINE_H
+#define JL_PIPELINE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "color.h"
+#include "colour.h"
 #include "jpeg_region.h"
 
 /* One axis of a fused geometry, in pixels of the decoded (scaled) image.
@@ -21,52 +21,52 @@ typedef struct {
     double in0, in1;
     int32_t src_lo, src_size;
     int32_t out_size, out_start;
-} tl_axis;
+} jl_axis;
 
 /* Layout mirrored by jpegloader.decoders.jpeg.PLAN_DTYPE. */
 typedef struct {
     int32_t skip;           /* non-zero: the Python path handles this sample */
     int32_t scale_denom;    /* 1, 2, 4 or 8 */
     int32_t flip;           /* mirror the output horizontally */
-    int32_t filter;         /* TL_FILTER_* (resample.h) */
+    int32_t filter;         /* JL_FILTER_* (resample.h) */
     int32_t vertical_first; /* run the vertical pass first (Pillow 13+ does for tall
                                reductions; see NOTE [ Pillow's pass order ]) */
     int32_t image_w, image_h; /* the size the plan was drawn for: NOTE [ A plan fits
                                  one image size ] */
     int32_t reserved;
-    tl_axis x, y;
-    tl_colour colour;       /* applied after resampling */
-} tl_plan;
+    jl_axis x, y;
+    jl_colour colour;       /* applied after resampling */
+} jl_plan;
 
-/* Output element types of tl_decode_batch: float32 CHW through the table, uint8
+/* Output element types of jl_decode_batch: float32 CHW through the table, uint8
  * CHW, or uint8 HWC (interleaved RGB rows: what a PIL image holds). */
-enum { TL_OUT_FLOAT32 = 0, TL_OUT_UINT8 = 1, TL_OUT_UINT8_HWC = 2 };
+enum { JL_OUT_FLOAT32 = 0, JL_OUT_UINT8 = 1, JL_OUT_UINT8_HWC = 2 };
 
 /* Writes n samples of [3, out_h, out_w] into out: float32 values lut[ch][level]
  * (lut is float32 [3][256]: each 8-bit level after ToTensor and Normalize)
- * when out_type is TL_OUT_FLOAT32, or the 8-bit levels themselves when it is
- * TL_OUT_UINT8 (lut unused).  norm, when not NULL, is float32 [3][2]: per
+ * when out_type is JL_OUT_FLOAT32, or the 8-bit levels themselves when it is
+ * JL_OUT_UINT8 (lut unused).  norm, when not NULL, is float32 [3][2]: per
  * channel a mean and std with which ((level / 255) - mean) / std equals the
  * table, bit for bit, and is computed instead of looked up
- * (tl_filter_rows_lut).  Each sample gets a status and, when not TL_OK, a
- * message of TL_MSG_LEN bytes; its pixels are then zero so a slot never
+ * (jl_filter_rows_lut).  Each sample gets a status and, when not JL_OK, a
+ * message of JL_MSG_LEN bytes; its pixels are then zero so a slot never
  * keeps stale data.  seconds[0] and seconds[1] are increased by the time
  * spent decoding (libjpeg-turbo) and augmenting (resample, colour, flip,
  * output). */
-void tl_decode_batch(const uint8_t *data, const int64_t *offsets,
-                     const tl_plan *plans, int n, void *out, int out_type, int out_h,
+void jl_decode_batch(const uint8_t *data, const int64_t *offsets,
+                     const jl_plan *plans, int n, void *out, int out_type, int out_h,
                      int out_w, const float *lut, const float *norm, int64_t max_pixels,
                      int32_t *status, char *messages, double *seconds);
 
 /* n images of h x w interleaved RGB bytes (src) to [3, h, w]: float32 values
- * lut[ch][level] (TL_OUT_FLOAT32) or the levels (TL_OUT_UINT8).  The tensor stage
+ * lut[ch][level] (JL_OUT_FLOAT32) or the levels (JL_OUT_UINT8).  The tensor stage
  * run after Python code that worked on PIL images. */
-void tl_hwc_to_chw(const uint8_t *src, int n, int h, int w, int out_type, const float *lut,
+void jl_hwc_to_chw(const uint8_t *src, int n, int h, int w, int out_type, const float *lut,
                    void *out);
 
 /* Header probe for n samples: info is int32 [n][4] (width, height,
  * components, progressive). */
-void tl_probe_batch(const uint8_t *data, const int64_t *offsets, int n,
+void jl_probe_batch(const uint8_t *data, const int64_t *offsets, int n,
                     int32_t *info, int32_t *status, char *messages);
 
 #endif

@@ -2,11 +2,11 @@
 ImageFolder, timm's ImageDataset, Subsets of them) with the transforms real
 training recipes build.  See NOTE [ A pipeline's contract ] in contract.py.
 
-    datasets.py    recognise the dataset; what a sample reads (ImageSource)
-    transforms.py  lower the transform into ops (ops.py), natively as far as it goes
+    recognise.py   recognise the dataset; what a sample reads (ImageSource)
+    lower.py       lower the transform into ops (ops.py), natively as far as it goes
     draw.py        per-sample random parameters; replay through torchvision
     hybrid.py      the user's own transforms and collate_fn, in the workers
-    decoder.py     decode a batch into the slot; assemble
+    decode.py      decode a batch into the slot; assemble
 """
 from __future__ import annotations
 
@@ -17,23 +17,23 @@ from torch.utils.data import default_collate
 
 from ..contract import Check, DecodeOptions, Lowering, Pipeline, check
 from ..file_table import FileTable
-from . import datasets
-from .decoder import ClassificationBatchDecoder
+from . import recognise
+from .decode import ClassificationBatchDecoder
 from .hybrid import CollatePlan, plan_collate
-from .transforms import ClassificationProgram, Sample, lower_transform
+from .lower import ClassificationProgram, Sample, lower_transform
 
 
 class ClassificationPipeline(Pipeline):
     name = "classification"
 
     def claims(self, dataset) -> bool:
-        return datasets.claims(dataset)
+        return recognise.claims(dataset)
 
     def lower(self, dataset, loader_args: dict | None = None) -> Lowering:
         args = loader_args or {}
-        source, checks = datasets.recognise(dataset)
+        source, checks = recognise.recognise(dataset)
         transform = source.transform if source is not None else \
-            getattr(datasets.unwrap_subsets(dataset)[0], "transform", None)
+            getattr(recognise.unwrap_subsets(dataset)[0], "transform", None)
         program, transform_checks = lower_transform(transform)
         checks = [*checks, *transform_checks]
         collate, collate_check = _collate(args, program)
@@ -52,7 +52,7 @@ class ClassificationPipeline(Pipeline):
                         (program, collate, source.key()), split)
 
     def decoder(self, lowering: Lowering, options: DecodeOptions) -> ClassificationBatchDecoder:
-        source: datasets.ImageSource = lowering.source
+        source: recognise.ImageSource = lowering.source
         program, collate = lowering.program
         index_map = None if source.indices is None else torch.from_numpy(source.indices.copy())
         return ClassificationBatchDecoder(FileTable.from_samples(source.samples), index_map,

@@ -19,16 +19,14 @@ from ..contract import (
     DecodeOptions,
     Stopwatch,
     compact,
-    forget_changed,
-    image_sizes,
-    read_in_groups,
 )
-from ..file_table import FileTable
+from ..file_table import FileTable, forget_changed, image_sizes
+from ..read_files import read_in_groups
 from ..tensor_stage import division_form
-from .datasets import TIMM_RETRIES, open_rgb
 from .draw import draw, replay
 from .hybrid import CollatePlan, Yours, as_collate_input, sample_layout
-from .transforms import ClassificationProgram
+from .lower import ClassificationProgram
+from .recognise import TIMM_RETRIES, open_rgb
 
 _LG = logging.getLogger("jpegloader")
 

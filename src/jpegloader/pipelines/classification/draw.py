@@ -30,10 +30,16 @@ from torchvision.transforms import functional as F
 
 from ...decoders.jpeg import FILTERS, GRAYSCALE
 from ...decoders.plans import ColourProgram, Geometry
-from ..colour import colour_program, jitter_factors, jitter_image, jitter_steps, permutations
+from ..colour import (
+    colour_program,
+    jitter_factors,
+    jitter_image,
+    jitter_steps,
+    permutations,
+)
 from ..random_stream import seeds, uniforms
 from . import ops
-from .transforms import ClassificationProgram
+from .lower import ClassificationProgram
 
 
 @dataclass

@@ -1,22 +1,23 @@
 """The COCO / SSD-300 pipeline: the SSD reference's COCODetection and
-SSDTransformer (ssd-reference.md), recognised by name and structure in users'
+SSDTransformer (NVIDIA's and Habana's ssd/utils.py), recognised by name and structure in users'
 own copies, or taken from this package.  See NOTE [ A pipeline's contract ].
 
     reference.py  the reference transforms (public as jpegloader.transforms.ssd)
     dataset.py    the reference COCODetection (public as jpegloader.datasets)
     boxes.py      their box arithmetic, and its C twins (csrc/)
-    recognise.py  recognise the dataset, lower the transform
+    recognise.py  recognise the dataset
+    lower.py      lower the transform (SSDTransformer) into a program
     table.py      images and boxes as tensors shared with workers
     draw.py       crop/flip/jitter draws; plans; replay through the reference ops
-    decoder.py    decode a batch into the slot; assemble
+    decode.py     decode a batch into the slot; assemble
 """
 from __future__ import annotations
 
 from torch.utils.data import default_collate
 
 from ..contract import DecodeOptions, Lowering, Pipeline, check
-from . import recognise
-from .decoder import CocoBatchDecoder
+from . import lower, recognise
+from .decode import CocoBatchDecoder
 from .table import AnnotationTable
 
 
@@ -36,7 +37,7 @@ class SSDPipeline(Pipeline):
                             "collate_fn this loader runs on torch's DataLoader"))
         if not all(c.passed for c in checks):
             return Lowering(self.name, tuple(checks))
-        lowered, transform_checks = recognise.lower_ssd(getattr(dataset, "transform", None))
+        lowered, transform_checks = lower.lower_ssd(getattr(dataset, "transform", None))
         checks += transform_checks
         if lowered is None:
             return Lowering(self.name, tuple(checks))

@@ -7,7 +7,7 @@ same float32 results for the same random parameters.
 
 Boxes are float32 [N, 4] in (left, top, right, bottom) order, normalised to
 [0, 1] by the image size.  The operations and their order follow the public
-SSD reference (ssd-reference.md), including its float32 rounding.
+SSD reference (NVIDIA's and Habana's ssd/utils.py), including its float32 rounding.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""COCO detection dataset as the SSD reference reads it (ssd-reference.md).
+"""COCO detection dataset as the SSD reference reads it (NVIDIA's and Habana's ssd/utils.py).
 
 Category ids map to 1..80 in the order of the JSON's ``categories`` (0 is
 background); images without annotations are dropped; iscrowd boxes are kept.

@@ -5,7 +5,7 @@ JSON's (a mismatch, or a file the C core cannot decode, takes the Python
 path), crop/flip/jitter drawn (training), the C core decodes only each crop
 window, resizes, jitters, flips and normalizes into the slot, and the boxes
 are cropped, flipped and encoded against the default boxes with the
-reference's own operations (transforms/boxes.py).  Validation batches carry
+reference's own operations (boxes.py).  Validation batches carry
 the boxes zero-padded to ``max_num``.
 """
 from __future__ import annotations
@@ -24,14 +24,13 @@ from ..contract import (
     DecodeOptions,
     Stopwatch,
     compact,
-    forget_changed,
-    image_sizes,
-    read_files,
 )
+from ..file_table import forget_changed, image_sizes
+from ..read_files import read_files
 from ..tensor_stage import division_form
 from . import boxes as B
 from .draw import boxes_for, draw_ssd, plans_for, replay_image
-from .recognise import LoweredSSD
+from .lower import LoweredSSD
 from .table import AnnotationTable
 
 

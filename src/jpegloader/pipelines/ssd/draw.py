@@ -31,10 +31,16 @@ from torchvision.transforms import functional as F
 
 from ...decoders.jpeg import FILTERS
 from ...decoders.plans import Geometry, to_plans
-from ..colour import colour_program, jitter_factors, jitter_image, jitter_steps, permutations
+from ..colour import (
+    colour_program,
+    jitter_factors,
+    jitter_image,
+    jitter_steps,
+    permutations,
+)
 from ..random_stream import uniforms
 from . import boxes as B
-from .recognise import STANDARD_SAMPLE_OPTIONS, LoweredSSD
+from .lower import STANDARD_SAMPLE_OPTIONS, LoweredSSD
 
 FLIP_SLOT, ORDER_SLOTS, FACTOR_SLOTS, CROP_FIRST_SLOT = 0, 1, 4, 8
 TRIALS_PER_CHUNK = 16

@@ -1,8 +1,8 @@
-"""Recognising a COCO dataset and its SSD-300 sample transform (``SSDTransformer``).
+"""Lowering the SSD-300 sample transform (``SSDTransformer``) into what the C core runs.
 
 The reference classes live in users' own code, so they are matched by class
-name and structure, as HabanaDataLoader matched them: a dataset named
-``COCODetection`` with the reference's attributes, and a transform with
+name and structure, as HabanaDataLoader matched them (recognise.py does the
+dataset): a transform with
 ``crop`` (SSDCropping), ``hflip`` (RandomHorizontalFlip), ``img_trans``
 (Compose of Resize((h, w)), torchvision's ColorJitter, ToTensor),
 ``trans_val`` (Compose of Resize((h, w)), ToTensor, Normalize), ``normalize``
@@ -30,8 +30,6 @@ RULE = "dataset.transform"
 STANDARD_SAMPLE_OPTIONS = (None, (0.1, None), (0.3, None), (0.5, None), (0.7, None),
                            (0.9, None), (None, None))
 MAX_SIZE = 4096  # output side limit of the fused pipeline (a slot holds B x 3 x h x w)
-#: What the SSD reference's COCODetection keeps and the COCO path reads.
-COCO_ATTRIBUTES = ("img_folder", "annotate_file", "images", "label_info", "img_keys")
 _HINT = "keep the reference structure, or this loader runs on torch's DataLoader"
 
 
@@ -73,40 +71,6 @@ class LoweredSSD:
 
 class _Blocked(Exception):
     pass
-
-
-def coco_missing(dataset) -> list[str]:
-    missing = [a for a in COCO_ATTRIBUTES if not hasattr(dataset, a)]
-    if "label_info" in missing and hasattr(dataset, "label_map"):
-        missing.remove("label_info")
-    return missing
-
-
-def claims(dataset) -> bool:
-    """COCO datasets are recognised by class name and attributes: users keep their
-    own copy of the reference class."""
-    return type(dataset).__name__ == "COCODetection"
-
-
-def dataset_checks(dataset) -> list[Check]:
-    missing = coco_missing(dataset)
-    name = f"{type(dataset).__module__}.{type(dataset).__qualname__}"
-    if missing:
-        return [Check("dataset.type", False,
-                      f"dataset is {name} but lacks {', '.join(missing)}, so it is not the "
-                      "SSD reference's COCODetection",
-                      "keep the reference attributes (img_folder, annotate_file, images, "
-                      "label_map/label_info, img_keys) or use jpegloader.datasets.COCODetection")]
-    return [Check("dataset.type", True, "dataset is COCODetection (ssd pipeline)")]
-
-
-def dataset_key(dataset) -> tuple:
-    """Equal while the images and annotations the dataset returns stay the same."""
-    content = hash(tuple(
-        (k, dataset.images[k][0], tuple(dataset.images[k][1]),
-         tuple((tuple(box), label) for box, label in dataset.images[k][2]))
-        for k in dataset.img_keys))
-    return (str(dataset.img_folder), len(dataset.img_keys), content)
 
 
 def _named(obj, name: str, what: str):

@@ -9,7 +9,7 @@ static inline int beats(float v, float best)
     return v > best || (isnan(v) && !isnan(best));
 }
 
-int tl_encode_boxes(const float *boxes, const int64_t *labels, int n, const float *dboxes,
+int jl_encode_boxes(const float *boxes, const int64_t *labels, int n, const float *dboxes,
                     int m, float criteria, float *out_xywh, int64_t *out_labels)
 {
     /* Row by row of the IoU matrix (one ground-truth box against every
@@ -101,7 +101,7 @@ int tl_encode_boxes(const float *boxes, const int64_t *labels, int n, const floa
     return 0;
 }
 
-int tl_crop_boxes(const float *boxes, int n, double left, double top, double w, double h,
+int jl_crop_boxes(const float *boxes, int n, double left, double top, double w, double h,
                   float *out, int64_t *kept)
 {
     /* right and bottom are summed in double (Python) and then rounded */

@@ -27,19 +27,19 @@ static PyObject *py_encode(PyObject *self, PyObject *args)
     if (n < 1 || n > INT32_MAX || m < 1 || m > INT32_MAX) {
         PyErr_Format(PyExc_ValueError, "need at least one box and one default box, got %zd "
                      "and %zd", n, m);
-    } else if (!tl_check_size(&b[0], n * 4 * (Py_ssize_t)sizeof(float), "boxes") &&
-               !tl_check_size(&b[1], n * (Py_ssize_t)sizeof(int64_t), "labels") &&
-               !tl_check_size(&b[2], m * 4 * (Py_ssize_t)sizeof(float), "dboxes") &&
-               !tl_check_size(&b[3], m * 4 * (Py_ssize_t)sizeof(float), "out_boxes") &&
-               !tl_check_size(&b[4], m * (Py_ssize_t)sizeof(int64_t), "out_labels")) {
+    } else if (!jl_check_size(&b[0], n * 4 * (Py_ssize_t)sizeof(float), "boxes") &&
+               !jl_check_size(&b[1], n * (Py_ssize_t)sizeof(int64_t), "labels") &&
+               !jl_check_size(&b[2], m * 4 * (Py_ssize_t)sizeof(float), "dboxes") &&
+               !jl_check_size(&b[3], m * 4 * (Py_ssize_t)sizeof(float), "out_boxes") &&
+               !jl_check_size(&b[4], m * (Py_ssize_t)sizeof(int64_t), "out_labels")) {
         Py_BEGIN_ALLOW_THREADS
-        rc = tl_encode_boxes(b[0].buf, b[1].buf, (int)n, b[2].buf, (int)m, (float)criteria,
+        rc = jl_encode_boxes(b[0].buf, b[1].buf, (int)n, b[2].buf, (int)m, (float)criteria,
                              b[3].buf, b[4].buf);
         Py_END_ALLOW_THREADS
         if (rc)
             PyErr_NoMemory();
     }
-    tl_release_all(b, 5);
+    jl_release_all(b, 5);
     if (rc)
         return NULL;
     Py_RETURN_NONE;
@@ -63,12 +63,12 @@ static PyObject *py_crop(PyObject *self, PyObject *args)
     n = b[0].len / (Py_ssize_t)(4 * sizeof(float));
     if (n > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "too many boxes");
-    } else if (!tl_check_size(&b[0], n * 4 * (Py_ssize_t)sizeof(float), "boxes") &&
-               !tl_check_size(&b[1], n * 4 * (Py_ssize_t)sizeof(float), "out") &&
-               !tl_check_size(&b[2], n * (Py_ssize_t)sizeof(int64_t), "kept")) {
-        m = tl_crop_boxes(b[0].buf, (int)n, left, top, w, h, b[1].buf, b[2].buf);
+    } else if (!jl_check_size(&b[0], n * 4 * (Py_ssize_t)sizeof(float), "boxes") &&
+               !jl_check_size(&b[1], n * 4 * (Py_ssize_t)sizeof(float), "out") &&
+               !jl_check_size(&b[2], n * (Py_ssize_t)sizeof(int64_t), "kept")) {
+        m = jl_crop_boxes(b[0].buf, (int)n, left, top, w, h, b[1].buf, b[2].buf);
     }
-    tl_release_all(b, 3);
+    jl_release_all(b, 3);
     if (m < 0)
         return NULL;
     return PyLong_FromLong(m);
