@@ -12,7 +12,9 @@
 #    (PEP 668, "externally-managed-environment") is never installed into.
 # 2. System packages that are missing: libjpeg-turbo's headers, the Python headers, a C
 #    compiler, Python's venv module (apt-get or dnf; sudo only when not root).
-# 3. torch 2.14.1 + torchvision 0.29.1, only when the environment has no torch.
+# 3. torch 2.14.1 + torchvision 0.29.1, only when the environment has no torch: the CUDA
+#    build from the package index (a 3 GB download; the environment ends near 6 GB), or,
+#    with JPEGLOADER_TORCH_INDEX=https://download.pytorch.org/whl/cpu, the CPU build.
 # 4. This package (editable) with EXTRA, rebuilt only when its C sources or build files
 #    changed since the last install into this environment.
 set -euo pipefail
@@ -33,16 +35,25 @@ _as_root() {  # runs a package manager as root: directly when root, else through
     fi
 }
 
+_quietly() {  # runs a command with its output kept aside, shown only when it fails
+    local log
+    log="$(mktemp -t jpegloader-setup-XXXXXX)"
+    if "$@" >"$log" 2>&1; then rm -f "$log"; return 0; fi
+    cat "$log" >&2
+    rm -f "$log"
+    return 1
+}
+
 _install_system_packages() {  # names, one per missing thing
     [ $# -gt 0 ] || return 0
     if command -v apt-get >/dev/null; then
         say "installing system packages with apt-get: $* ..."
-        _as_root apt-get update -qq >/dev/null
-        _as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-            --no-install-recommends "$@" >/dev/null
+        _quietly _as_root apt-get update || die "apt-get update failed (see above)"
+        _quietly _as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+            --no-install-recommends "$@" || die "apt-get could not install $* (see above)"
     elif command -v dnf >/dev/null; then
         say "installing system packages with dnf: $* ..."
-        _as_root dnf install -y -q "$@" >/dev/null
+        _quietly _as_root dnf install -y "$@" || die "dnf could not install $* (see above)"
     else
         die "missing: $*. Install them with your package manager (names given for Debian/Ubuntu), then run this again."
     fi
@@ -127,8 +138,17 @@ print("torch", version("torch"), "+ torchvision", version("torchvision"))' 2>/de
         say "$have installed"
         return
     fi
-    say "installing ${TORCH_SPEC[*]} (about 3.5 GB, CUDA build; a few minutes the first time, about one from pip's cache) ..."
-    "$JPEGLOADER_PY" -m pip install -qq "${TORCH_SPEC[@]}" \
+    local index=()
+    if [ -n "${JPEGLOADER_TORCH_INDEX:-}" ]; then
+        index=(--index-url "$JPEGLOADER_TORCH_INDEX")
+        say "installing ${TORCH_SPEC[*]} from $JPEGLOADER_TORCH_INDEX (pip's progress below) ..."
+    else
+        say "installing ${TORCH_SPEC[*]}, the CUDA build: a 3 GB download, about 6 GB of disk" \
+            "for the environment, a few minutes the first time (pip's progress below; on a" \
+            "machine without a GPU, JPEGLOADER_TORCH_INDEX=https://download.pytorch.org/whl/cpu" \
+            "takes the CPU build) ..."
+    fi
+    "$JPEGLOADER_PY" -m pip install --progress-bar on "${index[@]}" "${TORCH_SPEC[@]}" >&2 \
         || die "pip could not install ${TORCH_SPEC[*]} (see its message above)"
 }
 

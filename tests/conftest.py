@@ -12,15 +12,22 @@ from PIL import Image
 from torchvision import transforms as T
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+#: The real-image corpus: ../shared/data beside the checkout, or JPEGLOADER_TEST_DATA.
+SHARED_DATA = Path(os.environ.get("JPEGLOADER_TEST_DATA") or REPO.parent / "shared" / "data")
 IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+_CORPUS = {
+    "imagenet-sample": "an ImageFolder of real ImageNet JPEGs (class folders of *.JPEG)",
+    "coco-sample": "real COCO val2017 JPEGs with their instances JSON",
+    "edge-cases": "one folder per kind of unusual JPEG (cmyk, progressive, truncated, ...)",
+}
 
 
 def shared(sub: str) -> Path:
     path = SHARED_DATA / sub
     if not path.exists():
-        pytest.skip(f"real-image corpus {path} is absent (it lives beside the repo in "
-                    "../shared/data)")
+        what = _CORPUS.get(sub.split("/")[0], "part of the real-image corpus")
+        pytest.skip(f"needs {path}: {what}. It lives in ../shared/data beside the checkout; "
+                    "set JPEGLOADER_TEST_DATA=/path/to/data to use another copy")
     return path
 
 

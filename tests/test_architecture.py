@@ -113,3 +113,102 @@ def test_the_loader_class_is_configuration_verdict_and_iteration():
     tree = ast.parse((PACKAGE / "dataloader" / "loader.py").read_text())
     (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "DataLoader"]
     assert cls.end_lineno - cls.lineno + 1 <= 300, cls.end_lineno - cls.lineno + 1
+
+
+# -- NOTEs ---------------------------------------------------------------------------------
+#: where NOTEs are written and cited
+NOTE_ROOTS = ("src", "tests", "benchmarks", "docs")
+NOTE_LINE = re.compile(r'^\s*(?:#:?|/\*|\*|"""|r""")?\s*NOTE \[ (.+?) \]\s*$')
+NOTE_REF = re.compile(r"NOTE \[ (.+?) \]")
+CITED = re.compile(r"NOTE \[ (.+?) \]\)?,?\s+in\s+([\w/.\-]+\.(?:py|c|h|md))")
+MAX_NOTE_LINES = 12
+
+
+def _note_files():
+    for root in NOTE_ROOTS:
+        for path in sorted((REPO / root).rglob("*")):
+            if path.suffix in (".py", ".c", ".h", ".md", ".pyi", ".sh") and \
+                    path.name != "jpeg_limit.c":
+                yield path
+
+
+def _note_body(lines: list[str], start: int) -> list[str]:
+    """The lines of the NOTE that starts at ``start``, up to the end of its comment
+    or docstring, or the next NOTE."""
+    hashes = lines[start].lstrip().startswith("#")
+    body = []
+    for line in lines[start + 1:]:
+        text = line.strip()
+        if hashes:
+            if not text.startswith("#"):
+                break
+            text = text.lstrip("#:").strip()
+        if NOTE_LINE.match(line) or text.startswith(('"""', "*/")):
+            break
+        if text and text != "*":
+            body.append(text)
+        if text.endswith(("*/", '"""')):
+            break
+    return body
+
+
+def _notes():
+    """(definitions: title -> [(path, line, body)], references: [(title, path, line)])."""
+    definitions, references = {}, []
+    for path in _note_files():
+        lines = path.read_text().splitlines()
+        for k, line in enumerate(lines):
+            m = NOTE_LINE.match(line)
+            body = _note_body(lines, k) if m else []
+            if m and body:
+                definitions.setdefault(m.group(1), []).append((path, k + 1, body))
+                continue
+            references += [(r.group(1), path, k + 1) for r in NOTE_REF.finditer(line)
+                           if "{" not in r.group(1)]  # not this file's f-strings
+    return definitions, references
+
+
+def test_every_note_is_defined_once_and_short():
+    definitions, _ = _notes()
+    twice = {t: [f"{p.relative_to(REPO)}:{n}" for p, n, _ in d]
+             for t, d in definitions.items() if len(d) > 1}
+    assert not twice, twice
+    long = {t: len(d[0][2]) for t, d in definitions.items() if len(d[0][2]) > MAX_NOTE_LINES}
+    assert not long, f"NOTEs over {MAX_NOTE_LINES} lines (numbers go to docs/): {long}"
+
+
+def test_every_note_reference_resolves():
+    definitions, references = _notes()
+    dangling = [f"{p.relative_to(REPO)}:{n}: NOTE [ {t} ]" for t, p, n in references
+                if t not in definitions]
+    assert not dangling, dangling
+
+
+def _resolve(cited: str, citing: Path) -> list[Path]:
+    bases = [citing.parent, PACKAGE, *[p for p in PACKAGE.iterdir() if p.is_dir()],
+             PACKAGE / "decoders" / "csrc", REPO]
+    return [b / cited for b in bases if (b / cited).is_file()]
+
+
+def test_cited_paths_exist_and_hold_their_notes():
+    definitions, _ = _notes()
+    wrong = []
+    for path in _note_files():
+        text = re.sub(r"\s*\n\s*(?:#:?|\*|//)?\s*", " ", path.read_text())
+        for m in CITED.finditer(text):
+            title, cited = m.group(1), m.group(2)
+            found = _resolve(cited, path)
+            homes = {str(p) for p, _, _ in definitions.get(title, [])}
+            if not found:
+                wrong.append(f"{path.relative_to(REPO)}: {cited} (cited for NOTE [ {title} ]) "
+                             "does not exist")
+            elif title in definitions and not homes & {str(f) for f in found}:
+                wrong.append(f"{path.relative_to(REPO)}: NOTE [ {title} ] is not in {cited}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_design_document_indexes_every_note():
+    definitions, _ = _notes()
+    design = (REPO / "docs" / "design.md").read_text()
+    missing = sorted(t for t in definitions if f"NOTE [ {t} ]" not in design)
+    assert not missing, f"docs/design.md's NOTE index lacks {missing}"

@@ -1,7 +1,7 @@
 """libjpeg-turbo's own decode ceiling on the benchmark's files, measured in the same run.
 
 ``jpeg_limit`` (a small C program that decodes files from memory with libjpeg-turbo
-and nothing else; see the project's performance notes) runs as many processes at
+and nothing else: jpeg_limit.c beside this file) runs as many processes at
 once as the loaders have workers, in the crop-window mode that matches the
 pipeline: ``roi2`` for RandomResizedCrop (a window of half the area, decoded at the
 smallest power-of-two DCT scale that keeps 224 px, rows below it not decoded),
@@ -11,42 +11,21 @@ is what decoding alone could give on these files and cores; a loader's throughpu
 is quoted as a fraction of it.
 
 NOTE [ The ceiling beside the epochs ]
-This machine's speed drifts by 10% and more within a minute, and a ceiling
-measured once, after the loaders' epochs, carried that drift into every
-fraction: on the same code the original-encoding train read 74% and 84% in two
-runs ten minutes apart (ceilings 2,584 and 2,774 img/s).  So the benchmark
-measures one pass of the ceiling in every round of epochs, beside the loaders,
-as the two loaders alternate with each other, and quotes the median of the
-rounds (``over_rounds``).
-
-One pass per round is also the stricter ceiling.  jpeg_limit decodes into a
-single output row, and libjpeg-turbo streams that row past the cache when it
-starts on a 32-byte boundary (NOTE [ Rows off the 32-byte grid ] in
-decoders/csrc/jpeg_region.c).  Where malloc puts the row is fixed by the file
-list: on the original-encoding files ``ctr2`` ran its first pass at 1,364-1,434
-img/s in one process and every later pass at 1,270-1,330, and a copy of the
-tool with the row placed off the grid ran every pass at 1,405-1,475.  ``roi2``
-ran off the grid from the start (1,490-1,515 in every pass).
+The machine's speed drifts by 10% and more within a minute, so a ceiling
+measured once would carry that drift into every fraction.  The benchmark
+measures one pass in every round of epochs, beside the two loaders, and quotes
+the median of the rounds (``over_rounds``).  One pass per round is also the
+stricter ceiling: jpeg_limit's single output row runs faster in later passes
+when malloc happens to put it off the 32-byte grid (NOTE [ Rows off the
+32-byte grid ] in decoders/csrc/jpeg_region.c).
 
 NOTE [ The ceiling reads the files shuffled ]
-The loaders read every file once per epoch in a random order (shuffle=True); the
-ceiling used to read them in the dataset's order, and a corpus copied up to a
-size (corpora.replicate_folder) lists the copies of each file side by
-side, so jpeg_limit decoded the same bytes 6-18 times in a row, with its branch
-predictors and caches trained on them.  Measured with two processes at once
-(2026-11-24, 2,000 files, two alternations each), the listed order ran faster
-than a shuffled one by 5-7% in every case: original encoding roi2 4,490-4,515
-against 4,199-4,253 img/s and ctr2 4,329-4,379 against 4,020-4,053;
-imagenet-sample roi2 2,745-2,795 against 2,635-2,660 and ctr2 2,709-2,723
-against 2,571-2,575.  On files that are all different (imagenet-sample's 334
-originals) the order made no difference (ctr2 sorted 2,623-2,688, shuffled
-2,667-2,728; roi2 2,761-2,804 and 2,772-2,783), so it is the copies that the
-listed order rewarded, which a real dataset does not have.  Our loader sees
-the same effect (its eval decode stage costs 0.46-0.47 ms per image
-unshuffled, 0.51 shuffled), but the benchmark shuffles it.  So each jpeg_limit
-process reads its own random order of the files, as a worker does; whether
-both processes share one order changed nothing measurable (4,060-4,091
-against 4,082-4,111 img/s).
+The loaders read every file once per epoch in a random order.  A corpus copied
+up to a size (corpora.replicate_folder) lists each file's copies side by side,
+and reading them in that order decodes the same bytes several times in a row
+with the processor's predictors trained on them, faster than any real dataset
+(docs/experiments.md).  So each jpeg_limit process reads its own random order
+of the files, as a worker does.
 """
 from __future__ import annotations
 

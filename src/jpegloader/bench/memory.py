@@ -1,18 +1,15 @@
 """Memory a loader holds, measured with the loader alone in a fresh process.
 
 NOTE [ Counting memory ]
-RSS counts a shared page in every process that maps it, so it overstates a loader
-whose workers write batches into shared memory that the main process reads.  PSS
-(proportional set size, /proc/PID/smaps) splits each shared page between the
-processes that map it, so summed over the main process and its workers it counts
-every mapped page once (NOTE [ A shared file counted once ]).  What PSS cannot see
-are shared-memory pages no process maps: torch's finished batches wait in its
-queues as shared-memory files that only a descriptor holds.  So two figures, each
-the peak over an epoch, less the process's own PSS before the loader was built
-(Python, torch, the dataset):
+RSS counts a shared page in every process that maps it; PSS (/proc/PID/smaps)
+splits it between them, so summed over the main process and its workers it
+counts each mapped page once.  PSS cannot see shared memory no process maps
+(torch's finished batches wait in its queues as files only a descriptor
+holds), so two figures, each the peak over an epoch less the process's PSS
+before the loader was built:
 
   pss_mib   PSS summed over the process and its workers;
-  held_mib  the same PSS without its shared-memory files, plus every one of them
+  held_mib  the same without its shared-memory files, plus every one of them
             the processes map or hold open, counted once at its size.
 
 Each loader runs alone in a new process: in the benchmark's alternating epochs
@@ -21,14 +18,11 @@ batch (as a copy to a GPU would).
 
 NOTE [ A shared file counted once ]
 The processes are read one after another, not at one instant, so a page whose
-sharers change between two reads is counted twice: read in the main process
-while it alone maps it (all of it counted there), then in the worker that has
-just mapped it too (half of it again).  A loader's ring pages change sharers
-as each new worker maps its slots, torch's batches as they pass from worker to
-main process.  Summed over the processes, one 36.75 MiB ring slot was seen at
-up to 45.8 MiB, a file's pages counted 1.25 times.  So each shared-memory
-file's PSS is summed over the processes and capped at the file's size, which
-its pages cannot exceed at any instant.
+sharers change between two reads is counted twice (in the main process alone,
+then again in a worker that has just mapped it): ring slots change sharers as
+workers map them, torch's batches as they pass to the main process.  So each
+shared-memory file's PSS is summed over the processes and capped at the file's
+size, which its pages cannot exceed at any instant (docs/experiments.md).
 
     python -m jpegloader.bench.memory KIND PIPELINE ROOT [ANNOTATIONS] [--workers 2]
 """

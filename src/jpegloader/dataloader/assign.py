@@ -3,62 +3,27 @@ samples queued at each worker and each worker's pace.  No processes here; the
 pool (pool.py) asks and reports.
 
 NOTE [ Batches to the least loaded worker ]
-Round-robin with a quota per worker runs at the pace of the slowest worker:
-once a fast worker has finished its ``prefetch_factor`` batches it waits,
-since its quota is freed only as batches are handed over in order.  Workers
-are not always equally fast.  One sharing its core with another program, or
-running on a busier core of a shared machine, was measured taking 0.91 CPU-ms
-per image while the other took 0.69; the faster one then sat idle for 0.43 s
-of a 1.8 s epoch.
-
-So when nothing of the user's runs in the workers
-(``BatchDecoder.runs_user_code``), and which worker decodes a batch therefore
-cannot change it, the quota is shared (``balanced``): as many batches are
-outstanding as before (``prefetch_factor`` times ``num_workers``, the ring's
-slots), and each batch goes to the next worker in turn unless another is
-expected to finish it sooner by more than half a batch (``TURN_MARGIN``).
-The expectation is the worker's queued samples plus the batch, times its
-pace: its recent seconds per sample, a moving average of what the workers
-report.  A slow worker then gets fewer batches instead of holding the others
-back.
-
-The margin matters.  Without it ("whoever finishes first"), two equally fast
-workers' paces differ by noise, one of them gets two batches in a row, the
-other finishes its own out of order and waits for a slot: 6-7% slower,
-measured (workers busy 89-95% of the time against 98%).  A simulation of the
-pool (two workers, batch times +-15%) put round-robin at 99% of the ideal
-with equal workers, 86% with one at 3/4 speed and 67% at 1/2; with the margin
-the same 99%, 95% and 99.5%.  Measured by alternating epochs
-(``benchmarks/worker_balance.py live``, eval, 2,000 files), with a busy loop
-at nice 5 on one worker's core: 1,056 -> 1,174 img/s (pairs 1.05-1.13); with
-none, 0.995 (0.965-1.010), noise.  ``worker_balance.py model`` runs the model
-on this class.
-
-An idle worker that is passed over learns nothing new of its speed, so its
-pace drifts back towards the fastest and it is tried again: a slow spell is
-not held against it for good.  With user code in the workers, batch k goes to
-worker k mod ``num_workers`` as in torch, since that code may depend on which
-worker runs it (``get_worker_info``, per-worker seeds).
+Round-robin with a quota per worker runs at the slowest worker's pace.  When
+nothing of the user's runs in the workers (``balanced``: which worker decodes a
+batch cannot change it), the quota is shared and each batch goes to the next
+worker in turn unless another is expected to finish it sooner by more than
+``TURN_MARGIN`` batches: its queued samples plus the batch, times its pace (a
+moving average of its seconds per sample).  Without the margin, noise reorders
+equal workers' batches and costs more than it saves.  A worker passed over
+drifts back towards the fastest pace and is tried again.  With user code in
+the workers, batch k goes to worker k mod ``num_workers``, as in torch.
+Measured: docs/experiments.md (``benchmarks/worker_balance.py``).
 
 NOTE [ The held batch let off ]
 The batch the user holds counts against its worker's quota until the next one
 is yielded (NOTE [ A worker's quota includes the batch the user holds ] in
-epoch.py), so that ``prefetch_factor`` x ``num_workers`` + 1 slots always do.
-But torch does not count it: it keeps ``prefetch_factor`` x ``num_workers``
-batches in flight besides the one the user holds, and counting it left one
-fewer decoding.  The batches in flight are handed over in order, so a worker
-that finished its last one sat idle until the oldest, at another worker, came
-in (seen as 10-45 ms gaps in a 950 ms epoch).  With ``prefetch_factor=1``
-only one worker at a time had a batch.  So the held batch is let off its
-quota whenever the ring has a slot spare for the next batch (the user has
-dropped the previous one, as training loops do): as many batches in flight as
-torch keeps, in no more slots than before.  The epoch looks for such a slot
-when ``next`` is called and whenever a result comes in.  Measured by
-alternating epochs (``benchmarks/worker_balance.py live --compare held``,
-eval, 2,000 files, two workers): ``prefetch_factor=1`` 778 -> 1,424 img/s;
-with the default 2, 1.016 on the original-encoding files (pairs 1.000-1.035),
-1.018 with a busy loop on one worker's core (0.974-1.080), and 1.001 on
-imagenet-sample (0.974-1.022, noise).
+epoch.py), so ``prefetch_factor`` x ``num_workers`` + 1 slots always do.  But
+torch keeps ``prefetch_factor`` x ``num_workers`` batches in flight besides the
+held one, so the held batch is let off its quota whenever the ring has a slot
+spare (the user dropped the previous batch, as training loops do): as many
+batches in flight as torch keeps, in no more slots.  The epoch looks for such
+a slot at ``next`` and whenever a result comes in.  Measured:
+docs/experiments.md.
 """
 from __future__ import annotations
 

@@ -1,26 +1,14 @@
 """NOTE [ libjpeg's buffers, kept for a batch ]
-
-A progressive JPEG is decoded through a coefficient buffer of the whole image
-(50-100 MB for a 16-24 MP photo), which libjpeg mallocs per image.  Blocks that
-large come from mmap, so every image pays for mapping, faulting in and zeroing
-fresh pages and unmapping them again: measured, 40% of an 18 MP progressive
-decode at 1/8 (Elephants 5640x3172: 79 -> 36 ms, Infinite Sea 4096x4096: 129 ->
-55 ms with the pages kept).  A worker therefore has glibc serve such blocks from
-its heap, where a freed block is reused by the next image.  After each batch
-it hands the free heap back to the system (malloc_trim) once the heap has grown
-more than KEEP_UP_TO beyond its size when the worker started, so it holds a large
-photo's buffers only while it decodes: measured on the large photos, eval 3.49x
--> 4.54x native with the loader's summed PSS still below native's (390 vs 431
-MiB).  Below that, what a batch of ordinary images used (the batch's file bytes,
-libjpeg's and the resampler's buffers: 10-15 MB) stays for the next batch, which
-would otherwise fault it all in again (18 page faults per ImageNet image; with
-the slots mapped in one call, NOTE [ A worker maps a slot in one call ], train
-went 7% faster, measured epoch by epoch).  The peak memory is the same either
-way: those pages are resident while every batch decodes.  The growth is counted
-from the worker's start because a worker forked from a large process inherits
-its free heap, which says nothing about what the worker holds.  Only our
-worker processes do this, never the process that owns the loader.  Elsewhere
-than glibc, both calls do nothing.
+libjpeg mallocs a progressive image's whole coefficient buffer (50-100 MB for a
+large photo) per image; from mmap, every image pays for mapping, zeroing and
+unmapping fresh pages.  A worker therefore has glibc serve such blocks from its
+heap, where a freed block is reused by the next image, and after each batch
+hands the free heap back (malloc_trim) once it has grown more than KEEP_UP_TO
+beyond its size at the worker's start (a forked worker inherits its parent's
+free heap): a large photo's buffers are held only while it decodes, and an
+ordinary batch's 10-15 MB stay for the next batch, which would fault them in
+again.  Only worker processes do this; elsewhere than glibc both calls do
+nothing.  Measured: docs/experiments.md.
 """
 from __future__ import annotations
 

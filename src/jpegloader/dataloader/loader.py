@@ -27,9 +27,12 @@ from .resume import CountingIterator, Progress
 from .shared_budget import share_tables
 
 _LG = logging.getLogger("jpegloader")
-#: torch's own class, taken when this module is imported.  NOTE [ The global swap ]:
-#: users replace ``torch.utils.data.DataLoader`` with ours to accelerate a script they
-#: do not edit, so nothing here names torch's class through that module attribute.
+# NOTE [ The global swap ]
+# Users replace ``torch.utils.data.DataLoader`` with ours to accelerate a script they
+# do not edit (``python -m jpegloader run``, ``jpegloader.patch()``, or by hand), so
+# nothing in the package names torch's class through that module attribute: this
+# reference is taken when the module is imported, and the class's own members are
+# reached through ``super()``.
 TorchDataLoader = torch.utils.data.dataloader.DataLoader
 _TORCH_HAS_IN_ORDER = "in_order" in inspect.signature(TorchDataLoader.__init__).parameters
 T_co = TypeVar("T_co", covariant=True)

@@ -8,38 +8,26 @@ assign.py).  Results are re-ordered so batches come out in the sampler's
 order, and results from an abandoned epoch are drained and their slots reused.
 
 NOTE [ The last batches shared out ]
-Round-robin leaves an epoch's end uneven: with 2,000 samples in batches of 64
-over two workers, one worker has 48 samples more to do while the other idles
-(1.5% of a 2,000-sample epoch, measured).  When the decoder allows it
-(``BatchDecoder.splittable``: no user code runs in the workers), the epoch asks
-for its last ``num_workers`` batches to be spread: each is cut into parts, one
-per worker, sized so that the workers finish together, and each part is
-decoded into its own rows of the one slot.  A worker's backlog is counted in
-seconds (``Assignment.backlog``): its queued samples times its pace, less
-what it has done of the task it is on (begun when its previous result came
-in).  Evening out queued samples instead left the slower of two workers
-finishing 32 ms after the other on average over 15 epochs (imagenet-sample
-eval, 2,000 files), against 9 ms by seconds: 1.011 by alternating epochs
-(``benchmarks/worker_balance.py live --compare spread``, pairs 0.989-1.033;
-0.999 on the original-encoding files).  It counts against one worker's quota,
-the one ``Assignment.owner`` picked, so no more slots are taken than before.
-The batch is handed over when all its parts are in; the draws do not change,
-since each sample's come from its own index's stream.
+Round-robin leaves an epoch's end uneven: one worker still decodes while the
+other idles.  When the decoder allows it (``BatchDecoder.splittable``: no user
+code in the workers), the epoch's last ``num_workers`` batches are each cut into
+parts, one per worker, sized so that the workers finish together (a worker's
+backlog counted in seconds: its queued samples times its pace, less what it
+has done of its current task), each part decoded into its own rows of the one
+slot.  It counts against one worker's quota (``Assignment.owner``), so no more
+slots are taken; the batch is handed over when all its parts are in, and the
+draws do not change (each sample's come from its own index's stream).
+Measured: docs/experiments.md.
 
 NOTE [ Pool shutdown ]
-``shutdown`` is idempotent and also registered with weakref.finalize, so it
-runs when the loader or iterator is dropped, on garbage collection, and at
-interpreter exit.  It asks workers to stop, waits briefly, then terminates
-and finally kills stragglers: no worker outlives its pool.  At the end of an
-epoch the epoch calls ``stop``, which runs the same shutdown on a reaper
-thread while the training loop goes on, so the workers' teardown (tens of
-milliseconds for a forked copy of a torch process) does not delay the epoch.
-When the loader's timeout passes, ``abandon`` kills the workers at once and
-reaps them on that thread, so the error comes when the user asked for it.  Ring
-memory is file-descriptor shared (see ring.py), so nothing is left in /dev/shm
-either.  A pool kept between epochs (NOTE [ Workers kept between epochs ] in
-loader.py) stops itself after ``retire_after``'s seconds unless ``reclaim``
-takes it back first.
+``shutdown`` is idempotent and registered with weakref.finalize: it runs when the
+pool is dropped and at interpreter exit.  It asks workers to stop, waits
+briefly, then terminates and finally kills stragglers: no worker outlives its
+pool.  At an epoch's end ``stop`` runs it on a reaper thread, so the workers'
+teardown does not delay the training loop.  When the loader's timeout passes,
+``abandon`` kills the workers at once and reaps them on that thread, so the
+error comes when the user asked for it.  A pool kept between epochs stops
+itself after ``retire_after``'s seconds unless ``reclaim`` takes it back.
 """
 from __future__ import annotations
 

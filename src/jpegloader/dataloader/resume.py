@@ -2,23 +2,16 @@
 value (``LoaderState``), and the sampler wrappers that replay an epoch's start.
 
 NOTE [ Resuming bit-identically ]
-An accelerated epoch's batches depend only on the sampler's order and the epoch
-seed (draws are keyed by (seed, epoch, index)), so a resumed run equals one that
-never stopped when it sees the same order and seed.  Both come from the loader's
-random source (its ``generator``, or torch's global RNG) at the epoch's start:
-the sampler draws its permutation there and the epoch's base seed is drawn
-there.  So the state holds that source's state at the epoch start, the sampler's
-own state then (``set_epoch``'s epoch, or a stateful sampler's ``state_dict``),
-the epoch number, the base seed and the batches already handed to the user.
-Resuming replays the epoch's start from those, skips the batches already
-yielded (indices only: nothing is read or decoded) and then puts the random
-source where it stood when ``state_dict()`` was called, so later epochs draw
-what an uninterrupted run would.  Batches prefetched but not yet handed over
-are neither lost nor repeated: only yielded batches count.
-
-On the fallback (torch's loader) the order and the base seed are restored the
-same way; random augmentations run by torch's workers are not (their draws
-depend on each worker's history), which the log says when it applies.
+An accelerated epoch's batches depend only on the sampler's order and the
+epoch's base seed (draws are keyed by (seed, epoch, index)), and both come from
+the loader's random source (its ``generator``, or torch's global RNG) at the
+epoch's start.  So the state holds that source's state at the epoch's start,
+the sampler's own state then, the epoch, the base seed and the batches handed
+over.  Resuming replays the epoch's start, skips the yielded batches as
+indices (nothing read or decoded), then puts the source where it stood at the
+checkpoint.  Prefetched batches not handed over are neither lost nor repeated.
+On the fallback the order and seed are restored the same way; augmentations run
+in torch's workers are not (their draws depend on each worker's history).
 """
 from __future__ import annotations
 

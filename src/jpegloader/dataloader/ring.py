@@ -38,23 +38,17 @@ ZERO_COPY_SUPPORTED = _use_count is not None
 
 
 # NOTE [ Slots stay mapped ]
-# Workers used to drop their mapping of each slot once written (MADV_DONTNEED) and
-# map it back in one MADV_POPULATE_WRITE before the next write, which lowered their
-# RSS below a torch worker's.  That saved no memory: the slot's pages stay in the
-# shared-memory file (tmpfs) whoever maps them, so only the accounting moved (RSS,
-# and PSS too, miss shared pages no process maps).  It cost 0.2-0.5 ms per image
-# (measured: train 2.60 -> 2.11 CPU-ms per image on imagenet-sample when slots stay
-# mapped), so slots now stay mapped; memory is compared by what the loader's
-# processes hold, private and shared (NOTE [ Counting memory ] in bench_memory.py).
+# A worker keeps every slot mapped once it has written it.  Dropping the mapping
+# after each write (MADV_DONTNEED) lowered a worker's RSS but saved no memory: the
+# pages stay in the shared-memory file whoever maps them.  It cost time
+# (docs/experiments.md); memory is compared by what the loader's processes hold,
+# private and shared (NOTE [ Counting memory ] in bench/memory.py).
 
 # NOTE [ A worker maps a slot in one call ]
-# A forked worker inherits no page-table entries for the ring (the kernel leaves
-# shared mappings to fault in), so the first write to each 4 KiB page of a slot
-# faults, in every new worker: with torch's default persistent_workers=False,
-# every slot in every worker in every epoch (47,000 faults per worker per epoch
-# for 5 slots of 64 x 224 x 224 floats).  One MADV_POPULATE_WRITE over the slot
-# before its first write maps the same pages for about 60% of the CPU time
-# (measured: 9.2 against 15.5 ms per 38.5 MB slot).
+# A forked worker inherits no page-table entries for the ring, so each first write
+# to a 4 KiB page of a slot faults, in every new worker, every epoch with torch's
+# default persistent_workers=False.  One MADV_POPULATE_WRITE over the slot before
+# its first write maps the same pages for less CPU (docs/experiments.md).
 _MADV_POPULATE_WRITE = 23  # Linux 5.14+; older kernels answer EINVAL and pages fault in
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 _madvise = None

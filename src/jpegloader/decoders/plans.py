@@ -69,14 +69,12 @@ def vertical_first(in_w, in_h, out_w, out_h) -> np.ndarray:
 
 
 DCT_SCALES = (8, 4, 2)  # libjpeg-turbo has fast IDCTs for these; never the M/8 ones
-#: NOTE [ How far to scale in the DCT domain ]: the largest 1/d whose scaled crop
-#: still covers DCT_MARGIN times the resize target on both axes.  A margin of 1 (the
-#: exact limit: the resampler never enlarges) was measured over the parity tolerance
-#: (worst mean abs diff 3.85 on imagenet-sample eval, 3.43 on the large photos with
-#: bicubic): a 1/d decode that the resampler barely shrinks keeps less detail than
-#: Pillow's filter.  With 1.1 the worst is 2.64 (imagenet-sample, deit-eval) and 2.23
-#: (large photos, train); the median stays 0.  1.25 (used before) scaled a 3840x2400
-#: photo for Resize(256) at 1/4 rather than 1/8.
+#: NOTE [ How far to scale in the DCT domain ]
+#: The largest 1/d whose scaled crop still covers DCT_MARGIN times the resize
+#: target on both axes.  At a margin of 1 (the exact limit: the resampler never
+#: enlarges) a 1/d decode that the resampler barely shrinks keeps less detail than
+#: Pillow's filter, over the parity tolerance; 1.1 stays within it
+#: (docs/experiments.md, docs/parity.md).
 DCT_MARGIN = 1.1
 
 

@@ -2,20 +2,14 @@
 
 NOTE [ A pipeline's contract ]
 A pipeline is one package under ``pipelines/`` that answers, for a dataset:
-
-1. recognise: ``Pipeline.claims(dataset)``: is this dataset of my kind?
-2. lower: ``Pipeline.lower(dataset)`` -> ``Lowering``: every rule about the
-   dataset and its transform, pass or fail (all blockers, not the first), and
-   when all pass the ``program`` the C core runs, with a ``key`` that changes
-   whenever anything the program was built from changes (the loader compares
-   it at each epoch start, as torch reads ``dataset.transform`` at each sample);
-3. ``Pipeline.decoder(lowering, options)`` -> a ``BatchDecoder`` that, in a
-   worker (or the main process), draws a batch's random parameters from the
-   counter stream, decodes the batch into the slot's arrays and later
-   assembles the tensors into default_collate's structure.
-
-The engine (dataloader/) knows nothing beyond this: it moves indices in and
-slots out.  The C core (decoders/) knows nothing of datasets.
+recognise (``Pipeline.claims``: is this dataset of my kind?); lower
+(``Pipeline.lower`` -> ``Lowering``: every rule, pass or fail, and when all
+pass the ``program`` the C core runs, with a ``key`` that changes whenever
+anything it was built from changes; the loader compares keys at each epoch
+start); and decode (``Pipeline.decoder`` -> a ``BatchDecoder`` that draws a
+batch's random parameters, decodes it into the slot's arrays and assembles
+default_collate's structure).  The engine (dataloader/) knows nothing beyond
+this; the C core (decoders/) knows nothing of datasets.
 """
 from __future__ import annotations
 

@@ -162,15 +162,11 @@ int jl_jpeg_probe(jl_decoder *d, const uint8_t *data, size_t size,
 /* NOTE [ Exact pixels at a cropped edge ]
  * jpeg_crop_scanline widens the columns to iMCU bounds, and libjpeg-turbo then
  * upsamples the chroma as if the crop's edges were the image's: where chroma is
- * subsampled across columns, fancy upsampling replicates the edge sample, so
- * the outermost column on each side can differ from a full decode.  Rows need
- * no margin: jpeg_skip_scanlines and jpeg_read_scanlines keep the context rows
- * that vertical upsampling reads.  Measured on libjpeg-turbo 2.1.5 against full
- * decodes at every scale (4:2:0, 4:2:2, 4:4:0, 4:4:4, grey, progressive;
- * 130,000 random windows): every differing pixel lay in the first or last
- * column, none in any row.  So one column more on each side, only where the
- * columns are upsampled; tests/decoders/test_region_edges.py holds the
- * installed libjpeg-turbo to it. */
+ * subsampled across columns, the outermost column on each side can differ from
+ * a full decode.  Rows need no margin (jpeg_skip_scanlines keeps the context
+ * rows vertical upsampling reads).  So one column more on each side, only where
+ * the columns are upsampled (docs/experiments.md);
+ * tests/decoders/test_region_edges.py holds the installed libjpeg-turbo to it. */
 static int upsamples_columns(const struct jpeg_decompress_struct *cinfo)
 {
     int c;
@@ -185,11 +181,7 @@ static int upsamples_columns(const struct jpeg_decompress_struct *cinfo)
  * non-temporal stores when the row starts on a 32-byte boundary: the row goes
  * past the cache to memory, and the resampler then reads it back from there.
  * So every row starts 16 bytes past the grid (the stride a multiple of 32),
- * where the same code uses ordinary stores.  Measured in one process on the
- * original-encoding files (train): decode 0.628 -> 0.618 ms per image against
- * rows laid end to end (some on the grid), 0.71-0.72 with every row on it.
- * jpeg_limit has one output row, so its speed moves by about 10% with where
- * malloc put that row (bench_ceiling.py). */
+ * where the same code uses ordinary stores (docs/experiments.md). */
 enum { ROW_GRID = 32 };
 
 /* Ends the open region's decode: the rows below what was read are never decoded. */

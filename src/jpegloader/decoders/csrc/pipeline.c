@@ -133,15 +133,10 @@ static void resample_planes(jl_scratch *s, const jl_rows *r, int cols, const jl_
 /* NOTE [ Decoding in strips ]
  * When the horizontal pass runs first and on rows (jl_gather_rows), each
  * strip of STRIP_ROWS decoded rows is split into planes and resampled across
- * at once, while it is still in the L1 cache: the decoder's buffer then holds
- * one strip, reused, instead of the whole block (330 KB for a 224 crop of a
- * 500x375 photo), which libjpeg wrote out to the outer caches and the split
- * read back, with the planes written out once more beside it; the block and
- * its planes (about 1 MB of scratch per decoder) are no longer allocated.
- * Measured in one process against the whole-block decode, same outputs bit
- * for bit, on the original-encoding files: eval 1.2% and 0.4% faster in two
- * runs, 0.1-0.4% slower in a third; train within 0.4%.  A small gain, kept
- * for the memory. */
+ * at once, while it is still in the L1 cache: the decoder's buffer holds one
+ * strip, reused, instead of the whole block, and the block and its planes
+ * (about 1 MB of scratch per decoder) are never allocated.  The same bytes
+ * out; about as fast, less memory (docs/experiments.md). */
 enum { STRIP_ROWS = 16 };
 
 /* Closes the decode after a read: its warning, if the reads went well. */

@@ -186,13 +186,10 @@ JL_AVX2 static inline __m256 lookup8(const float *lut, __m256i levels)
  * NOTE [ level / 255 without a division ]
  * x = level * 257 / 2^16 is exact in float32 (level * 257 < 2^24), and
  * level / 255 = x * (1 + 2^-16 + 2^-32 + ...); one FMA, x * (2^-16 + 2^-32) + x,
- * rounds to the float32 nearest level / 255 for every level 0..255 (checked
- * exhaustively; the expansion of level / 255 repeats every 8 bits, so it never
- * lies near a rounding midpoint).  The divider bounds the last pass: on this
- * AMD EPYC two divisions per eight outputs take about as long as the whole pass
- * (24 of 28 us a 224x224 plane); with one, the pass took 0.77-0.94 of its time
- * alone and the pipeline was 0.7% (eval) and 1.5% (train) faster, bit for bit
- * the same.  tests/pipelines/test_levels_by_division.py checks all 256 levels. */
+ * rounds to the float32 nearest level / 255 for every level 0..255 (the
+ * expansion repeats every 8 bits, so it never lies near a rounding midpoint).
+ * It replaces one of the two divisions, which bound the last pass.
+ * tests/pipelines/test_levels_by_division.py checks all 256 levels. */
 #define LEVEL_X (257.0f / 65536.0f)                        /* x = level * LEVEL_X */
 #define LEVEL_TAIL (1.0f / 65536.0f + 1.0f / 4294967296.0f) /* x + x * LEVEL_TAIL */
 JL_AVX2 static inline __m256 divide8(__m256i levels, const float *ms)

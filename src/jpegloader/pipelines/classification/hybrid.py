@@ -1,32 +1,17 @@
 """The user's own transforms and collate_fn, run in the workers after the native part.
 
 NOTE [ Hybrid pipelines ]
-Real recipes mix what the C core does (decode, crop, resize, flip, colour) with
-augmentations no C core should reimplement (RandAugment, TrivialAugmentWide,
-RandomErasing, any class of the user's) and with collate functions of their own
-(timm's and NVIDIA's fast_collate, MixUp/CutMix after default_collate).  The
-transform is split at the first transform that does not lower: the native part
-runs in C for the whole batch; then, per sample and in the worker, the user's
-objects run on what they expect at that point:
-
-* ``yours_pil``: an RGB PIL image wrapping the native output (no copy);
-* the tensor conversion that follows them (ToTensor, PILToTensor + ConvertImageDtype,
-  Normalize...) runs natively again over the batch when it lowers (``native_tail``):
-  one table lookup into the batch slot;
-* ``yours_tensor``: the user's objects on that tensor, in the slot (RandomErasing
-  after Normalize).
-
-Before the user's objects run for a sample, Python's ``random``, numpy's global
-generator and torch's CPU generator are seeded from the (seed, epoch, index)
-stream: their draws follow the transforms' own distributions, are the same for
-any num_workers and reproducible under ``torch.manual_seed``.  A custom
-``collate_fn`` is called in the worker as torch calls it, on a list of (sample,
-target) pairs (views of the natively decoded tensors, or PIL images), with the
-generators seeded from the (seed, epoch, batch number) stream.  Its result is
-written into the ring when it is a tuple (or list) of tensors of a fixed layout,
-else sent back through the result queue as torch sends worker results.  In the
-main process (num_workers=0) the generators are put back as they were after
-each batch, so the user's own random state is not disturbed.
+The transform is split at its first step that does not lower: the native part
+runs in C for the whole batch; then, per sample in the worker, the user's
+objects run on what they expect: an RGB PIL image wrapping the native output
+(``yours_pil``), or the sample's tensor in the slot (``yours_tensor``), with a
+lowered tensor conversion between them run natively (``native_tail``).
+Python's ``random``, numpy's and torch's generators are seeded first from the
+(seed, epoch, index) stream, so the user's draws keep their distributions and
+are the same for any num_workers.  A custom ``collate_fn`` runs in the worker
+on (sample, target) pairs, seeded per batch; its result goes into the ring when
+it has a fixed tensor layout, else through the result queue.  With
+num_workers=0 the user's generators are put back after each batch.
 """
 from __future__ import annotations
 
