@@ -1,6 +1,10 @@
 """NOTE [ Batches to the least loaded worker ] (dataloader/assign.py): without user
 code in the workers a slow worker gets fewer batches and the batches stay what
-one process makes; with user code batch k goes to worker k mod num_workers."""
+one process makes; with user code batch k goes to worker k mod num_workers.
+
+The rules themselves are tested without processes or a wall clock in
+test_assignment_model.py; the live tests here whose outcome depends on how fast
+real workers run are marked slow."""
 from __future__ import annotations
 
 import collections
@@ -53,6 +57,7 @@ def _batches(loader):
     return [[t.clone() for t in b] for b in loader]
 
 
+@pytest.mark.slow  # timing-dependent: test_assignment_model.py runs the rule
 def test_a_slow_worker_gets_fewer_batches(tmp_path, owners, worker_0_slow):
     root = write_image_folder(tmp_path / "d", 48)
     ds = datasets.ImageFolder(str(root), train_transform())
@@ -98,6 +103,7 @@ def slots_made(monkeypatch):
     return made
 
 
+@pytest.mark.slow  # timing-dependent: test_assignment_model.py runs the rule
 def test_the_quota_is_shared(tmp_path, owners, worker_0_slow, in_flight, slots_made):
     """As many batches in flight as torch keeps (besides the one the user holds),
     never more, however they fall on the workers, in the ring's slots alone."""
@@ -110,6 +116,7 @@ def test_the_quota_is_shared(tmp_path, owners, worker_0_slow, in_flight, slots_m
     assert len(slots_made) == 7  # prefetch_factor x num_workers + 1, made once
 
 
+@pytest.mark.slow  # timing-dependent: test_assignment_model.py runs the rule
 @pytest.mark.parametrize("user_code", [False, True])
 def test_one_batch_per_worker_decodes_while_the_user_holds_one(
         tmp_path, owners, in_flight, slots_made, user_code, monkeypatch):
