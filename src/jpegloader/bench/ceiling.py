@@ -11,7 +11,7 @@ is what decoding alone could give on these files and cores; a loader's throughpu
 is quoted as a fraction of it.
 
 NOTE [ The ceiling beside the epochs ]
-The machine's speed drifts by 10% and more within a minute, so a ceiling
+A shared machine's speed drifts within minutes, so a ceiling
 measured once would carry that drift into every fraction.  The benchmark
 measures one pass in every round of epochs, beside the two loaders, and quotes
 the median of the rounds (``over_rounds``).  One pass per round is also the

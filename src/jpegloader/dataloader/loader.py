@@ -213,7 +213,7 @@ class DataLoader(TorchDataLoader[T_co]):
             progress.epochs += 1
             it = super().__iter__()
             progress.resuming = None
-            self._skip_in_stream(it)
+            progress.skip_in_stream(it)
             return CountingIterator(self._to_device(it), progress.fallback_batch,
                                     progress.fallback_ended)
         pin = self.pin_memory and accelerator_available()
@@ -232,21 +232,6 @@ class DataLoader(TorchDataLoader[T_co]):
         return self._engine.start_epoch(
             sampler_iter, base_seed, index, epoch_seed(base_seed, index), len(self), skip,
             pin, self.device, self.decode_threads or torch.get_num_threads())
-
-    def _skip_in_stream(self, it) -> None:
-        """A resumed IterableDataset: its stream has no indices to skip, so the batches
-        the saved run had handed over are pulled again and dropped (as torchdata's
-        StatefulDataLoader does for a dataset without a state_dict of its own)."""
-        if self._progress.fast_forward is None:
-            return
-        (skip, set_now), self._progress.fast_forward = self._progress.fast_forward, None
-        for _ in range(skip):
-            if next(it, None) is None:
-                break
-        if set_now is not None:
-            set_now()
-        _LG.info("jpegloader: resumed an IterableDataset by reading and dropping the %d "
-                 "batches the saved run had handed over", skip)
 
     def _get_iterator(self):
         """torch's iterator for the fallback, always in the sampler's order.

@@ -325,6 +325,21 @@ class Progress:
     def keeps_base_seed(self, loader) -> bool:
         return (loader.persistent_workers and loader.num_workers > 0) or self._keep_base_seed
 
+    def skip_in_stream(self, it) -> None:
+        """A resumed IterableDataset: its stream has no indices to skip, so the batches
+        the saved run had handed over are pulled again and dropped (as torchdata's
+        StatefulDataLoader does for a dataset without a state_dict of its own)."""
+        if self.fast_forward is None:
+            return
+        (skip, set_now), self.fast_forward = self.fast_forward, None
+        for _ in range(skip):
+            if next(it, None) is None:
+                break
+        if set_now is not None:
+            set_now()
+        _LG.info("jpegloader: resumed an IterableDataset by reading and dropping the %d "
+                 "batches the saved run had handed over", skip)
+
     # -- the fallback's batches --------------------------------------------------------
     def fallback_batch(self) -> None:
         self._fallback_yielded += 1

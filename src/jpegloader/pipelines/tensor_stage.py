@@ -53,8 +53,8 @@ def division_form(tensor_stage: Sequence[Callable], lut: np.ndarray | None
     """NOTE [ Levels by division ]
     Reading the table costs the C core eight scalar loads per eight outputs; the
     arithmetic torch runs for ToTensor and Normalize, ((level / 255) - mean) / std
-    in float32, costs two vector divisions, each correctly rounded as torch's are
-    (measured: augment 0.27 -> 0.22 ms per 224x224 image).  So where the stage has
+    in float32, costs two vector divisions, each correctly rounded as torch's are,
+    and less time (docs/experiments.md).  So where the stage has
     at most one Normalize (mean and std as torch makes them, float32) and that
     arithmetic gives the table bit for bit on every level of every channel, this
     returns float32[3, 2] (mean, std per channel) for the C core to compute with;
