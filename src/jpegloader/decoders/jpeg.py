@@ -21,14 +21,16 @@ def _record(name: str, fields: list[tuple[str, object]], offsets: dict, sizes: d
     """A structured dtype with the C struct's own offsets (NOTE [ One source of truth
     across the C boundary ] in csrc/module.c); raises ImportError when a field's
     name, size or the record's size disagree with the C struct."""
-    dtype = np.dtype({"names": [f for f, _ in fields], "formats": [t for _, t in fields],
-                      "offsets": [offsets.get(f, -1) for f, _ in fields],
-                      "itemsize": itemsize}) if set(offsets) == {f for f, _ in fields}         else None
+    names = [f for f, _ in fields]
+    dtype = None
+    if set(offsets) == set(names):
+        dtype = np.dtype({"names": names, "formats": [t for _, t in fields],
+                          "offsets": [offsets[f] for f in names], "itemsize": itemsize})
     if dtype is None or any(dtype.fields[f][0].itemsize != sizes[f] for f, _ in fields):
         raise ImportError(
             f"jpegloader's C core and its Python side disagree on the {name} record "
             f"(C fields {offsets}, sizes {sizes}, {itemsize} bytes; Python expects "
-            f"{[f for f, _ in fields]}): rebuild the package (pip install -e . or "
+            f"{names}): rebuild the package (pip install -e . or "
             "bash scripts/setup.sh)")
     return dtype
 

@@ -4,7 +4,9 @@ ImageFolder keeps ``samples`` as a Python list of tuples; touching it from
 forked workers bumps reference counts and copies pages into every worker
 (pytorch/pytorch#13246).  Workers read this table instead: one byte blob of
 file-system-encoded paths, their offsets, the targets and the sizes read so
-far.  The table is built in private memory; the loader moves it into shared
+far; for samples that are members of a file (a tar shard's), the file each
+sample is in and the span of its bytes there.  The table is built in private
+memory; the loader moves it into shared
 memory (by file descriptor: never copied, never left behind in /dev/shm) once
 it has checked the whole budget (NOTE [ One shared-memory budget ] in
 dataloader/shared_budget.py).
@@ -25,29 +27,71 @@ class FileTable:
     UNDECODABLE = -1  # the size recorded for files the fast path cannot decode
 
     def __init__(self, blob: torch.Tensor, offsets: torch.Tensor, targets: torch.Tensor,
-                 sizes: torch.Tensor):
+                 sizes: torch.Tensor, file_of: torch.Tensor | None = None,
+                 spans: torch.Tensor | None = None):
         self.blob = blob          # uint8[total path bytes]
-        self.offsets = offsets    # int64[n + 1]
+        self.offsets = offsets    # int64[files + 1]
         self.targets = targets    # int64[n]
         # int32[n, 2]: each image's (width, height) once a worker has read its
         # header, so later epochs need not read it again; (0, 0) not yet known,
         # (-1, -1) not decodable by the fast path.  Workers write it; it is shared.
         self.sizes = sizes
+        # Members of files (tar shards): int32[n] the file of each sample, int64[n, 2]
+        # (offset, size) of its bytes there.  None: each sample is a whole file.
+        self.file_of = file_of
+        self.spans = spans
 
-    @classmethod
-    def from_samples(cls, samples: Sequence[tuple[str, int]]) -> FileTable:
-        encoded = [os.fsencode(path) for path, _ in samples]
+    @staticmethod
+    def _blob(paths: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        encoded = [os.fsencode(path) for path in paths]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(p) for p in encoded], out=offsets[1:])
         blob = np.frombuffer(b"".join(encoded), dtype=np.uint8) if encoded else \
             np.zeros(0, dtype=np.uint8)
+        return torch.from_numpy(blob.copy()), torch.from_numpy(offsets)
+
+    @classmethod
+    def from_samples(cls, samples: Sequence[tuple[str, int]]) -> FileTable:
+        blob, offsets = cls._blob([path for path, _ in samples])
         targets = np.fromiter((t for _, t in samples), dtype=np.int64, count=len(samples))
-        return cls(torch.from_numpy(blob.copy()), torch.from_numpy(offsets),
-                   torch.from_numpy(targets), torch.zeros((len(samples), 2), dtype=torch.int32))
+        return cls(blob, offsets, torch.from_numpy(targets),
+                   torch.zeros((len(samples), 2), dtype=torch.int32))
+
+    @classmethod
+    def from_members(cls, files: Sequence[str], file_of: np.ndarray, spans: np.ndarray,
+                     targets: np.ndarray) -> FileTable:
+        """Samples that are spans of files: sample i is bytes spans[i] = (offset, size)
+        of files[file_of[i]]."""
+        blob, offsets = cls._blob(files)
+        return cls(blob, offsets, torch.from_numpy(np.asarray(targets, np.int64).copy()),
+                   torch.zeros((len(targets), 2), dtype=torch.int32),
+                   torch.from_numpy(np.asarray(file_of, np.int32).copy()),
+                   torch.from_numpy(np.asarray(spans, np.int64).reshape(-1, 2).copy()))
 
     def tensors(self) -> list[torch.Tensor]:
         """What goes into shared memory for the workers (BatchDecoder.shared_tensors)."""
-        return [self.blob, self.offsets, self.targets, self.sizes]
+        members = [] if self.file_of is None else [self.file_of, self.spans]
+        return [self.blob, self.offsets, self.targets, self.sizes, *members]
+
+    def spans_of(self, indices: Sequence[int]) -> np.ndarray | None:
+        """(offset, size) of each row's bytes in its file; None for whole files."""
+        if self.spans is None:
+            return None
+        return self.spans.numpy()[np.asarray(indices, dtype=np.int64)]
+
+    def read(self, index: int) -> bytes:
+        """One row's bytes (a member's span, or the whole file)."""
+        path = self.path(index)
+        with open(path, "rb") as f:
+            if self.spans is None:
+                return f.read()
+            offset, size = (int(v) for v in self.spans.numpy()[index])
+            f.seek(offset)
+            data = f.read(size)
+        if len(data) != size:
+            raise OSError(f"{path} is shorter than its index says (rewritten or truncated "
+                          "since it was indexed)")
+        return data
 
     def __len__(self) -> int:
         return len(self.targets)
@@ -59,6 +103,8 @@ class FileTable:
         """The paths of these rows: offsets looked up for all at once, then one
         slice of the blob each (a sixth of the time of a ``path`` call per row)."""
         rows = np.asarray(indices, dtype=np.int64)
+        if self.file_of is not None:
+            rows = self.file_of.numpy()[rows].astype(np.int64)
         o = self.offsets.numpy()
         blob = memoryview(self.blob.numpy())
         return [os.fsdecode(bytes(blob[a:b]))

@@ -25,10 +25,12 @@ def read_files(paths: Sequence[str]) -> EncodedBatch:
         return next(groups)[1]
 
 
-def read_in_groups(paths: Sequence[str], budget: float | None = None):
+def read_in_groups(paths: Sequence[str], budget: float | None = None,
+                   spans: np.ndarray | None = None):
     """Yields (slice of ``paths``, EncodedBatch) for consecutive groups of files of
     at most ``budget`` bytes (default READ_BUDGET; a larger file alone), each read
-    when the previous one has been used.
+    when the previous one has been used.  With ``spans`` (int64[n, 2]), sample k is
+    the ``spans[k] = (offset, size)`` bytes of ``paths[k]`` (a tar shard's member).
 
     NOTE [ Reading a batch in groups ]
     A batch's files are read with one readv each into one buffer, which the C
@@ -49,7 +51,7 @@ def read_in_groups(paths: Sequence[str], budget: float | None = None):
                 info = os.fstat(fds[k])
                 if stat.S_ISDIR(info.st_mode):
                     raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-                sizes[k] = info.st_size
+                sizes[k] = info.st_size if spans is None else int(spans[k][1])
             except OSError as e:
                 unreadable[k] = _cannot_open(e)
                 if fds[k] >= 0:
@@ -69,7 +71,8 @@ def read_in_groups(paths: Sequence[str], budget: float | None = None):
             batch = _read_group(paths[start:stop], fds[start:stop], sizes[start:stop],
                                 buffer[:total],
                                 {k - start: why for k, why in unreadable.items()
-                                 if start <= k < stop})
+                                 if start <= k < stop},
+                                None if spans is None else spans[start:stop])
             yield slice(start, stop), batch
             start = stop
     finally:
@@ -83,27 +86,34 @@ def _cannot_open(e: OSError) -> str:
 
 
 def _read_group(paths, fds: list[int], sizes: list[int], data: np.ndarray,
-                unreadable: dict[int, str]) -> EncodedBatch:
+                unreadable: dict[int, str], spans: np.ndarray | None) -> EncodedBatch:
     offsets = [0, *itertools.accumulate(sizes)]
     view, beyond = memoryview(data), bytearray(1)
-    for fd, start, end in zip(fds, offsets, offsets[1:]):
+    for k, (fd, start, end) in enumerate(zip(fds, offsets, offsets[1:])):
         if fd < 0:
             continue
         try:
-            got = os.readv(fd, [view[start:end], beyond])
+            if spans is None:
+                got = os.readv(fd, [view[start:end], beyond])
+            else:  # a member: exactly its span (the shard goes on after it)
+                got = os.preadv(fd, [view[start:end]], int(spans[k][0]))
         except OSError:
             got = -1
         if got != end - start:  # rewritten since the fstat, or failing: as it is now
-            return _read_files_whole(paths)
+            return _read_files_whole(paths, spans)
     return EncodedBatch(data, np.array(offsets, np.int64), unreadable)
 
 
-def _read_files_whole(paths: Sequence[str]) -> EncodedBatch:
+def _read_files_whole(paths: Sequence[str], spans: np.ndarray | None = None) -> EncodedBatch:
     contents, unreadable = [], {}
     for k, path in enumerate(paths):
         try:
             with open(path, "rb") as f:
-                contents.append(f.read())
+                if spans is None:
+                    contents.append(f.read())
+                else:
+                    f.seek(int(spans[k][0]))
+                    contents.append(f.read(int(spans[k][1])))
         except OSError as e:
             unreadable[k] = _cannot_open(e)
             contents.append(b"")

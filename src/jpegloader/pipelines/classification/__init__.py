@@ -55,8 +55,10 @@ class ClassificationPipeline(Pipeline):
         source: recognise.ImageSource = lowering.source
         program, collate = lowering.program
         index_map = None if source.indices is None else torch.from_numpy(source.indices.copy())
-        return ClassificationBatchDecoder(FileTable.from_samples(source.samples), index_map,
-                                          program, source.replace_unreadable, options, collate)
+        table = FileTable.from_samples(source.samples) if source.members is None else \
+            FileTable.from_members(*source.members)
+        return ClassificationBatchDecoder(table, index_map, program, source.replace_unreadable,
+                                          options, collate)
 
 
 def _collate(args: dict, program) -> tuple[CollatePlan | None, Check]:

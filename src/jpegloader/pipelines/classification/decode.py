@@ -3,6 +3,7 @@ or what the user's collate_fn makes of the samples (NOTE [ Hybrid pipelines ])."
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 from collections.abc import Sequence
 
@@ -86,7 +87,8 @@ class ClassificationBatchDecoder(BatchDecoder):
         status = np.zeros(n, np.int32)
         messages: list[str] = [""] * n
         # NOTE [ Reading a batch in groups ]: each group read, drawn and decoded in turn
-        with contextlib.closing(read_in_groups(paths)) as groups:
+        spans = self.table.spans_of(rows)
+        with contextlib.closing(read_in_groups(paths, spans=spans)) as groups:
             for part, batch in groups:
                 watch.lap("read")
                 sizes = image_sizes(self.table, rows[part], batch)
@@ -181,6 +183,8 @@ class ClassificationBatchDecoder(BatchDecoder):
         return out, int(self.table.targets_of([row])[0])
 
     def _open(self, row: int):
+        if self.table.spans is not None:  # a shard's member, as WebDataset reads it
+            return row, Image.open(io.BytesIO(self.table.read(row))).convert("RGB")
         if not self.replace_unreadable:
             return row, open_rgb(self.table.path(row))
         # timm's ImageDataset: a file that cannot be opened is replaced by the next

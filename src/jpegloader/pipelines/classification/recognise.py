@@ -27,6 +27,7 @@ from torchvision.datasets import DatasetFolder
 from torchvision.datasets.folder import default_loader, pil_loader
 
 from ..contract import Check, check
+from ..shards import WebDataset
 
 #: timm's ImageDataset tries this many consecutive samples before giving up.
 TIMM_RETRIES = 20
@@ -41,16 +42,21 @@ class ImageSource:
     transform: object = field(repr=False)
     replace_unreadable: bool  # timm: an unopenable file is replaced by the next sample
     description: str
+    #: tar shards: (shard paths, shard of each sample, (offset, size) spans, targets);
+    #: ``samples`` is then empty
+    members: tuple | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
-        return len(self.samples) if self.indices is None else len(self.indices)
+        base = len(self.samples) if self.members is None else len(self.members[1])
+        return base if self.indices is None else len(self.indices)
 
     def key(self) -> tuple:
         """Equal while what the dataset returns for every index stays the same
         (hashing 1.28 M samples takes about 60 ms)."""
         indices = None if self.indices is None else hash(self.indices.tobytes())
-        return (self.description, len(self.samples), hash(tuple(self.samples)), indices,
-                self.replace_unreadable)
+        content = hash(tuple(self.samples)) if self.members is None else hash(
+            (tuple(self.members[0]), *(a.tobytes() for a in self.members[1:])))
+        return (self.description, len(self), content, indices, self.replace_unreadable)
 
 
 def open_rgb(path: str) -> Image.Image:
@@ -94,7 +100,7 @@ def _is_timm_like(dataset) -> bool:
 
 def claims(dataset) -> bool:
     base, _, _ = unwrap_subsets(dataset)
-    return isinstance(base, DatasetFolder) or _is_timm_like(base)
+    return isinstance(base, (DatasetFolder, WebDataset)) or _is_timm_like(base)
 
 
 def _name(obj) -> str:
@@ -145,14 +151,26 @@ def _timm_checks(base) -> list[Check]:
     ]
 
 
+def _shard_checks(base) -> list[Check]:
+    overridden = [name for name in ("__getitem__", "__len__", "read")
+                  if getattr(type(base), name) is not getattr(WebDataset, name)]
+    return [check("dataset.getitem", not overridden,
+                  "WebDataset's own reading (tar members at their offsets)",
+                  f"{type(base).__name__} overrides {', '.join(overridden)}",
+                  "no change makes custom per-sample code native; this loader runs on "
+                  "torch's DataLoader")]
+
+
 def recognise(dataset) -> tuple[ImageSource | None, list[Check]]:
     """The dataset's rules, pass or fail, and its ImageSource when all pass."""
     base, indices, problems = unwrap_subsets(dataset)
-    timm = not isinstance(base, DatasetFolder)
+    shards = isinstance(base, WebDataset)
+    timm = not shards and not isinstance(base, DatasetFolder)
     kind = "timm ImageDataset" if timm else type(base).__name__
     wrapped = f"Subset of {kind}" if indices is not None else kind
     checks = [Check("dataset.type", True, f"dataset is {wrapped} (classification pipeline)")]
-    checks += _timm_checks(base) if timm else _folder_checks(base)
+    checks += _shard_checks(base) if shards else (
+        _timm_checks(base) if timm else _folder_checks(base))
     checks.append(check("dataset.subset", not problems, "indices map into the dataset"
                         if indices is not None else "not a Subset",
                         "; ".join(problems), "give the Subset valid integer indices"))
@@ -163,6 +181,11 @@ def recognise(dataset) -> tuple[ImageSource | None, list[Check]]:
                         "torch's DataLoader"))
     if not all(c.passed for c in checks):
         return None, checks
+    if shards:
+        members = (list(base.shards), base.shard_of,
+                   np.stack([base.offsets, base.sizes], axis=1), base.targets)
+        return ImageSource((), indices, base.transform, False, f"{wrapped} {_name(base)}",
+                           members), checks
     samples = base.reader.samples if timm else base.samples
     return ImageSource(samples, indices, base.transform, timm,
                        f"{wrapped} {_name(base)}"), checks

@@ -1,4 +1,5 @@
-"""The SSD-300 reference data pipeline (NVIDIA's and Habana's ssd/utils.py), as the package ships it.
+"""The SSD-300 reference data pipeline (NVIDIA's and Habana's ssd/utils.py), as the
+package ships it.
 
 These classes behave like the public SSD reference implementation's
 (NVIDIA DeepLearningExamples, Habana Model-References): users without that

@@ -1,0 +1,279 @@
+"""WebDataset tar shards read where they are, without converting them: a map-style
+dataset over the shards' members (public as ``jpegloader.datasets.WebDataset``).
+
+A WebDataset shard is a tar file whose consecutive members sharing a key form one
+sample (``n01440764_10026.jpg`` + ``n01440764_10026.cls``); the key is the member's
+path up to the first dot of its file name, the rest its extension (webdataset's own
+convention).  Shard lists use brace patterns as webdataset writes them
+(``shard-{000000..000146}.tar``), globs, or URLs that fsspec reads (``s3://``,
+``gs://``, ``https://``): remote shards are copied whole into a local cache once,
+so an epoch reads each shard from the local disk.
+
+NOTE [ A shard's index ]
+Each shard's members are listed from its tar headers alone (tarfile seeks past
+the data), once: the index (each sample's image offset and size, its target and
+key) is cached on disk under the shard's identity (path, size and modification
+time), and shared with workers as compact arrays in the loader's file table,
+never as Python objects.  A sample's bytes are then read at their offset in the
+shard, by this dataset's ``__getitem__`` (torch's loader) and by the accelerated
+path alike.
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import io
+import itertools
+import json
+import os
+import re
+import shutil
+import tarfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "ppm", "bmp")
+_BRACE = re.compile(r"\{([^{}]*)\}")
+#: webdataset's split of a member name into key and extension
+_KEY_EXT = re.compile(r"^((?:.*/|)[^./]+)\.([^/]*)$")
+INDEX_VERSION = 1
+
+
+class ShardError(ValueError):
+    """A shard that cannot be read as WebDataset samples; the message names the shard
+    (and the member and the sample's index where there is one)."""
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """``a-{000..002}.tar`` -> a-000.tar, a-001.tar, a-002.tar (zero padding kept);
+    ``{a,b}`` lists; several groups multiply, as webdataset's braceexpand does."""
+    m = _BRACE.search(pattern)
+    if m is None:
+        return [pattern]
+    body, head, tail = m.group(1), pattern[:m.start()], pattern[m.end():]
+    numeric = re.fullmatch(r"(\d+)\.\.(\d+)", body)
+    if numeric:
+        lo, hi = numeric.groups()
+        width = len(lo) if lo.startswith("0") else 0
+        step = 1 if int(hi) >= int(lo) else -1
+        items = [str(k).zfill(width) for k in range(int(lo), int(hi) + step, step)]
+    else:
+        items = body.split(",")
+    return [head + item + rest for item in items for rest in expand_braces(tail)]
+
+
+def shard_list(urls: str | Sequence[str]) -> list[str]:
+    """Every shard named by ``urls``: brace patterns expanded, local globs matched
+    (sorted), in the order given."""
+    patterns = [urls] if isinstance(urls, (str, os.PathLike)) else list(urls)
+    shards = []
+    for pattern in patterns:
+        for url in expand_braces(os.fspath(pattern)):
+            if "://" not in url and glob.has_magic(url):
+                found = sorted(glob.glob(url))
+                if not found:
+                    raise FileNotFoundError(f"no shard matches {url!r}")
+                shards += found
+            else:
+                shards.append(url)
+    if not shards:
+        raise ValueError(f"no shards in {urls!r}")
+    return shards
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "jpegloader" / "shards"
+
+
+def local_copy(url: str, cache_dir: Path, retries: int = 3) -> str:
+    """A remote shard copied whole into the cache (once; fsspec reads it), or a local
+    path as it is.  Network errors are retried with backoff, then raised naming the
+    URL."""
+    if "://" not in url or url.startswith("file://"):
+        return url[len("file://"):] if url.startswith("file://") else url
+    import fsspec
+    target = cache_dir / "remote" / hashlib.sha256(url.encode()).hexdigest()[:24]
+    if target.exists():
+        return str(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for attempt in range(retries):
+        partial = target.with_suffix(f".part{os.getpid()}")
+        try:
+            with fsspec.open(url, "rb") as src, open(partial, "wb") as dst:
+                shutil.copyfileobj(src, dst, 8 << 20)
+            os.replace(partial, target)
+            return str(target)
+        except OSError as e:  # fsspec's network errors are OSErrors (or subclasses)
+            partial.unlink(missing_ok=True)
+            if attempt + 1 == retries:
+                raise OSError(f"could not read shard {url} after {retries} tries: {e}") from e
+            time.sleep(0.5 * 2 ** attempt)
+    raise AssertionError("unreachable")
+
+
+class ShardIndex:
+    """One shard's samples: image offset and size, target and key, as arrays."""
+
+    def __init__(self, offsets: np.ndarray, sizes: np.ndarray, targets: np.ndarray,
+                 keys: list[str]):
+        self.offsets, self.sizes, self.targets, self.keys = offsets, sizes, targets, keys
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    @classmethod
+    def build(cls, path: str, target: str | None, image_exts: Sequence[str]) -> ShardIndex:
+        """From the tar headers: NOTE [ A shard's index ]."""
+        try:
+            tar = tarfile.open(path, mode="r:")
+        except tarfile.TarError as e:
+            raise ShardError(f"{path} is not a tar file ({e}); a WebDataset shard is a tar "
+                             "of samples") from None
+        offsets, sizes, targets, keys = [], [], [], []
+        with tar:
+            members = []
+            try:
+                for info in tar:
+                    if info.isfile():
+                        members.append(info)
+            except tarfile.TarError as e:
+                raise ShardError(f"{path}: the tar ends early or is damaged after "
+                                 f"{len(members)} members ({e})") from None
+            end = os.path.getsize(path)
+            for key, group in itertools.groupby(members, key=lambda m: _key_ext(m.name)[0]):
+                group = list(group)
+                by_ext = {_key_ext(m.name)[1].lower(): m for m in group}
+                images = [by_ext[e] for e in by_ext if e in image_exts]
+                where = f"shard {path}, sample {key!r} (sample {len(keys)} of the shard)"
+                if len(images) != 1:
+                    raise ShardError(f"{where}: {len(images)} image members "
+                                     f"({', '.join(sorted(by_ext))}); a sample holds one "
+                                     f"image, one of {', '.join(image_exts)}")
+                image = images[0]
+                if image.offset_data + image.size > end:
+                    raise ShardError(f"{where}: the image member runs past the end of the "
+                                     "shard (truncated)")
+                offsets.append(image.offset_data)
+                sizes.append(image.size)
+                targets.append(_target(tar, by_ext, target, where))
+                keys.append(key)
+        return cls(np.asarray(offsets, np.int64), np.asarray(sizes, np.int64),
+                   np.asarray(targets, np.int64), keys)
+
+    @classmethod
+    def load(cls, path: str, target: str | None, image_exts: Sequence[str],
+             cache_dir: Path | None) -> ShardIndex:
+        """The cached index when the shard is unchanged, else built and cached."""
+        if cache_dir is None:
+            return cls.build(path, target, image_exts)
+        st = os.stat(path)
+        ident = json.dumps([INDEX_VERSION, os.path.abspath(path), st.st_size, st.st_mtime_ns,
+                            target, list(image_exts)])
+        cached = cache_dir / "index" / (hashlib.sha256(ident.encode()).hexdigest()[:24] + ".npz")
+        if cached.exists():
+            with np.load(cached) as z:
+                return cls(z["offsets"], z["sizes"], z["targets"],
+                           bytes(z["keys"]).decode().split("\n") if z["offsets"].size else [])
+        index = cls.build(path, target, image_exts)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(partial, offsets=index.offsets, sizes=index.sizes, targets=index.targets,
+                 keys=np.frombuffer("\n".join(index.keys).encode(), np.uint8))
+        os.replace(partial, cached)
+        return index
+
+
+def _key_ext(name: str) -> tuple[str, str]:
+    m = _KEY_EXT.match(name)
+    return (m.group(1), m.group(2)) if m else (name, "")
+
+
+def _target(tar: tarfile.TarFile, by_ext: dict, target: str | None, where: str) -> int:
+    if target is None:
+        return -1
+    field, _, json_key = target.partition(":")
+    member = by_ext.get(field)
+    if member is None:
+        raise ShardError(f"{where}: no .{field} member for the target "
+                         f"(members: {', '.join(sorted(by_ext))})")
+    text = tar.extractfile(member).read()
+    try:
+        value = json.loads(text)[json_key] if json_key else int(text.decode().strip())
+        return int(value)
+    except (ValueError, KeyError, TypeError) as e:
+        raise ShardError(f"{where}: the target {target!r} is not an integer "
+                         f"({type(e).__name__}: {e})") from None
+
+
+class WebDataset:
+    """A map-style ``torch.utils.data.Dataset`` over WebDataset tar shards.
+
+    ``dataset[i]`` is ``(image, target)`` as an ImageFolder gives it: the sample's
+    image opened by PIL, converted to RGB and passed through ``transform``, and its
+    target (from the sample's ``.cls`` member, or ``target="json:label"`` for a key of
+    its ``.json``) through ``target_transform``.  ``urls``: paths, brace patterns,
+    globs, or fsspec URLs (remote shards are copied once into ``cache_dir``).  The
+    shards' indexes are built on first use from their tar headers and cached in
+    ``cache_dir`` (default ``~/.cache/jpegloader/shards``; None: not cached).  Works
+    with torch's DataLoader as it is; jpegloader.DataLoader accelerates it."""
+
+    def __init__(self, urls: str | Sequence[str], transform: Callable | None = None,
+                 target_transform: Callable | None = None, *, target: str | None = "cls",
+                 image_extensions: Sequence[str] = IMAGE_EXTENSIONS,
+                 cache_dir: str | os.PathLike | None = ...):
+        self.urls = shard_list(urls)
+        self.transform = transform
+        self.target_transform = target_transform
+        self.target = target
+        cache = default_cache_dir() if cache_dir is ... else (
+            Path(cache_dir) if cache_dir is not None else None)
+        self.shards = [local_copy(u, cache or default_cache_dir()) for u in self.urls]
+        indexes = [ShardIndex.load(s, target, tuple(image_extensions), cache)
+                   for s in self.shards]
+        counts = np.array([len(ix) for ix in indexes], np.int64)
+        #: per sample: its shard, image offset and size, target; keys for messages
+        self.shard_of = np.repeat(np.arange(len(indexes), dtype=np.int32), counts)
+        self.offsets = np.concatenate([ix.offsets for ix in indexes] or [np.zeros(0, np.int64)])
+        self.sizes = np.concatenate([ix.sizes for ix in indexes] or [np.zeros(0, np.int64)])
+        self.targets = np.concatenate([ix.targets for ix in indexes] or [np.zeros(0, np.int64)])
+        self.keys = [k for ix in indexes for k in ix.keys]
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def where(self, index: int) -> str:
+        return f"shard {self.urls[self.shard_of[index]]}, sample {self.keys[index]!r} " \
+               f"(index {index})"
+
+    def read(self, index: int) -> bytes:
+        """The sample's image bytes, read at their offset in the shard."""
+        path = self.shards[self.shard_of[index]]
+        size = int(self.sizes[index])
+        try:
+            with open(path, "rb") as f:
+                f.seek(int(self.offsets[index]))
+                data = f.read(size)
+        except OSError as e:
+            raise OSError(f"{self.where(index)}: cannot read the shard: {e}") from e
+        if len(data) != size:
+            raise ShardError(f"{self.where(index)}: the shard is shorter than its index "
+                             "(rewritten or truncated since it was indexed)")
+        return data
+
+    def __getitem__(self, index: int):
+        image = Image.open(io.BytesIO(self.read(index))).convert("RGB")
+        target = int(self.targets[index])
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
+
+    def __repr__(self) -> str:
+        return (f"WebDataset({len(self.urls)} shards, {len(self)} samples, "
+                f"transform={self.transform!r})")

@@ -1,0 +1,201 @@
+"""WebDataset tar shards read in place (pipelines/shards.py): the dataset as torch's
+loader reads it, accelerated with the same batches as the ImageFolder path on the same
+images, shard lists, the index cache, remote shards through fsspec, and bad shards
+named with their member and index.  Shards are written here from the real-image corpus
+(or generated images where the test is about the format)."""
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import fsspec
+import pytest
+import torch
+from torch.utils.data import DataLoader as TorchDataLoader
+from torch.utils.data import DistributedSampler
+from torchvision import datasets
+
+import jpegloader
+from jpegloader.datasets import ShardError, WebDataset
+from jpegloader.pipelines.shards import expand_braces
+from tests.conftest import eval_transform, shared, to_255, train_transform, write_image_folder
+
+PER_SHARD = 100
+#: mean absolute difference on 0-255 against torch's loader (PIL) with decode="auto"
+TOLERANCE = 3.0
+
+
+def _add(tar: tarfile.TarFile, name: str, payload: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(payload)
+    tar.addfile(info, io.BytesIO(payload))
+
+
+def write_shards(samples: list[tuple[str, int]], out: Path, per_shard: int = PER_SHARD,
+                 label: str = "cls") -> list[Path]:
+    """WebDataset shards of (path, target) samples, keys in dataset order."""
+    out.mkdir(parents=True, exist_ok=True)
+    shards = []
+    for s in range(0, len(samples), per_shard):
+        shards.append(out / f"shard-{s // per_shard:06d}.tar")
+        with tarfile.open(shards[-1], "w") as tar:
+            for k, (path, target) in enumerate(samples[s:s + per_shard]):
+                key = f"sample{s + k:06d}"
+                _add(tar, f"{key}.jpg", Path(path).read_bytes())
+                if label == "cls":
+                    _add(tar, f"{key}.cls", str(target).encode())
+                else:
+                    _add(tar, f"{key}.json", json.dumps({"label": target}).encode())
+    return shards
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    """(ImageFolder over imagenet-sample, the same images as shards' pattern)."""
+    root = shared("imagenet-sample")
+    folder = datasets.ImageFolder(str(root))
+    out = tmp_path_factory.mktemp("shards")
+    shards = write_shards(folder.samples, out)
+    return root, str(out / f"shard-{{000000..{len(shards) - 1:06d}}}.tar")
+
+
+@pytest.mark.parametrize("pipeline", ["eval", "train"])
+def test_accelerated_shards_equal_the_image_folder_path(real, pipeline):
+    root, pattern = real
+    transform = eval_transform if pipeline == "eval" else train_transform
+    shards = WebDataset(pattern, transform(), cache_dir=None)
+    folder = datasets.ImageFolder(str(root), transform())
+    assert len(shards) == len(folder) == 334
+
+    def batches(ds, cls=jpegloader.DataLoader):
+        return list(cls(ds, batch_size=32, shuffle=True, num_workers=2,
+                        generator=torch.Generator().manual_seed(4)))
+    ours = jpegloader.DataLoader(shards, batch_size=32)
+    assert ours.eligibility.accelerated, ours.eligibility.report()
+    for (a, la), (b, lb) in zip(batches(shards), batches(folder), strict=True):
+        assert torch.equal(la, lb)
+        assert torch.equal(a, b)  # same bytes, same draws: the same pixels
+    if pipeline == "eval":  # against torch's loader over the very same dataset object
+        for (a, la), (b, lb) in zip(jpegloader.DataLoader(shards, batch_size=64, num_workers=2),
+                                    TorchDataLoader(shards, batch_size=64), strict=True):
+            assert torch.equal(la, lb)
+            diff = (to_255(a) - to_255(b)).abs().mean(dim=(1, 2, 3))
+            assert diff.median() <= 1.0 and diff.max() <= TOLERANCE, diff.max()
+
+
+def test_distributed_ranks_and_resume_on_shards(real):
+    _, pattern = real
+    ds = WebDataset(pattern, eval_transform(), cache_dir=None)
+    seen = []
+    for rank in range(2):
+        sampler = DistributedSampler(ds, num_replicas=2, rank=rank, shuffle=True, seed=3)
+        labels = [b[1] for b in jpegloader.DataLoader(ds, batch_size=16, sampler=sampler)]
+        want = [b[1] for b in TorchDataLoader(ds, batch_size=16, sampler=sampler)]
+        assert all(torch.equal(a, b) for a, b in zip(labels, want, strict=True))
+        seen += list(sampler)
+    assert sorted(set(seen)) == list(range(len(ds)))
+    def loader(workers: int):
+        return jpegloader.DataLoader(ds, batch_size=16, shuffle=True, num_workers=workers,
+                                     generator=torch.Generator().manual_seed(1))
+    full = [b[0] for b in loader(2)]
+    interrupted = loader(2)
+    it = iter(interrupted)
+    head = [next(it)[0] for _ in range(5)]
+    state = interrupted.state_dict()
+    del it
+    resumed = loader(1)
+    resumed.load_state_dict(state)
+    tail = [b[0] for b in resumed]
+    assert all(torch.equal(a, b) for a, b in zip(head + tail, full, strict=True))
+
+
+def test_shard_lists_json_targets_and_the_index_cache(tmp_path):
+    root = write_image_folder(tmp_path / "d", 30)
+    folder = datasets.ImageFolder(str(root))
+    write_shards(folder.samples, tmp_path / "s", per_shard=8, label="json")
+    assert expand_braces("a-{000..002}.tar") == ["a-000.tar", "a-001.tar", "a-002.tar"]
+    assert expand_braces("{a,b}-{1..2}") == ["a-1", "a-2", "b-1", "b-2"]
+    cache = tmp_path / "cache"
+    by_glob = WebDataset(str(tmp_path / "s" / "*.tar"), target="json:label", cache_dir=cache)
+    by_brace = WebDataset(str(tmp_path / "s" / "shard-{000000..000003}.tar"),
+                          target="json:label", cache_dir=cache)
+    assert len(by_glob) == len(by_brace) == 30 and by_glob.urls == by_brace.urls
+    assert [by_glob[k][1] for k in range(30)] == [t for _, t in folder.samples]
+    assert len(list((cache / "index").glob("*.npz"))) == 4  # one per shard, reused
+    # a shard rewritten with other members is indexed again (its size and mtime changed)
+    write_shards(folder.samples[:5], tmp_path / "s2", per_shard=8, label="json")
+    (tmp_path / "s2" / "shard-000000.tar").replace(tmp_path / "s" / "shard-000003.tar")
+    again = WebDataset(str(tmp_path / "s" / "*.tar"), target="json:label", cache_dir=cache)
+    assert len(again) == 24 + 5
+
+
+def test_remote_shards_are_copied_once_through_fsspec(tmp_path):
+    """fsspec's in-memory filesystem stands for object storage here (a real fsspec
+    filesystem, not a patched client); the copy lands in the cache and is reused."""
+    root = write_image_folder(tmp_path / "d", 12)
+    folder = datasets.ImageFolder(str(root))
+    shards = write_shards(folder.samples, tmp_path / "s", per_shard=6)
+    memory = fsspec.filesystem("memory")
+    for shard in shards:
+        memory.pipe(f"/bucket/{shard.name}", shard.read_bytes())
+    try:
+        cache = tmp_path / "cache"
+        ds = WebDataset("memory://bucket/shard-{000000..000001}.tar", eval_transform(),
+                        cache_dir=cache)
+        assert len(ds) == 12 and ds.urls[0] == "memory://bucket/shard-000000.tar"
+        assert len(list((cache / "remote").iterdir())) == 2
+        loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2)
+        assert loader.eligibility.accelerated
+        assert torch.cat([b[1] for b in loader]).tolist() == [t for _, t in folder.samples]
+        with pytest.raises(OSError, match="memory://bucket/missing.tar"):
+            WebDataset("memory://bucket/missing.tar", cache_dir=cache)
+    finally:
+        memory.rm("/bucket", recursive=True)
+
+
+def _bad(tmp_path: Path, name: str, members: list[tuple[str, bytes]], cut: int = 0) -> str:
+    path = tmp_path / name
+    with tarfile.open(path, "w") as tar:
+        for member, payload in members:
+            _add(tar, member, payload)
+    if cut:
+        data = path.read_bytes()
+        path.write_bytes(data[:cut])
+    return str(path)
+
+
+def test_bad_shards_are_named_with_their_member(tmp_path):
+    jpeg = (write_image_folder(tmp_path / "d", 1) / "c0" / "img000.jpg").read_bytes()
+    not_tar = tmp_path / "not.tar"
+    not_tar.write_bytes(b"this is not a tar file" * 40)
+    with pytest.raises(ShardError, match=r"not\.tar is not a tar file"):
+        WebDataset(str(not_tar), cache_dir=None)
+    no_label = _bad(tmp_path, "nolabel.tar", [("a.jpg", jpeg), ("a.cls", b"1"),
+                                              ("b.jpg", jpeg)])
+    with pytest.raises(ShardError, match=r"nolabel\.tar, sample 'b' .*no \.cls member"):
+        WebDataset(no_label, cache_dir=None)
+    two = _bad(tmp_path, "two.tar", [("a.jpg", jpeg), ("a.png", jpeg), ("a.cls", b"0")])
+    with pytest.raises(ShardError, match=r"two\.tar, sample 'a' .*2 image members"):
+        WebDataset(two, cache_dir=None)
+    truncated = _bad(tmp_path, "cut.tar", [("a.jpg", jpeg), ("a.cls", b"0"),
+                                           ("b.jpg", jpeg), ("b.cls", b"1")], cut=1536)
+    with pytest.raises(ShardError, match=r"cut\.tar"):
+        WebDataset(truncated, cache_dir=None)
+    bad_label = _bad(tmp_path, "label.tar", [("a.jpg", jpeg), ("a.cls", b"cat")])
+    with pytest.raises(ShardError, match=r"label\.tar, sample 'a' .*not an integer"):
+        WebDataset(bad_label, cache_dir=None)
+
+
+def test_a_shard_rewritten_after_indexing_is_an_error_naming_it(tmp_path):
+    root = write_image_folder(tmp_path / "d", 8)
+    folder = datasets.ImageFolder(str(root))
+    (shard,) = write_shards(folder.samples, tmp_path / "s", per_shard=8)
+    ds = WebDataset(str(shard), eval_transform(), cache_dir=None)
+    shard.write_bytes(shard.read_bytes()[:2048])  # shortened under the dataset
+    with pytest.raises(ShardError, match=r"shard-000000\.tar, sample 'sample000007' "
+                                         r"\(index 7\): the shard is shorter"):
+        ds[7]
+    with pytest.raises(OSError, match=r"shard-000000\.tar"):
+        list(jpegloader.DataLoader(ds, batch_size=8))
