@@ -1,7 +1,9 @@
 """Datasets the package ships for users: WebDataset tar shards read in place
-(jpegloader.pipelines.shards) and the SSD reference's COCODetection (it lives with
-the SSD pipeline, jpegloader.pipelines.ssd.dataset)."""
+(jpegloader.pipelines.shards), Hugging Face datasets read from their Arrow files
+(jpegloader.pipelines.arrow_images), and the SSD reference's COCODetection (it lives
+with the SSD pipeline, jpegloader.pipelines.ssd.dataset)."""
+from ..pipelines.arrow_images import HuggingFaceImages
 from ..pipelines.shards import ShardError, WebDataset
 from ..pipelines.ssd.dataset import COCODetection, COCOFormatError
 
-__all__ = ["COCODetection", "COCOFormatError", "ShardError", "WebDataset"]
+__all__ = ["COCODetection", "COCOFormatError", "HuggingFaceImages", "ShardError", "WebDataset"]

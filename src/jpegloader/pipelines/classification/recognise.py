@@ -26,6 +26,7 @@ from torchvision import get_image_backend
 from torchvision.datasets import DatasetFolder
 from torchvision.datasets.folder import default_loader, pil_loader
 
+from ..arrow_images import HuggingFaceImages
 from ..contract import Check, check
 from ..shards import WebDataset
 
@@ -100,7 +101,8 @@ def _is_timm_like(dataset) -> bool:
 
 def claims(dataset) -> bool:
     base, _, _ = unwrap_subsets(dataset)
-    return isinstance(base, (DatasetFolder, WebDataset)) or _is_timm_like(base)
+    return isinstance(base, (DatasetFolder, WebDataset, HuggingFaceImages)) or \
+        _is_timm_like(base)
 
 
 def _name(obj) -> str:
@@ -151,25 +153,34 @@ def _timm_checks(base) -> list[Check]:
     ]
 
 
-def _shard_checks(base) -> list[Check]:
+def _member_checks(base) -> list[Check]:
+    """WebDataset shards, Hugging Face Arrow files: samples that are spans of files."""
+    cls = WebDataset if isinstance(base, WebDataset) else HuggingFaceImages
     overridden = [name for name in ("__getitem__", "__len__", "read")
-                  if getattr(type(base), name) is not getattr(WebDataset, name)]
-    return [check("dataset.getitem", not overridden,
-                  "WebDataset's own reading (tar members at their offsets)",
-                  f"{type(base).__name__} overrides {', '.join(overridden)}",
-                  "no change makes custom per-sample code native; this loader runs on "
-                  "torch's DataLoader")]
+                  if getattr(type(base), name) is not getattr(cls, name)]
+    checks = [check("dataset.getitem", not overridden,
+                    f"{cls.__name__}'s own reading (each image's bytes at their offset)",
+                    f"{type(base).__name__} overrides {', '.join(overridden)}",
+                    "no change makes custom per-sample code native; this loader runs on "
+                    "torch's DataLoader")]
+    if cls is HuggingFaceImages:
+        checks.append(check("dataset.storage", base.members() is not None,
+                            "the images are in the dataset's Arrow files on disk",
+                            "the dataset is held in memory, not in Arrow files on disk",
+                            "save_to_disk and load_from_disk it (load_dataset gives such a "
+                            "dataset too), so the images can be read from its files"))
+    return checks
 
 
 def recognise(dataset) -> tuple[ImageSource | None, list[Check]]:
     """The dataset's rules, pass or fail, and its ImageSource when all pass."""
     base, indices, problems = unwrap_subsets(dataset)
-    shards = isinstance(base, WebDataset)
+    shards = isinstance(base, (WebDataset, HuggingFaceImages))
     timm = not shards and not isinstance(base, DatasetFolder)
     kind = "timm ImageDataset" if timm else type(base).__name__
     wrapped = f"Subset of {kind}" if indices is not None else kind
     checks = [Check("dataset.type", True, f"dataset is {wrapped} (classification pipeline)")]
-    checks += _shard_checks(base) if shards else (
+    checks += _member_checks(base) if shards else (
         _timm_checks(base) if timm else _folder_checks(base))
     checks.append(check("dataset.subset", not problems, "indices map into the dataset"
                         if indices is not None else "not a Subset",
@@ -182,8 +193,9 @@ def recognise(dataset) -> tuple[ImageSource | None, list[Check]]:
     if not all(c.passed for c in checks):
         return None, checks
     if shards:
-        members = (list(base.shards), base.shard_of,
-                   np.stack([base.offsets, base.sizes], axis=1), base.targets)
+        members = base.members() if isinstance(base, HuggingFaceImages) else (
+            list(base.shards), base.shard_of, np.stack([base.offsets, base.sizes], axis=1),
+            base.targets)
         return ImageSource((), indices, base.transform, False, f"{wrapped} {_name(base)}",
                            members), checks
     samples = base.reader.samples if timm else base.samples

@@ -1,0 +1,85 @@
+"""Hugging Face datasets read from their Arrow files (pipelines/arrow_images.py): the
+dataset as torch's loader reads it, accelerated with the ImageFolder path's batches on
+the same images, through select/shuffle, and the clear refusals.  The datasets are
+real Arrow datasets written with ``datasets`` from the real-image corpus."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.utils.data import DataLoader as TorchDataLoader
+from torchvision import datasets as tv_datasets
+
+import jpegloader
+from jpegloader.datasets import HuggingFaceImages
+from tests.conftest import eval_transform, shared, to_255, train_transform, write_image_folder
+
+hf = pytest.importorskip("datasets", reason="Hugging Face datasets is a test dependency "
+                                            "(the [test] extra)")
+TOLERANCE = 3.0  # mean absolute difference on 0-255 against torch's loader (decode="auto")
+
+
+def _arrow(samples, out):
+    """A datasets.Dataset of the files' bytes with an Image feature, saved and reloaded
+    (memory-mapped Arrow files, as load_dataset gives)."""
+    rows = {"image": [{"bytes": open(p, "rb").read(), "path": None} for p, _ in samples],
+            "label": [t for _, t in samples]}
+    ds = hf.Dataset.from_dict(rows).cast_column("image", hf.Image())
+    ds.save_to_disk(str(out), max_shard_size="20MB")
+    return hf.load_from_disk(str(out))
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    root = shared("imagenet-sample")
+    folder = tv_datasets.ImageFolder(str(root))
+    return root, _arrow(folder.samples, tmp_path_factory.mktemp("hf") / "ds")
+
+
+@pytest.mark.parametrize("pipeline", ["eval", "train"])
+def test_accelerated_arrow_images_equal_the_image_folder_path(real, pipeline):
+    root, arrow = real
+    assert len(arrow.cache_files) > 1  # several Arrow files
+    transform = eval_transform if pipeline == "eval" else train_transform
+    ds = HuggingFaceImages(arrow, transform())
+    folder = tv_datasets.ImageFolder(str(root), transform())
+
+    def batches(d):
+        return list(jpegloader.DataLoader(d, batch_size=32, shuffle=True, num_workers=2,
+                                          generator=torch.Generator().manual_seed(9)))
+    assert jpegloader.DataLoader(ds, batch_size=32).eligibility.accelerated
+    for (a, la), (b, lb) in zip(batches(ds), batches(folder), strict=True):
+        assert torch.equal(la, lb) and torch.equal(a, b)
+    if pipeline == "eval":
+        for (a, la), (b, lb) in zip(jpegloader.DataLoader(ds, batch_size=64),
+                                    TorchDataLoader(ds, batch_size=64), strict=True):
+            assert torch.equal(la, lb)
+            diff = (to_255(a) - to_255(b)).abs().mean(dim=(1, 2, 3))
+            assert diff.median() <= 1.0 and diff.max() <= TOLERANCE
+
+
+def test_selected_and_shuffled_rows_map_to_their_bytes(real):
+    _, arrow = real
+    picked = arrow.shuffle(seed=3).select(range(40))
+    ds = HuggingFaceImages(picked, eval_transform())
+    ours = torch.cat([b[0] for b in jpegloader.DataLoader(ds, batch_size=8, decode="exact")])
+    labels = torch.cat([b[1] for b in jpegloader.DataLoader(ds, batch_size=8)])
+    assert labels.tolist() == picked["label"]
+    for k in (0, 17, 39):
+        assert (to_255(ours[k]) - to_255(ds[k][0])).abs().mean() <= 0.5
+
+
+def test_in_memory_and_non_image_columns(tmp_path):
+    root = write_image_folder(tmp_path / "d", 6)
+    samples = tv_datasets.ImageFolder(str(root)).samples
+    rows = {"image": [{"bytes": open(p, "rb").read(), "path": None} for p, _ in samples],
+            "label": [t for _, t in samples]}
+    in_memory = hf.Dataset.from_dict(rows).cast_column("image", hf.Image())
+    ds = HuggingFaceImages(in_memory, eval_transform())
+    verdict = jpegloader.explain(ds, batch_size=2)
+    assert not verdict.accelerated and "dataset.storage" in verdict.summary()
+    assert len(list(jpegloader.DataLoader(ds, batch_size=2))) == 3  # torch's loader runs it
+    plain = hf.Dataset.from_dict({"image": ["a", "b"], "label": [0, 1]})
+    with pytest.raises(ValueError, match="column 'image' .* not an Image feature"):
+        HuggingFaceImages(plain)
+    with pytest.raises(ValueError, match="no column 'target'"):
+        HuggingFaceImages(in_memory, label_column="target")
