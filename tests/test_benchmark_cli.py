@@ -207,3 +207,21 @@ def test_a_native_epoch_does_not_wait_for_jpegloaders_kept_workers(small_folder,
     measure.run_epoch(native, others=[ours])
     assert waits == [kept, kept]
     ours.close()
+
+
+@pytest.mark.parametrize("source, needs", [("webdataset", "webdataset"), ("hf", "datasets")])
+def test_sources_made_from_the_same_files(small_folder, tmp_path, capsys, source, needs):
+    """--source: the dataset's files as tar shards or an Arrow dataset; torch's loader
+    runs what users run today for that source, jpegloader its dataset, both over every
+    image once per epoch."""
+    pytest.importorskip(needs, reason=f"{needs} is a test dependency (the [test] extra)")
+    out = tmp_path / "r.json"
+    args = ["--data", small_folder, "--source", source, "--pipeline", "eval", "--workers", "0",
+            "--epochs", "1", "--warmup", "0", "--batch-size", "4", "--json", out]
+    assert cli.main([str(a) for a in args]) == 0
+    assert f"source: {source}" in capsys.readouterr().out
+    r = json.loads(out.read_text())["results"]["eval"]["0"]
+    for name in ("native", "jpegloader"):
+        assert r[name]["epochs"][0]["images"] == 24
+        assert "pss_mib" not in r[name]  # memory is measured for folders only
+    assert _cli("--source", source, "--pipeline", "ssd").returncode == 2

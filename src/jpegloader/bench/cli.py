@@ -51,6 +51,7 @@ import jpegloader
 
 from . import ceiling as bench_ceiling
 from . import corpora as bd
+from . import sources
 from .measure import benchmark, native_pil
 from .recipes import DETECTION, NEEDS, PIPELINES
 from .report import _table, plot
@@ -99,6 +100,12 @@ def main(argv=None) -> int:
                    help="comma-separated, of: " + "; ".join(f"{k}: {v[0]}"
                                                           for k, v in PIPELINES.items())
                    + " (default: train,eval)")
+    p.add_argument("--source", choices=sources.SOURCES, default="folder",
+                   help="where the images are kept, made from the dataset's files: folder "
+                        "(loose files, default), webdataset (tar shards: torch's loader runs "
+                        "webdataset's own pipeline, jpegloader WebDataset) or hf (a Hugging "
+                        "Face Arrow dataset: torch's loader runs ds.with_transform, jpegloader "
+                        "HuggingFaceImages); classification pipelines without a collate_fn")
     p.add_argument("--workers", default="2",
                    help="num_workers for both loaders; a comma-separated list (0,1,2,4) "
                         "benchmarks each")
@@ -153,6 +160,14 @@ def main(argv=None) -> int:
         except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
             p.error(f"--ceiling: could not build {args.ceiling}: {e}")
 
+    if args.source != "folder":
+        unfit = [pl for pl in pipelines if pl in DETECTION or len(PIPELINES[pl]) > 2]
+        if unfit:
+            p.error(f"--source {args.source} runs classification pipelines without a "
+                    f"collate_fn; not {', '.join(unfit)}")
+        needs = {"webdataset": "webdataset", "hf": "datasets"}[args.source]
+        if util.find_spec(needs) is None:
+            p.error(f"--source {args.source} compares against {needs}: pip install {needs}")
     kinds = {pl in DETECTION for pl in pipelines}
     if args.data is not None and len(kinds) > 1:
         p.error("--data names one dataset: benchmark classification (train, eval) and "
@@ -172,10 +187,13 @@ def main(argv=None) -> int:
               f"{args.consumer_ms:g} ms/batch; torch {torch.__version__}, libjpeg-turbo "
               f"{jpegloader.libjpeg_turbo_version()}, native PIL from {pil['distribution']} "
               f"{pil['version']}, {os.cpu_count()} CPUs")
+        if args.source != "folder":
+            print(f"source: {args.source}, made from the dataset's files")
         results = {pl: {w: benchmark(roots[pl in DETECTION], pl, w, args.batch_size,
                                      args.epochs, args.warmup, consumer_ms=args.consumer_ms,
                                      memory_runs=0 if args.no_memory else args.memory_runs,
-                                     ceiling=ceiling)
+                                     ceiling=ceiling, source=args.source,
+                                     work=Path(tmp) / f"{args.source}-{pl}-{w}")
                         for w in worker_counts}
                    for pl in pipelines}
     print()

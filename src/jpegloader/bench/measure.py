@@ -12,6 +12,7 @@ from pathlib import Path
 
 import PIL
 import torch
+from torchvision import datasets
 
 import jpegloader
 
@@ -25,7 +26,8 @@ from ..dataloader.loader import TorchDataLoader
 from ..pipelines import WORKER_STAGES
 from . import ceiling as bench_ceiling
 from . import memory as bench_memory
-from .recipes import build_dataset
+from . import sources
+from .recipes import PIPELINES, build_dataset
 
 
 class PeakMemory:
@@ -169,16 +171,28 @@ def advice(summary: dict, consumer_ms: float, batch_size: int, workers: int) -> 
 
 def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
               warmup: int, log=print, consumer_ms: float = 0.0, memory_runs: int = 3,
-              ceiling: Path | None = None) -> dict:
+              ceiling: Path | None = None, source: str = "folder",
+              work: Path | None = None) -> dict:
     """root: an ImageFolder root, or (image folder, instances JSON) for detection.
     Each loader's memory is measured alone in a fresh process (bench_memory),
     ``memory_runs`` times; with ``ceiling`` (a jpeg_limit program), the decode
-    ceiling on the same files."""
-    dataset, collate_fn = build_dataset(pipeline, root)
+    ceiling on the same files.  ``source``: where the images are kept
+    (sources.SOURCES: made from root's files in ``work``), torch's loader reading
+    them as users do today."""
+    if source == "folder":
+        dataset, collate_fn = build_dataset(pipeline, root)
+        native_dataset, native_args = dataset, {"shuffle": True, "collate_fn": collate_fn}
+    else:
+        collate_fn = None
+        dataset, native_dataset, native_args = sources.datasets_for(
+            source, Path(root), PIPELINES[pipeline][1](), work)
+        if memory_runs:
+            log(f"  {pipeline}: memory is measured for --source folder only")
+            memory_runs = 0
     # Built once and iterated epoch after epoch, as a training script does.
     loaders = {
-        "native": TorchDataLoader(dataset, batch_size=batch_size, shuffle=True,
-                                  num_workers=workers, collate_fn=collate_fn),
+        "native": TorchDataLoader(native_dataset, batch_size=batch_size, num_workers=workers,
+                                  **native_args),
         "jpegloader": jpegloader.DataLoader(dataset, batch_size=batch_size, shuffle=True,
                                             num_workers=workers, collate_fn=collate_fn),
     }
@@ -189,7 +203,8 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     runs: dict[str, list[dict]] = {name: [] for name in loaders}
     ceilings: list[dict] = []
     with_ceiling = ceiling is not None and pipeline in bench_ceiling.MODES
-    files = [path for path, _ in dataset.samples] if with_ceiling else []
+    files = [path for path, _ in datasets.ImageFolder(str(root)).samples] if with_ceiling \
+        else []
     order = list(loaders)
     for epoch in range(warmup + epochs):
         for name in order if epoch % 2 == 0 else order[::-1]:  # alternate who goes first

@@ -241,13 +241,22 @@ class WebDataset:
         self.offsets = np.concatenate([ix.offsets for ix in indexes] or [np.zeros(0, np.int64)])
         self.sizes = np.concatenate([ix.sizes for ix in indexes] or [np.zeros(0, np.int64)])
         self.targets = np.concatenate([ix.targets for ix in indexes] or [np.zeros(0, np.int64)])
-        self.keys = [k for ix in indexes for k in ix.keys]
+        # keys as one byte blob and offsets (not a list of 1.28 M Python strings)
+        keys = [k.encode() for ix in indexes for k in ix.keys]
+        self._key_offsets = np.zeros(len(keys) + 1, np.int64)
+        np.cumsum([len(k) for k in keys], out=self._key_offsets[1:])
+        self._keys = np.frombuffer(b"".join(keys), np.uint8) if keys else np.zeros(0, np.uint8)
 
     def __len__(self) -> int:
         return len(self.offsets)
 
+    def key(self, index: int) -> str:
+        """The sample's key (its members' common name in the shard)."""
+        a, b = self._key_offsets[index], self._key_offsets[index + 1]
+        return bytes(self._keys[a:b]).decode()
+
     def where(self, index: int) -> str:
-        return f"shard {self.urls[self.shard_of[index]]}, sample {self.keys[index]!r} " \
+        return f"shard {self.urls[self.shard_of[index]]}, sample {self.key(index)!r} " \
                f"(index {index})"
 
     def read(self, index: int) -> bytes:
