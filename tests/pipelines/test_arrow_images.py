@@ -83,3 +83,10 @@ def test_in_memory_and_non_image_columns(tmp_path):
         HuggingFaceImages(plain)
     with pytest.raises(ValueError, match="no column 'target'"):
         HuggingFaceImages(in_memory, label_column="target")
+
+
+def test_a_datasets_dataset_is_pointed_at_the_wrapper(tmp_path):
+    plain = hf.Dataset.from_dict({"image": ["a"], "label": [0]})
+    verdict = jpegloader.explain(plain, batch_size=1)
+    (reason,) = [c for c in verdict.reasons if c.rule == "dataset.type"]
+    assert "jpegloader.datasets.HuggingFaceImages(ds, transform" in reason.hint

@@ -199,3 +199,55 @@ def test_a_shard_rewritten_after_indexing_is_an_error_naming_it(tmp_path):
         ds[7]
     with pytest.raises(OSError, match=r"shard-000000\.tar"):
         list(jpegloader.DataLoader(ds, batch_size=8))
+
+
+def test_a_webdataset_pipeline_is_pointed_at_the_map_style_dataset(tmp_path):
+    wds = pytest.importorskip("webdataset", reason="webdataset is a test dependency")
+    root = write_image_folder(tmp_path / "d", 4)
+    (shard,) = write_shards(datasets.ImageFolder(str(root)).samples, tmp_path / "s")
+    pipeline = wds.WebDataset(str(shard), shardshuffle=False).decode("pil").to_tuple("jpg", "cls")
+    verdict = jpegloader.explain(pipeline, batch_size=2)
+    assert not verdict.accelerated
+    (reason,) = [c for c in verdict.reasons if c.rule == "dataset.type"]
+    assert "jpegloader.datasets.WebDataset(urls, transform)" in reason.hint
+
+
+def test_the_shard_sampler_keeps_locality_and_covers_every_sample(tmp_path):
+    from jpegloader.datasets import ShardSampler
+    root = write_image_folder(tmp_path / "d", 40)
+    write_shards(datasets.ImageFolder(str(root)).samples, tmp_path / "s", per_shard=5)
+    ds = WebDataset(str(tmp_path / "s" / "*.tar"), eval_transform(), cache_dir=None)
+    sampler = ShardSampler(ds, shards_per_window=2, seed=7)
+    order = list(sampler)
+    assert sorted(order) == list(range(40)) and len(sampler) == 40
+    for w in range(0, 40, 10):  # each window of 10 samples comes from 2 shards
+        assert len({int(ds.shard_of[i]) for i in order[w:w + 10]}) == 2
+    assert list(ShardSampler(ds, shards_per_window=2, seed=7)) == order  # reproducible
+    sampler.set_epoch(1)
+    assert list(sampler) != order
+    loader = jpegloader.DataLoader(ds, batch_size=8, sampler=sampler, num_workers=2)
+    assert loader.eligibility.accelerated
+    labels = torch.cat([b[1] for b in loader]).tolist()
+    assert labels == [int(ds.targets[i]) for i in sampler]
+
+
+def test_the_remote_cache_keeps_within_its_bound(tmp_path):
+    root = write_image_folder(tmp_path / "d", 12)
+    shards = write_shards(datasets.ImageFolder(str(root)).samples, tmp_path / "s", per_shard=4)
+    memory = fsspec.filesystem("memory")
+    for shard in shards:
+        memory.pipe(f"/cachebound/{shard.name}", shard.read_bytes())
+    try:
+        cache, size = tmp_path / "cache", shards[0].stat().st_size
+        WebDataset("memory://cachebound/shard-000000.tar", cache_dir=cache)
+        WebDataset("memory://cachebound/shard-000001.tar", cache_dir=cache)
+        # a third shard with room for two: the least recently used other one goes
+        ds = WebDataset("memory://cachebound/shard-00000{0,2}.tar", cache_dir=cache,
+                        cache_limit=2 * size + 100)
+        kept = sorted(p.name for p in (cache / "remote").iterdir() if p.suffix != ".lock")
+        assert len(kept) == 2 and {Path(s).name for s in ds.shards} == set(kept)
+        with pytest.raises(ShardError, match="over cache_limit"):
+            WebDataset("memory://cachebound/shard-00000{0..2}.tar", cache_dir=cache,
+                       cache_limit=size)
+    finally:
+        memory.rm("/cachebound", recursive=True)

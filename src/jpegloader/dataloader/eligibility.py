@@ -91,13 +91,25 @@ def evaluate(dataset, **loader_args) -> Eligibility:
         checks.append(Check(
             "dataset.type", False,
             f"dataset is {name}: not an image folder (torchvision DatasetFolder/ImageFolder, "
-            "timm ImageDataset, or a Subset of one) nor a COCODetection",
-            "other datasets run on torch's DataLoader, with the same results"))
+            "timm ImageDataset, or a Subset of one), tar shards, a Hugging Face image dataset "
+            "nor a COCODetection", _source_hint(dataset)))
     else:
         lowering = pipeline.lower(dataset, loader_args)
         checks += lowering.checks
     ok = lowering is not None and lowering.ok and all(c.passed for c in checks)
     return Eligibility(ok, pipeline.name if ok else None, tuple(checks), lowering if ok else None)
+
+
+def _source_hint(dataset) -> str:
+    """The one-line change for the datasets the sources below are read through."""
+    module = type(dataset).__module__.split(".")[0]
+    if module == "webdataset":
+        return ("read the same shards with jpegloader.datasets.WebDataset(urls, transform) "
+                "(a map-style dataset; pass shuffle=True to the loader) to accelerate them")
+    if module == "datasets":
+        return ("wrap the dataset: jpegloader.datasets.HuggingFaceImages(ds, transform, "
+                "image_column=..., label_column=...) reads its images from its Arrow files")
+    return "other datasets run on torch's DataLoader, with the same results"
 
 
 def fallback_message(verdict: Eligibility) -> str:

@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+import torch
 from PIL import Image
 
 IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "ppm", "bmp")
@@ -90,30 +91,58 @@ def default_cache_dir() -> Path:
     return Path(base) / "jpegloader" / "shards"
 
 
-def local_copy(url: str, cache_dir: Path, retries: int = 3) -> str:
+def local_copy(url: str, cache_dir: Path, retries: int = 3,
+               storage_options: dict | None = None) -> str:
     """A remote shard copied whole into the cache (once; fsspec reads it), or a local
-    path as it is.  Network errors are retried with backoff, then raised naming the
-    URL."""
+    path as it is.  Processes sharing the cache (the ranks on one node) download each
+    shard once: the others wait on its lock.  Network errors are retried with
+    backoff, then raised naming the URL."""
     if "://" not in url or url.startswith("file://"):
         return url[len("file://"):] if url.startswith("file://") else url
+    import fcntl
+
     import fsspec
     target = cache_dir / "remote" / hashlib.sha256(url.encode()).hexdigest()[:24]
-    if target.exists():
-        return str(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    for attempt in range(retries):
-        partial = target.with_suffix(f".part{os.getpid()}")
-        try:
-            with fsspec.open(url, "rb") as src, open(partial, "wb") as dst:
-                shutil.copyfileobj(src, dst, 8 << 20)
-            os.replace(partial, target)
+    with open(target.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists():
+            os.utime(target)  # recently used: bound_cache keeps it longest
             return str(target)
-        except OSError as e:  # fsspec's network errors are OSErrors (or subclasses)
-            partial.unlink(missing_ok=True)
-            if attempt + 1 == retries:
-                raise OSError(f"could not read shard {url} after {retries} tries: {e}") from e
-            time.sleep(0.5 * 2 ** attempt)
+        for attempt in range(retries):
+            partial = target.with_suffix(f".part{os.getpid()}")
+            try:
+                with fsspec.open(url, "rb", **(storage_options or {})) as src, \
+                        open(partial, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 8 << 20)
+                os.replace(partial, target)
+                return str(target)
+            except OSError as e:  # fsspec's network errors are OSErrors (or subclasses)
+                partial.unlink(missing_ok=True)
+                if attempt + 1 == retries:
+                    raise OSError(f"could not read shard {url} after {retries} tries: "
+                                  f"{e}") from e
+                time.sleep(0.5 * 2 ** attempt)
     raise AssertionError("unreachable")
+
+
+def bound_cache(cache_dir: Path, limit: int, keep: set[str]) -> None:
+    """Removes the least recently used remote copies until the cache holds at most
+    ``limit`` bytes, never one in ``keep`` (the shards a dataset reads)."""
+    remote = cache_dir / "remote"
+    copies = [p for p in remote.glob("*") if p.suffix not in (".lock",) and
+              ".part" not in p.name] if remote.is_dir() else []
+    total = sum(p.stat().st_size for p in copies)
+    for p in sorted(copies, key=lambda p: p.stat().st_mtime):
+        if total <= limit:
+            break
+        if str(p) not in keep:
+            total -= p.stat().st_size
+            p.unlink(missing_ok=True)
+    if total > limit:
+        raise ShardError(f"the dataset's remote shards need {total / 2**30:.1f} GiB in "
+                         f"{remote}, over cache_limit={limit / 2**30:.1f} GiB: raise the limit "
+                         "or give cache_dir a larger disk")
 
 
 class ShardIndex:
@@ -220,19 +249,28 @@ class WebDataset:
     globs, or fsspec URLs (remote shards are copied once into ``cache_dir``).  The
     shards' indexes are built on first use from their tar headers and cached in
     ``cache_dir`` (default ``~/.cache/jpegloader/shards``; None: not cached).  Works
-    with torch's DataLoader as it is; jpegloader.DataLoader accelerates it."""
+    with torch's DataLoader as it is; jpegloader.DataLoader accelerates it.
+    ``storage_options`` go to fsspec for remote URLs (an S3 endpoint, credentials).
+    ``cache_limit`` (bytes) bounds the remote copies kept in the cache: the least
+    recently used other ones are removed.  ``ShardSampler`` shuffles it keeping
+    locality."""
 
     def __init__(self, urls: str | Sequence[str], transform: Callable | None = None,
                  target_transform: Callable | None = None, *, target: str | None = "cls",
                  image_extensions: Sequence[str] = IMAGE_EXTENSIONS,
-                 cache_dir: str | os.PathLike | None = ...):
+                 cache_dir: str | os.PathLike | None = ..., cache_limit: int | None = None,
+                 storage_options: dict | None = None):
         self.urls = shard_list(urls)
         self.transform = transform
         self.target_transform = target_transform
         self.target = target
         cache = default_cache_dir() if cache_dir is ... else (
             Path(cache_dir) if cache_dir is not None else None)
-        self.shards = [local_copy(u, cache or default_cache_dir()) for u in self.urls]
+        copies = cache or default_cache_dir()
+        self.shards = [local_copy(u, copies, storage_options=storage_options)
+                       for u in self.urls]
+        if cache_limit is not None:
+            bound_cache(copies, cache_limit, set(self.shards))
         indexes = [ShardIndex.load(s, target, tuple(image_extensions), cache)
                    for s in self.shards]
         counts = np.array([len(ix) for ix in indexes], np.int64)
@@ -286,3 +324,35 @@ class WebDataset:
     def __repr__(self) -> str:
         return (f"WebDataset({len(self.urls)} shards, {len(self)} samples, "
                 f"transform={self.transform!r})")
+
+
+class ShardSampler(torch.utils.data.Sampler[int]):
+    """A shuffle that keeps locality, as wids' chunked sampler does: the shards are
+    shuffled, then the samples within each window of ``shards_per_window`` consecutive
+    (shuffled) shards, so a worker reads from a few shards at a time instead of
+    seeking over all of them.  The trade-off against ``shuffle=True``'s global
+    shuffle: consecutive batches draw from the same few shards, so they are less
+    independent; more shards per window mixes more.  ``set_epoch`` reshuffles, as
+    DistributedSampler's does, and a loader's checkpoint records it."""
+
+    def __init__(self, dataset: WebDataset, shards_per_window: int = 4, seed: int = 0):
+        if shards_per_window < 1:
+            raise ValueError(f"shards_per_window should be at least 1, got {shards_per_window}")
+        self.starts = np.searchsorted(dataset.shard_of, np.arange(len(dataset.urls) + 1))
+        self.shards_per_window = shards_per_window
+        self.seed = seed
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __len__(self) -> int:
+        return int(self.starts[-1])
+
+    def __iter__(self):
+        g = torch.Generator().manual_seed(self.seed + self.epoch)
+        order = torch.randperm(len(self.starts) - 1, generator=g).tolist()
+        for w in range(0, len(order), self.shards_per_window):
+            window = np.concatenate([np.arange(self.starts[k], self.starts[k + 1])
+                                     for k in order[w:w + self.shards_per_window]])
+            yield from window[torch.randperm(len(window), generator=g).numpy()].tolist()
