@@ -102,9 +102,11 @@ def local_copy(url: str, cache_dir: Path, retries: int = 3,
     import fcntl
 
     import fsspec
-    target = cache_dir / "remote" / hashlib.sha256(url.encode()).hexdigest()[:24]
+    name = hashlib.sha256(url.encode()).hexdigest()[:24]
+    target, lock_path = cache_dir / "remote" / name, cache_dir / "locks" / name
     target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.with_suffix(".lock"), "w") as lock:
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if target.exists():
             os.utime(target)  # recently used: bound_cache keeps it longest
@@ -130,8 +132,7 @@ def bound_cache(cache_dir: Path, limit: int, keep: set[str]) -> None:
     """Removes the least recently used remote copies until the cache holds at most
     ``limit`` bytes, never one in ``keep`` (the shards a dataset reads)."""
     remote = cache_dir / "remote"
-    copies = [p for p in remote.glob("*") if p.suffix not in (".lock",) and
-              ".part" not in p.name] if remote.is_dir() else []
+    copies = [p for p in remote.glob("*") if ".part" not in p.name] if remote.is_dir() else []
     total = sum(p.stat().st_size for p in copies)
     for p in sorted(copies, key=lambda p: p.stat().st_mtime):
         if total <= limit:
