@@ -251,3 +251,53 @@ def test_the_remote_cache_keeps_within_its_bound(tmp_path):
                        cache_limit=size)
     finally:
         memory.rm("/cachebound", recursive=True)
+
+
+@pytest.fixture
+def s3_server():
+    """A real S3-compatible server on localhost (moto's server mode), for the duration
+    of a test: (endpoint URL, fsspec storage options)."""
+    server_mod = pytest.importorskip("moto.server", reason="moto[server] is a test "
+                                                           "dependency (the [test] extra)")
+    pytest.importorskip("s3fs", reason="s3fs is a test dependency (the [test] extra)")
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    try:
+        server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        server.start()
+    except Exception as e:  # noqa: BLE001 - the environment, not the code under test
+        pytest.skip(f"the S3 server (moto) could not start on 127.0.0.1: {e}")
+    endpoint = f"http://127.0.0.1:{port}"
+    options = {"key": "testing", "secret": "testing",
+               "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"}}
+    try:
+        yield endpoint, options
+    finally:
+        server.stop()
+
+
+def test_shards_in_object_storage(tmp_path, s3_server):
+    endpoint, options = s3_server
+    root = write_image_folder(tmp_path / "d", 16)
+    folder = datasets.ImageFolder(str(root), eval_transform())
+    shards = write_shards(folder.samples, tmp_path / "s", per_shard=8)
+    import boto3
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+    client.create_bucket(Bucket="shards-bucket")
+    for shard in shards:
+        client.upload_file(str(shard), "shards-bucket", shard.name)
+    cache = tmp_path / "cache"
+    ds = WebDataset("s3://shards-bucket/shard-{000000..000001}.tar", eval_transform(),
+                    cache_dir=cache, storage_options=options)
+    assert ds.urls == ["s3://shards-bucket/shard-000000.tar", "s3://shards-bucket/shard-000001.tar"]
+    ours = list(jpegloader.DataLoader(ds, batch_size=8, num_workers=2))
+    want = list(jpegloader.DataLoader(folder, batch_size=8, num_workers=2))
+    for (a, la), (b, lb) in zip(ours, want, strict=True):
+        assert torch.equal(la, lb) and torch.equal(a, b)
+    # a missing object is an error naming its URL, after the retries
+    with pytest.raises(OSError, match=r"s3://shards-bucket/shard-000009\.tar"):
+        WebDataset("s3://shards-bucket/shard-000009.tar", cache_dir=cache,
+                   storage_options=options)
