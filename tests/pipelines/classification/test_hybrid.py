@@ -298,3 +298,29 @@ def test_an_error_in_your_transform_names_it_the_sample_and_the_worker(small_fol
     with pytest.raises(KeyError) as info:
         list(jpegloader.DataLoader(ds, batch_size=4, num_workers=2))
     assert "your Broken for sample" in str(info.value) and "worker process" in str(info.value)
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_dle_efficientnet_autoaugment_then_fast_collate(num_workers):
+    """NVIDIA DeepLearningExamples' EfficientNet training: RandomResizedCrop(224,
+    bicubic), flip and AutoAugment on PIL images, then fast_collate stacking uint8.
+    The fast_collate runs as the user's code on the AutoAugment's PIL images (it failed
+    at the first batch with "data type 'RGB' not understood"); batches have torch's
+    structure, dtypes and labels, for 0 and 2 workers."""
+    root = shared("imagenet-sample")
+    transform = T.Compose([T.RandomResizedCrop(224, interpolation=T.InterpolationMode.BICUBIC),
+                           T.RandomHorizontalFlip(), T.AutoAugment()])
+    ds = datasets.ImageFolder(str(root), transform)
+    collate = functools.partial(dle_fast_collate, torch.contiguous_format)
+    ds_small = torch.utils.data.Subset(ds, list(range(0, 334, 10)))
+    loader = jpegloader.DataLoader(ds_small, batch_size=8, num_workers=num_workers,
+                                   collate_fn=collate, decode="exact",
+                                   generator=torch.Generator().manual_seed(2))
+    assert loader.eligibility.accelerated, loader.eligibility.report()
+    assert "AutoAugment" in loader.eligibility.split_text()
+    ours = list(loader)
+    native = list(TorchDataLoader(ds_small, batch_size=8, collate_fn=collate))
+    assert len(ours) == len(native)
+    for (a, la), (b, lb) in zip(ours, native, strict=True):
+        assert a.dtype == b.dtype == torch.uint8 and a.shape == b.shape
+        assert torch.equal(la, lb)

@@ -45,8 +45,13 @@ class ClassificationBatchDecoder(BatchDecoder):
         self.index_map = index_map    # int64[len]: loader index -> base index (Subsets)
         self.program = program
         self.replace_unreadable = replace_unreadable  # timm's ImageDataset
-        # None: default_collate (or a fast_collate), done by the layout itself
-        self.collate = None if collate is None or collate.native_stack else collate
+        # None: default_collate (or a fast_collate), done by the layout itself.  A
+        # fast_collate after your own PIL-stage transforms (AutoAugment, as NVIDIA's
+        # EfficientNet recipe has it) is run as yours on their PIL images: the C core's
+        # output is not the sample any more.
+        native_stack = collate is not None and collate.native_stack and \
+            program.sample.kind != "pil"
+        self.collate = None if collate is None or native_stack else collate
         self.structure = collate.structure if collate is not None else list
         self.lut = program.lut_array
         self.norm = division_form(program.tensor_stage, self.lut)  # NOTE [ Levels by division ]
