@@ -46,7 +46,7 @@ def main() -> int:
         start = time.perf_counter()
         indexes = [ShardIndex.build(s, "cls", ("jpg",)) for s in shards]
         took = time.perf_counter() - start
-        ds = jpegloader.datasets.WebDataset(pattern, cache_dir=None)
+        ds = jpegloader.datasets.WebDataset(pattern, transform, cache_dir=None)
         dataset_bytes = sum(a.nbytes for a in (ds.shard_of, ds.offsets, ds.sizes, ds.targets,
                                                ds._keys, ds._key_offsets)) / len(ds)
         table = jpegloader.DataLoader(ds, batch_size=2)._engine.decoder.table

@@ -12,15 +12,15 @@ in shards.py).  An image stored as a path (no bytes) is its file, whole.
 """
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Callable
 
 import numpy as np
-from PIL import Image
+
+from .shards import EncodedImages
 
 
-class HuggingFaceImages:
+class HuggingFaceImages(EncodedImages):
     """A map-style ``torch.utils.data.Dataset`` over a ``datasets.Dataset`` with an
     ``Image`` feature: ``dataset[i]`` is ``(image, target)``, the image opened by PIL,
     converted to RGB and passed through ``transform``, the target read from
@@ -62,15 +62,6 @@ class HuggingFaceImages:
                 return f.read()
         raise ValueError(f"sample {index}: the {self.image_column!r} cell holds neither bytes "
                          "nor a path")
-
-    def __getitem__(self, index: int):
-        image = Image.open(io.BytesIO(self.read(index))).convert("RGB")
-        target = int(self.targets[index])
-        if self.transform is not None:
-            image = self.transform(image)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return image, target
 
     def members(self) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray] | None:
         """(files, file of each sample, (offset, size) of its bytes there, targets), or

@@ -25,9 +25,11 @@ import hashlib
 import io
 import itertools
 import json
+import logging
 import os
 import re
 import shutil
+import sys
 import tarfile
 import time
 from collections.abc import Callable, Sequence
@@ -42,6 +44,7 @@ _BRACE = re.compile(r"\{([^{}]*)\}")
 #: webdataset's split of a member name into key and extension
 _KEY_EXT = re.compile(r"^((?:.*/|)[^./]+)\.([^/]*)$")
 INDEX_VERSION = 1
+_LG = logging.getLogger("jpegloader")
 
 
 class ShardError(ValueError):
@@ -114,10 +117,14 @@ def local_copy(url: str, cache_dir: Path, retries: int = 3,
         for attempt in range(retries):
             partial = target.with_suffix(f".part{os.getpid()}")
             try:
+                start = time.monotonic()
                 with fsspec.open(url, "rb", **(storage_options or {})) as src, \
                         open(partial, "wb") as dst:
                     shutil.copyfileobj(src, dst, 8 << 20)
                 os.replace(partial, target)
+                size, took = target.stat().st_size, max(time.monotonic() - start, 1e-9)
+                _LG.info("jpegloader: copied %s into the cache: %.1f MB at %.1f MB/s", url,
+                         size / 1e6, size / 1e6 / took)
                 return str(target)
             except OSError as e:  # fsspec's network errors are OSErrors (or subclasses)
                 partial.unlink(missing_ok=True)
@@ -240,7 +247,67 @@ def _target(tar: tarfile.TarFile, by_ext: dict, target: str | None, where: str) 
                          f"({type(e).__name__}: {e})") from None
 
 
-class WebDataset:
+def _load_all(shards: list[str], target, image_exts, cache) -> list[ShardIndex]:
+    """Every shard's index, with a progress line on stderr once it takes over a
+    second (tqdm's bar when it is installed)."""
+    indexes, start, bar = [], time.monotonic(), None
+    for k, shard in enumerate(shards):
+        indexes.append(ShardIndex.load(shard, target, image_exts, cache))
+        if bar is None and k + 1 < len(shards) and time.monotonic() - start > 1.0:
+            try:
+                from tqdm import tqdm
+                bar = tqdm(total=len(shards), initial=k + 1, unit="shard",
+                           desc="jpegloader: indexing shards", leave=False)
+            except ImportError:
+                bar = _Progress(len(shards), k + 1)
+        elif bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return indexes
+
+
+class _Progress:
+    """tqdm's few methods used here, as a line on stderr every few seconds."""
+
+    def __init__(self, total: int, done: int):
+        self.total, self.done, self.shown = total, done, 0.0
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if time.monotonic() - self.shown > 5.0:
+            self.shown = time.monotonic()
+            print(f"jpegloader: indexing shards: {self.done}/{self.total}", file=sys.stderr,
+                  flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+class EncodedImages:
+    """What WebDataset and HuggingFaceImages share: ``dataset[i]`` is ``(image,
+    target)`` as an ImageFolder gives it, the image decoded by PIL from ``read(i)``'s
+    bytes, converted to RGB and passed through ``transform``, ``targets[i]`` through
+    ``target_transform``."""
+
+    transform: Callable | None
+    target_transform: Callable | None
+    targets: np.ndarray
+
+    def read(self, index: int) -> bytes:
+        raise NotImplementedError
+
+    def __getitem__(self, index: int):
+        image = Image.open(io.BytesIO(self.read(index))).convert("RGB")
+        target = int(self.targets[index])
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
+
+
+class WebDataset(EncodedImages):
     """A map-style ``torch.utils.data.Dataset`` over WebDataset tar shards.
 
     ``dataset[i]`` is ``(image, target)`` as an ImageFolder gives it: the sample's
@@ -272,8 +339,7 @@ class WebDataset:
                        for u in self.urls]
         if cache_limit is not None:
             bound_cache(copies, cache_limit, set(self.shards))
-        indexes = [ShardIndex.load(s, target, tuple(image_extensions), cache)
-                   for s in self.shards]
+        indexes = _load_all(self.shards, target, tuple(image_extensions), cache)
         counts = np.array([len(ix) for ix in indexes], np.int64)
         #: per sample: its shard, image offset and size, target; keys for messages
         self.shard_of = np.repeat(np.arange(len(indexes), dtype=np.int32), counts)
@@ -312,15 +378,6 @@ class WebDataset:
             raise ShardError(f"{self.where(index)}: the shard is shorter than its index "
                              "(rewritten or truncated since it was indexed)")
         return data
-
-    def __getitem__(self, index: int):
-        image = Image.open(io.BytesIO(self.read(index))).convert("RGB")
-        target = int(self.targets[index])
-        if self.transform is not None:
-            image = self.transform(image)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return image, target
 
     def __repr__(self) -> str:
         return (f"WebDataset({len(self.urls)} shards, {len(self)} samples, "

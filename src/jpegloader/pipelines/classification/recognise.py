@@ -109,17 +109,21 @@ def _name(obj) -> str:
     return f"{type(obj).__module__}.{type(obj).__qualname__}"
 
 
+def _own_reading(base, cls, good: str, names=("__getitem__", "__len__")) -> Check:
+    """The dataset reads samples as ``cls`` does: none of ``names`` overridden."""
+    overridden = [name for name in names if getattr(type(base), name) is not getattr(cls, name)]
+    return check("dataset.getitem", not overridden, good,
+                 f"{type(base).__name__} overrides {', '.join(overridden)}",
+                 "no change makes custom per-sample code native; this loader runs on torch's "
+                 "DataLoader")
+
+
 def _folder_checks(base) -> list[Check]:
-    overridden = [name for name in ("__getitem__", "__len__")
-                  if getattr(type(base), name) is not getattr(DatasetFolder, name)]
     loader = getattr(base, "loader", None)
     loader_ok = loader in (default_loader, pil_loader) and get_image_backend() == "PIL"
     loader_name = getattr(loader, "__qualname__", repr(loader))
     return [
-        check("dataset.getitem", not overridden, "DatasetFolder's own loading is used",
-              f"{type(base).__name__} overrides {', '.join(overridden)}",
-              "no change makes custom per-sample code native; this loader runs on torch's "
-              "DataLoader"),
+        _own_reading(base, DatasetFolder, "DatasetFolder's own loading is used"),
         check("dataset.loader", loader_ok, "images are opened with PIL (default_loader)",
               f"images are opened with {loader_name} (image backend "
               f"{get_image_backend()!r})",
@@ -129,8 +133,6 @@ def _folder_checks(base) -> list[Check]:
 
 def _timm_checks(base) -> list[Check]:
     cls = _timm_image_dataset_class(type(base))
-    overridden = [name for name in ("__getitem__", "__len__")
-                  if getattr(type(base), name) is not getattr(cls, name)]
     reader = base.reader
     samples = getattr(reader, "samples", None)
     reader_ok = type(reader).__name__ == "ReaderImageFolder" and isinstance(samples, list)
@@ -138,10 +140,7 @@ def _timm_checks(base) -> list[Check]:
     reading_ok = (not getattr(base, "load_bytes", False) and mode == "RGB"
                   and getattr(base, "additional_features", None) is None)
     return [
-        check("dataset.getitem", not overridden, "timm ImageDataset's own loading is used",
-              f"{type(base).__name__} overrides {', '.join(overridden)}",
-              "no change makes custom per-sample code native; this loader runs on torch's "
-              "DataLoader"),
+        _own_reading(base, cls, "timm ImageDataset's own loading is used"),
         check("dataset.reader", reader_ok, "timm ReaderImageFolder (files in a folder)",
               f"the reader is {type(reader).__name__}; only a folder of image files "
               "(ReaderImageFolder) is read natively",
@@ -156,13 +155,8 @@ def _timm_checks(base) -> list[Check]:
 def _member_checks(base) -> list[Check]:
     """WebDataset shards, Hugging Face Arrow files: samples that are spans of files."""
     cls = WebDataset if isinstance(base, WebDataset) else HuggingFaceImages
-    overridden = [name for name in ("__getitem__", "__len__", "read")
-                  if getattr(type(base), name) is not getattr(cls, name)]
-    checks = [check("dataset.getitem", not overridden,
-                    f"{cls.__name__}'s own reading (each image's bytes at their offset)",
-                    f"{type(base).__name__} overrides {', '.join(overridden)}",
-                    "no change makes custom per-sample code native; this loader runs on "
-                    "torch's DataLoader")]
+    checks = [_own_reading(base, cls, f"{cls.__name__}'s own reading (each image's bytes "
+                                      "at their offset)", ("__getitem__", "__len__", "read"))]
     if cls is HuggingFaceImages:
         checks.append(check("dataset.storage", base.members() is not None,
                             "the images are in the dataset's Arrow files on disk",
