@@ -90,3 +90,24 @@ def test_a_datasets_dataset_is_pointed_at_the_wrapper(tmp_path):
     verdict = jpegloader.explain(plain, batch_size=1)
     (reason,) = [c for c in verdict.reasons if c.rule == "dataset.type"]
     assert "jpegloader.datasets.HuggingFaceImages(ds, transform" in reason.hint
+
+
+def test_timm_hfds_reader_is_read_from_its_arrow_files(tmp_path):
+    """timm's ImageDataset with its hfds reader (create_dataset("hfds/...")), over a local
+    dataset that datasets loads into Arrow files: accelerated, with the batches of the
+    same images in an ImageFolder."""
+    timm_data = pytest.importorskip("timm.data", reason="timm is a test dependency")
+    root = write_image_folder(tmp_path / "d", 12)
+    folder = tv_datasets.ImageFolder(str(root), eval_transform())
+    rows = {"image": [{"bytes": open(p, "rb").read(), "path": None} for p, _ in folder.samples],
+            "label": [t for _, t in folder.samples]}
+    data = hf.Dataset.from_dict(rows).cast_column("image", hf.Image()).cast_column(
+        "label", hf.ClassLabel(names=folder.classes))
+    data.to_parquet(str(tmp_path / "hub" / "data" / "train-00000.parquet"))
+    ds = timm_data.create_dataset(f"hfds/{tmp_path / 'hub'}", root=str(tmp_path / "cache"),
+                                  split="train", transform=eval_transform())
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2)
+    assert loader.eligibility.accelerated, loader.eligibility.report()
+    for (a, la), (b, lb) in zip(loader, jpegloader.DataLoader(folder, batch_size=4),
+                                strict=True):
+        assert torch.equal(la, lb) and torch.equal(a, b)

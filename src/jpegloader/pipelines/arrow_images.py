@@ -67,14 +67,17 @@ class HuggingFaceImages(EncodedImages):
         """(files, file of each sample, (offset, size) of its bytes there, targets), or
         None when the dataset is not backed by Arrow files on disk."""
         if self._members is None:
-            self._members = _spans(self.raw, self.image_column, self.targets)
+            self._members = arrow_spans(self.raw, self.image_column, self.targets)
         return self._members
 
     def __repr__(self) -> str:
         return f"HuggingFaceImages({len(self)} samples, transform={self.transform!r})"
 
 
-def _spans(raw, column: str, targets: np.ndarray):
+def arrow_spans(raw, column: str, targets: np.ndarray):
+    """(files, file of each row, (offset, size) of its image's bytes there, targets)
+    for a datasets.Dataset whose ``column`` holds undecoded images, or None when it is
+    not backed by Arrow files on disk (NOTE [ Images in Arrow files ])."""
     import pyarrow as pa
     files = [f["filename"] for f in raw.cache_files]
     if not files or sum(_rows(f) for f in files) != len(raw.data):

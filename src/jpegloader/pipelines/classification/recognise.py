@@ -26,7 +26,7 @@ from torchvision import get_image_backend
 from torchvision.datasets import DatasetFolder
 from torchvision.datasets.folder import default_loader, pil_loader
 
-from ..arrow_images import HuggingFaceImages
+from ..arrow_images import HuggingFaceImages, arrow_spans
 from ..contract import Check, check
 from ..shards import WebDataset
 
@@ -131,20 +131,45 @@ def _folder_checks(base) -> list[Check]:
     ]
 
 
+def _hfds_members(reader):
+    """timm's ReaderHfds, read from its dataset's Arrow files as HuggingFaceImages reads
+    a dataset (NOTE [ Images in Arrow files ]): its members, or None where it does not
+    read one plain integer label per image."""
+    if type(reader).__name__ != "ReaderHfds" or getattr(reader, "target_keys", None) or \
+            getattr(reader, "remap_class", True) or \
+            getattr(reader, "additional_features", None) is not None:
+        return None
+    cached = getattr(reader, "_jpegloader_members", False)
+    if cached is False:
+        ds = reader.dataset
+        try:
+            targets = np.asarray(ds[reader.label_key], dtype=np.int64)
+        except (KeyError, TypeError, ValueError):
+            cached = None
+        else:
+            cached = arrow_spans(ds, reader.image_key, targets)
+        reader._jpegloader_members = cached
+    return cached
+
+
 def _timm_checks(base) -> list[Check]:
     cls = _timm_image_dataset_class(type(base))
     reader = base.reader
     samples = getattr(reader, "samples", None)
-    reader_ok = type(reader).__name__ == "ReaderImageFolder" and isinstance(samples, list)
+    reader_ok = (type(reader).__name__ == "ReaderImageFolder" and isinstance(samples, list)) \
+        or _hfds_members(reader) is not None
     mode = getattr(base, "input_img_mode", "RGB")
     reading_ok = (not getattr(base, "load_bytes", False) and mode == "RGB"
                   and getattr(base, "additional_features", None) is None)
     return [
         _own_reading(base, cls, "timm ImageDataset's own loading is used"),
-        check("dataset.reader", reader_ok, "timm ReaderImageFolder (files in a folder)",
-              f"the reader is {type(reader).__name__}; only a folder of image files "
-              "(ReaderImageFolder) is read natively",
-              "tar, TFDS, WebDataset and Hugging Face readers run on torch's DataLoader"),
+        check("dataset.reader", reader_ok, f"timm {type(reader).__name__} (a folder of image "
+              "files, or a Hugging Face dataset in Arrow files)",
+              f"the reader is {type(reader).__name__}; a folder of image files "
+              "(ReaderImageFolder) or a Hugging Face dataset with one integer label and no "
+              "class map or additional features (ReaderHfds) is read natively",
+              "tar, TFDS and WebDataset readers run on torch's DataLoader; "
+              "jpegloader.datasets.WebDataset reads tar shards natively"),
         check("dataset.loader", reading_ok, "images are opened with PIL and converted to RGB",
               f"load_bytes={getattr(base, 'load_bytes', None)}, input_img_mode={mode!r}, "
               f"additional_features={getattr(base, 'additional_features', None)!r}",
@@ -192,6 +217,9 @@ def recognise(dataset) -> tuple[ImageSource | None, list[Check]]:
             base.targets)
         return ImageSource((), indices, base.transform, False, f"{wrapped} {_name(base)}",
                            members), checks
+    if timm and _hfds_members(base.reader) is not None:
+        return ImageSource((), indices, base.transform, True, f"{wrapped} {_name(base)}",
+                           _hfds_members(base.reader)), checks
     samples = base.reader.samples if timm else base.samples
     return ImageSource(samples, indices, base.transform, timm,
                        f"{wrapped} {_name(base)}"), checks
