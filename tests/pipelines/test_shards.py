@@ -301,3 +301,16 @@ def test_shards_in_object_storage(tmp_path, s3_server):
     with pytest.raises(OSError, match=r"s3://shards-bucket/shard-000009\.tar"):
         WebDataset("s3://shards-bucket/shard-000009.tar", cache_dir=cache,
                    storage_options=options)
+
+
+def test_a_shard_that_vanished_between_epochs_is_named(tmp_path):
+    root = write_image_folder(tmp_path / "d", 8)
+    (shard,) = write_shards(datasets.ImageFolder(str(root)).samples, tmp_path / "s")
+    ds = WebDataset(str(shard), eval_transform(), cache_dir=None)
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2)
+    assert sum(len(b[1]) for b in loader) == 8
+    shard.unlink()
+    with pytest.raises(OSError) as info:
+        list(loader)
+    text = str(info.value)
+    assert str(shard) in text and "sample 0" in text and "cannot open: No such file" in text
