@@ -156,8 +156,13 @@ RECIPES = {
         crop_size=176, interpolation=IM.BICUBIC, use_v2=True), True, ()),
     "tv-ref-train-resnet50-v2": (lambda: ClassificationPresetTrain(
         crop_size=176, auto_augment_policy="ta_wide", random_erase_prob=0.1), True, ()),
+    # NOTE [ The tensor backend ]: the conversion moves after the resizes
     "tv-ref-train-tensor-backend": (lambda: ClassificationPresetTrain(
-        crop_size=224, backend="tensor"), False, ("decode alone", "RandomResizedCrop")),
+        crop_size=224, backend="tensor"), True, ()),
+    "tv-ref-eval-tensor-backend": (lambda: ClassificationPresetEval(
+        crop_size=224, backend="tensor"), True, ()),
+    "tv-ref-eval-tensor-backend-v2": (lambda: ClassificationPresetEval(
+        crop_size=224, resize_size=232, backend="tensor", use_v2=True), True, ()),
     "tv-ref-eval": (lambda: ClassificationPresetEval(crop_size=224), True, ()),
     "tv-ref-eval-v2": (lambda: ClassificationPresetEval(crop_size=224, resize_size=232,
                                                         use_v2=True), True, ()),

@@ -19,7 +19,7 @@ transform, the unreadable-file path and the collate are all native), a fresh
 worker and an old one do the same thing, since each task carries its epoch's
 seed and a changed dataset is a new engine.  So the workers of an epoch that
 ran to its end are kept for the next one (saving the fork, the ring's mapping
-and the warm-up: docs/performance.md), for at most IDLE_WORKERS_SECONDS of
+and the warm-up: docs/experiments.md), for at most IDLE_WORKERS_SECONDS of
 waiting; then they exit.  ``shutdown`` stops them at once.
 """
 from __future__ import annotations

@@ -3,7 +3,8 @@ ImageFolder, timm's ImageDataset, Subsets of them) with the transforms real
 training recipes build.  See NOTE [ A pipeline's contract ] in contract.py.
 
     recognise.py   recognise the dataset; what a sample reads (ImageSource)
-    lower.py       lower the transform into ops (ops.py), natively as far as it goes
+    lower.py       lower the transform into ops (ops.py), natively as far as it goes,
+                   into a program (program.py)
     draw.py        per-sample random parameters; replay through torchvision
     hybrid.py      the user's own transforms and collate_fn, in the workers
     decode.py      decode a batch into the slot; assemble
@@ -20,7 +21,8 @@ from ..file_table import FileTable
 from . import recognise
 from .decode import ClassificationBatchDecoder
 from .hybrid import CollatePlan, plan_collate
-from .lower import ClassificationProgram, Sample, lower_transform
+from .lower import lower_transform
+from .program import ClassificationProgram, Sample
 
 
 class ClassificationPipeline(Pipeline):

@@ -26,7 +26,7 @@ from ..read_files import read_in_groups
 from ..tensor_stage import division_form
 from .draw import draw, replay
 from .hybrid import CollatePlan, Yours, as_collate_input, sample_layout
-from .lower import ClassificationProgram
+from .program import ClassificationProgram
 from .recognise import TIMM_RETRIES, open_rgb
 
 _LG = logging.getLogger("jpegloader")

@@ -39,7 +39,7 @@ from ..colour import (
 )
 from ..random_stream import seeds, uniforms
 from . import ops
-from .lower import ClassificationProgram
+from .program import ClassificationProgram
 
 
 @dataclass

@@ -17,7 +17,6 @@ ask to change the recipe: they say what runs instead.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -30,63 +29,13 @@ from torchvision.transforms import v2 as T2
 from ...decoders.jpeg import COLOUR_STEPS
 from ..contract import Check
 from ..random_stream import generators_kept
-from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
+from ..tensor_stage import TensorStageError, run_on_ramp
 from . import ops
+from .program import ClassificationProgram, Sample
 
 RULE = "dataset.transform"
 _NATIVE_HINT = ("no change to the recipe makes it native; this loader runs on torch's "
                 "DataLoader, with the same results")
-
-
-@dataclass(frozen=True)
-class Sample:
-    """What one sample is once the whole transform has run: a "tensor" or "ndarray"
-    of ``shape`` and ``dtype``, or a "pil" image of ``shape`` (height, width)."""
-
-    kind: str
-    shape: tuple[int, ...]
-    dtype: str = ""
-
-    @property
-    def torch_dtype(self) -> torch.dtype:
-        return getattr(torch, self.dtype)
-
-
-@dataclass(frozen=True)
-class ClassificationProgram:
-    """A transform pipeline the C core runs, wholly or as the native part of a hybrid
-    (NOTE [ Hybrid pipelines ] in hybrid.py); compares equal when it would run the
-    same way."""
-
-    geometry: tuple[ops.GeometricOp, ...]  # crops, resizes and flips, in order
-    colour: tuple[ops.ColourOp, ...]       # after the geometry, in order
-    output_size: tuple[int, int]           # (height, width) the C core writes
-    output_dtype: str                      # "float32" (through the lut) or "uint8"
-    lut: bytes | None                      # float32[3, 256] for float output
-    uniforms_per_sample: int
-    tensor_stage: tuple[Callable, ...] = field(compare=False)  # the user's objects
-    names: tuple[str, ...] = field(compare=False, default=())
-    # The hybrid part: "slot": the C core writes the sample's tensor (its tensor stage
-    # above); "pil": it hands the user's objects an RGB PIL image of output_size.
-    handover: str = "slot"
-    yours_pil: tuple[Callable, ...] = field(compare=False, default=())
-    native_tail: bool = False  # after yours_pil, the tensor stage above runs natively
-    yours_tensor: tuple[Callable, ...] = field(compare=False, default=())
-    yours_key: tuple[str, ...] = ()  # the user's objects, by repr: a change is a new program
-    sample: Sample | None = None
-    split: tuple[tuple[str, tuple[str, ...]], ...] = field(compare=False, default=())
-
-    @property
-    def lut_array(self) -> np.ndarray | None:
-        return lut_array(self.lut)
-
-    @property
-    def torch_dtype(self) -> torch.dtype:
-        return torch.float32 if self.output_dtype == "float32" else torch.uint8
-
-    @property
-    def hybrid(self) -> bool:
-        return self.handover == "pil" or bool(self.yours_tensor)
 
 
 class _Blocked(Exception):
@@ -448,6 +397,36 @@ def _native_prefix(b: _Builder, leaves: list) -> tuple[int, str | None]:
 
 
 _CONVERSIONS = (_to_float_tensor, _to_uint8_tensor)
+_GEOMETRY = (_random_resized_crop, _resize, _center_crop, _flip)
+
+
+def _tensor_backend(leaves: list) -> list:
+    """NOTE [ The tensor backend ]
+    torchvision's references with ``--backend tensor`` convert first (PILToTensor)
+    and crop, resize and flip the uint8 tensor.  torch's antialiased uint8 resize
+    follows Pillow's separable fixed-point scheme: on real photos its output is
+    within a quarter of a level (mean absolute difference, 0-255) of Pillow's
+    (docs/experiments.md), far inside the parity tolerance.  So the conversion is
+    moved after the leading crops, resizes and flips, which then lower as they do
+    on PIL images.  Only antialiased bilinear or bicubic resizes (what torch's
+    uint8 kernels implement); anything else stays where it is and is judged as
+    before."""
+    if len(leaves) < 2 or _lowering_of(leaves[0]) is not _to_uint8_tensor:
+        return leaves
+    k = 1
+    while k < len(leaves) and _like_pillow_on_tensors(leaves[k]):
+        k += 1
+    return leaves if k == 1 else [*leaves[1:k], leaves[0], *leaves[k:]]
+
+
+def _like_pillow_on_tensors(t) -> bool:
+    """A crop, flip, or antialiased bilinear/bicubic resize: on a uint8 tensor as on PIL."""
+    if _lowering_of(t) not in _GEOMETRY or getattr(t, "antialias", True) is False:
+        return False
+    try:
+        return set(_filters(t)) <= {"bilinear", "bicubic"}
+    except _Blocked:
+        return False
 
 
 def _native_tail(leaves: list) -> tuple[_Builder, int]:
@@ -527,7 +506,7 @@ def lower_transform(transform) -> tuple[ClassificationProgram | None, list[Check
         return None, [Check(RULE, False, "the dataset has no transform, so it yields PIL "
                                          "images that default_collate cannot batch",
                             "give the dataset a transform that ends in a tensor")]
-    leaves = _leaves(transform)
+    leaves = _tensor_backend(_leaves(transform))
     b = _Builder()
     lowered, why = _native_prefix(b, leaves)
     yours = leaves[lowered:]
