@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import boto3
+import fsspec
 from moto.server import ThreadedMotoServer
 
 import jpegloader
@@ -44,17 +44,16 @@ def main() -> int:
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
     options = {"key": "bench", "secret": "bench",
-               "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"}}
+               "client_kwargs": {"endpoint_url": endpoint, "region_name": "eu-west-1"}}
     try:
         with tempfile.TemporaryDirectory(prefix="jpegloader-remote-") as tmp:
             tmp = Path(tmp)
             root = corpora.replicate_folder(args.data, args.files, tmp / "folder")
             pattern = sources.write_shards(root, tmp / "shards")
-            client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                                  aws_access_key_id="bench", aws_secret_access_key="bench")
-            client.create_bucket(Bucket="bench")
+            s3 = fsspec.filesystem("s3", **options)
+            s3.mkdir("bench")
             for shard in shard_list(pattern):
-                client.upload_file(shard, "bench", Path(shard).name)
+                s3.put(shard, f"bench/{Path(shard).name}")
             remote = pattern.replace(str(tmp / "shards"), "s3://bench")
             size = sum(Path(s).stat().st_size for s in shard_list(pattern))
             start = time.perf_counter()
