@@ -8,7 +8,6 @@ epochs alternate between the remote dataset and the local one.
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import socket
 import statistics
@@ -22,19 +21,13 @@ from moto.server import ThreadedMotoServer
 
 import jpegloader
 from jpegloader.bench import corpora, sources
-from jpegloader.bench.measure import run_epoch
+from jpegloader.bench.measure import alternate_epochs
 from jpegloader.bench.recipes import PIPELINES
 from jpegloader.pipelines.shards import shard_list
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("data", type=Path)
-    p.add_argument("--files", type=int, default=2000)
-    p.add_argument("--pipeline", default="train", choices=("train", "eval"))
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--epochs", type=int, default=5)
-    args = p.parse_args()
+    args = sources.script_arguments(__doc__)
     transform = PIPELINES[args.pipeline][1]()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -64,16 +57,10 @@ def main() -> int:
             took = time.perf_counter() - start
             print(f"first use of {remote}: {size / 1e6:.0f} MB copied and indexed in "
                   f"{took:.1f} s ({size / 1e6 / took:.0f} MB/s, the localhost S3 server)")
-            loaders = {name: jpegloader.DataLoader(ds, batch_size=64, shuffle=True,
+            loaders = {name: jpegloader.DataLoader(ds, batch_size=args.batch_size, shuffle=True,
                                                    num_workers=args.workers)
                        for name, ds in made.items()}
-            rates: dict[str, list[float]] = {name: [] for name in loaders}
-            for epoch in range(args.epochs + 1):
-                for name in list(loaders) if epoch % 2 == 0 else list(loaders)[::-1]:
-                    r = run_epoch(loaders[name],
-                                  others=[v for k, v in loaders.items() if k != name])
-                    if epoch:
-                        rates[name].append(r["img_per_s"])
+            rates = alternate_epochs(loaders, args.epochs)
             local = statistics.median(rates["local"])
             pairs = [r / q for r, q in zip(rates["remote"], rates["local"])]
             print(f"{args.pipeline}: remote {statistics.median(rates['remote']):.0f} img/s, "

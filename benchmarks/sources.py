@@ -9,7 +9,6 @@ cache) and its size per sample are printed too.
 """
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -20,20 +19,13 @@ from torchvision import datasets
 
 import jpegloader
 from jpegloader.bench import corpora, sources
-from jpegloader.bench.measure import run_epoch
+from jpegloader.bench.measure import alternate_epochs
 from jpegloader.bench.recipes import PIPELINES
 from jpegloader.pipelines.shards import ShardIndex, shard_list
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("data", type=Path)
-    p.add_argument("--files", type=int, default=2000)
-    p.add_argument("--pipeline", default="train", choices=("train", "eval"))
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--epochs", type=int, default=5)
-    args = p.parse_args()
+    args = sources.script_arguments(__doc__)
     transform = PIPELINES[args.pipeline][1]()
     with tempfile.TemporaryDirectory(prefix="jpegloader-sources-") as tmp:
         tmp = Path(tmp)
@@ -67,13 +59,7 @@ def main() -> int:
         loaders = {name: jpegloader.DataLoader(ds, batch_size=args.batch_size, shuffle=True,
                                                num_workers=args.workers)
                    for name, ds in made.items()}
-        rates: dict[str, list[float]] = {name: [] for name in loaders}
-        order = list(loaders)
-        for epoch in range(args.epochs + 1):  # the first is a warm-up
-            for name in order if epoch % 2 == 0 else order[::-1]:
-                r = run_epoch(loaders[name], others=[v for k, v in loaders.items() if k != name])
-                if epoch:
-                    rates[name].append(r["img_per_s"])
+        rates = alternate_epochs(loaders, args.epochs)
         folder = statistics.median(rates["folder"])
         print(f"{args.pipeline}, {args.files} files, {args.workers} workers, batch "
               f"{args.batch_size}, {args.epochs} epochs each, alternating:")

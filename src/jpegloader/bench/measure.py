@@ -146,6 +146,19 @@ def run_epoch(loader, label: str = "", consumer_ms: float = 0.0, others=()) -> d
                 stage_seconds=stages)
 
 
+def alternate_epochs(loaders: dict, epochs: int, warmup: int = 1) -> dict[str, list[float]]:
+    """img/s of each loader over ``epochs`` measured epochs after ``warmup``, the loaders
+    taking turns and the first of each round alternating (as the benchmark does)."""
+    rates: dict[str, list[float]] = {name: [] for name in loaders}
+    order = list(loaders)
+    for epoch in range(warmup + epochs):
+        for name in order if epoch % 2 == 0 else order[::-1]:
+            r = run_epoch(loaders[name], others=[v for k, v in loaders.items() if k != name])
+            if epoch >= warmup:
+                rates[name].append(r["img_per_s"])
+    return rates
+
+
 def advice(summary: dict, consumer_ms: float, batch_size: int, workers: int) -> str:
     """One line: is the loader or the (simulated) model the limit?"""
     t = summary["jpegloader"]

@@ -3,6 +3,7 @@ WebDataset tar shards, or a Hugging Face Arrow dataset, all made from the same f
 and for each what users run on torch's DataLoader today."""
 from __future__ import annotations
 
+import argparse
 import io
 import tarfile
 from pathlib import Path
@@ -84,3 +85,15 @@ def datasets_for(source: str, root: Path, transform, work: Path) -> tuple:
         return (ours.HuggingFaceImages(arrow, transform), arrow.with_transform(
             _HFTransform(transform)), {"shuffle": True, "collate_fn": collate_rows})
     raise ValueError(f"unknown source {source!r}; one of {SOURCES}")
+
+
+def script_arguments(doc: str) -> argparse.Namespace:
+    """The options of the benchmarks/ scripts that compare sources."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("data", type=Path, help="an ImageFolder of JPEGs")
+    p.add_argument("--files", type=int, default=2000, help="copied to exactly this many")
+    p.add_argument("--pipeline", default="train", choices=("train", "eval"))
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--epochs", type=int, default=5, help="measured epochs after one warm-up")
+    return p.parse_args()
