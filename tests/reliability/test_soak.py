@@ -1,5 +1,5 @@
 """The 20-epoch soak (tests/reliability/soak.py), marked slow: about three
-minutes on 2 cores.  Its figures are in the README's Reliability section."""
+minutes on 2 cores.  Its figures are in docs/reliability.md."""
 from __future__ import annotations
 
 import pytest
