@@ -57,14 +57,21 @@ def test_accelerated_arrow_images_equal_the_image_folder_path(real, pipeline):
             assert diff.median() <= 1.0 and diff.max() <= TOLERANCE
 
 
-def test_selected_and_shuffled_rows_map_to_their_bytes(real):
+@pytest.mark.parametrize("rows", ["shuffled", "head", "second-file"])
+def test_selected_and_shuffled_rows_map_to_their_bytes(real, rows):
+    """select and shuffle: an indices mapping (shuffle), or a slice of the memory-mapped
+    table (a contiguous select), also one inside the second Arrow file."""
     _, arrow = real
-    picked = arrow.shuffle(seed=3).select(range(40))
+    picked = {"shuffled": lambda: arrow.shuffle(seed=3).select(range(40)),
+              "head": lambda: arrow.select(range(96)),
+              "second-file": lambda: arrow.select(range(len(arrow) - 50, len(arrow)))}[rows]()
     ds = HuggingFaceImages(picked, eval_transform())
-    ours = torch.cat([b[0] for b in jpegloader.DataLoader(ds, batch_size=8, decode="exact")])
+    loader = jpegloader.DataLoader(ds, batch_size=8, decode="exact")
+    assert loader.eligibility.accelerated, loader.eligibility.report()
+    ours = torch.cat([b[0] for b in loader])
     labels = torch.cat([b[1] for b in jpegloader.DataLoader(ds, batch_size=8)])
     assert labels.tolist() == picked["label"]
-    for k in (0, 17, 39):
+    for k in (0, len(picked) // 2, len(picked) - 1):
         assert (to_255(ours[k]) - to_255(ds[k][0])).abs().mean() <= 0.5
 
 
@@ -111,3 +118,27 @@ def test_timm_hfds_reader_is_read_from_its_arrow_files(tmp_path):
     for (a, la), (b, lb) in zip(loader, jpegloader.DataLoader(folder, batch_size=4),
                                 strict=True):
         assert torch.equal(la, lb) and torch.equal(a, b)
+
+
+def test_arrow_images_resume_and_spawned_workers(real):
+    """A mid-epoch checkpoint resumes bit for bit (another num_workers, spawned workers),
+    as on an ImageFolder."""
+    _, arrow = real
+    ds = HuggingFaceImages(arrow.select(range(96)), train_transform())
+    assert jpegloader.explain(ds, batch_size=16).accelerated
+
+    def loader(workers: int, context=None):
+        return jpegloader.DataLoader(ds, batch_size=16, shuffle=True, num_workers=workers,
+                                     multiprocessing_context=context,
+                                     generator=torch.Generator().manual_seed(5))
+    full = [b[0] for b in loader(2)]
+    interrupted = loader(2)
+    it = iter(interrupted)
+    head = [next(it)[0] for _ in range(2)]
+    state = interrupted.state_dict()
+    del it
+    resumed = loader(1, "spawn")
+    resumed.load_state_dict(state)
+    tail = [b[0] for b in resumed]
+    same = [torch.equal(a, b) for a, b in zip(head + tail, full, strict=True)]
+    assert all(same), same

@@ -313,3 +313,18 @@ def test_a_shard_that_vanished_between_epochs_is_named(tmp_path):
         list(loader)
     text = str(info.value)
     assert str(shard) in text and "sample 0" in text and "cannot open: No such file" in text
+
+
+@pytest.mark.parametrize("context", ["spawn", "forkserver"])
+def test_shards_with_spawned_workers(tmp_path, context):
+    """Workers that do not fork get the shard table through torch's shared-memory
+    pickling, as they get a folder's."""
+    root = write_image_folder(tmp_path / "d", 8)
+    folder = datasets.ImageFolder(str(root), eval_transform())
+    (shard,) = write_shards(folder.samples, tmp_path / "s")
+    ds = WebDataset(str(shard), eval_transform(), cache_dir=None)
+    ours = list(jpegloader.DataLoader(ds, batch_size=4, num_workers=2,
+                                      multiprocessing_context=context))
+    want = list(jpegloader.DataLoader(folder, batch_size=4))
+    for (a, la), (b, lb) in zip(ours, want, strict=True):
+        assert torch.equal(la, lb) and torch.equal(a, b)

@@ -78,44 +78,95 @@ def arrow_spans(raw, column: str, targets: np.ndarray):
     """(files, file of each row, (offset, size) of its image's bytes there, targets)
     for a datasets.Dataset whose ``column`` holds undecoded images, or None when it is
     not backed by Arrow files on disk (NOTE [ Images in Arrow files ])."""
-    import pyarrow as pa
-    files = [f["filename"] for f in raw.cache_files]
-    if not files or sum(_rows(f) for f in files) != len(raw.data):
-        return None  # in memory, or not exactly its files' rows
-    names, file_of, spans = list(files), [], []
-    for k, path in enumerate(files):
-        with pa.memory_map(path) as mm:
-            base = mm.read_buffer().address
-            mm.seek(0)
-            for batch in pa.ipc.open_stream(mm):
-                cells = batch.column(batch.schema.get_field_index(column))
-                data = cells.flatten()[0] if cells.offset else cells.field("bytes")
-                validity, offsets, values = data.buffers()
-                wide = pa.types.is_large_binary(data.type)
-                o = np.frombuffer(offsets, np.int64 if wide else np.int32)[
-                    data.offset:data.offset + len(data) + 1].astype(np.int64)
-                start = (values.address - base) if values is not None else 0
-                span = np.stack([start + o[:-1], o[1:] - o[:-1]], axis=1)
-                missing = np.flatnonzero(np.asarray(data.is_null(), dtype=bool))
-                file_col = np.full(len(data), k, np.int32)
-                for row in missing:  # an image stored as a path: the file, whole
-                    path_cell = cells[int(row)]["path"].as_py()
-                    if not path_cell:
-                        return None
-                    names.append(path_cell)
-                    file_col[row] = len(names) - 1
-                    span[row] = (0, os.path.getsize(path_cell))
-                file_of.append(file_col)
-                spans.append(span)
-    file_of = np.concatenate(file_of)
-    spans = np.concatenate(spans)
+    blocks = _file_blocks(raw, column)
+    if blocks is None:
+        return None
+    per_file: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    names: list[str] = []
+    file_of, spans = [], []
+    for path, start, count in blocks:
+        if path not in per_file:
+            found = _file_spans(path, column, names)
+            if found is None:
+                return None
+            per_file[path] = found
+        f, sp = per_file[path]
+        if start + count > len(f):
+            return None
+        file_of.append(f[start:start + count])
+        spans.append(sp[start:start + count])
+    file_of = np.concatenate(file_of) if file_of else np.zeros(0, np.int32)
+    spans = np.concatenate(spans) if spans else np.zeros((0, 2), np.int64)
     if raw._indices is not None:  # select/shuffle/filter: rows through the index
         rows = np.asarray(raw._indices.column(0).to_numpy(), np.int64)
         file_of, spans = file_of[rows], spans[rows]
+    if len(file_of) != len(targets):
+        return None
     return names, file_of, spans, targets
 
 
-def _rows(path: str) -> int:
+#: datasets' replayed table operations that keep the rows as they are
+_ROWS_KEPT = {"cast", "replace_schema_metadata", "drop", "remove_column", "rename_columns",
+              "select", "flatten", "combine_chunks", "add_column", "append_column",
+              "set_column"}
+
+
+def _file_blocks(raw, column: str) -> list[tuple[str, int, int]] | None:
+    """The dataset's table as (Arrow file, first row, rows) blocks, in order: datasets
+    keeps a memory-mapped file's table with the operations it replays on it (a
+    contiguous select is a slice).  None when a block is not a file on disk."""
+    table = raw.data
+    rows = getattr(table, "blocks", None) or [[table]]
+    out = []
+    for row in rows:
+        block = next((b for b in row if column in b.column_names), None)
+        path = getattr(block, "path", None)
+        if path is None:
+            return None
+        start, count = 0, None
+        for op, args, _ in getattr(block, "replays", None) or ():
+            if op == "slice":
+                offset, length = args[0], args[1] if len(args) > 1 else None
+                start += offset
+                count = length if count is None or length is None else \
+                    min(length, count - offset)
+            elif op not in _ROWS_KEPT:
+                return None
+        out.append((path, start, len(block) if count is None else count))
+        if len(block) != out[-1][2]:
+            return None
+    return out
+
+
+def _file_spans(path: str, column: str, names: list[str]):
+    """(file of each row, (offset, size) of its image's bytes) for one Arrow file,
+    its name (and any image files stored by path) added to ``names``."""
     import pyarrow as pa
+    names.append(path)
+    k = len(names) - 1
+    file_of, spans = [], []
     with pa.memory_map(path) as mm:
-        return sum(len(b) for b in pa.ipc.open_stream(mm))
+        base = mm.read_buffer().address
+        mm.seek(0)
+        for batch in pa.ipc.open_stream(mm):
+            cells = batch.column(batch.schema.get_field_index(column))
+            data = cells.flatten()[0] if cells.offset else cells.field("bytes")
+            _, offsets, values = data.buffers()
+            wide = pa.types.is_large_binary(data.type)
+            o = np.frombuffer(offsets, np.int64 if wide else np.int32)[
+                data.offset:data.offset + len(data) + 1].astype(np.int64)
+            start = (values.address - base) if values is not None else 0
+            span = np.stack([start + o[:-1], o[1:] - o[:-1]], axis=1)
+            file_col = np.full(len(data), k, np.int32)
+            for row in np.flatnonzero(np.asarray(data.is_null(), dtype=bool)):
+                path_cell = cells[int(row)]["path"].as_py()  # an image stored by path
+                if not path_cell:
+                    return None
+                names.append(path_cell)
+                file_col[row] = len(names) - 1
+                span[row] = (0, os.path.getsize(path_cell))
+            file_of.append(file_col)
+            spans.append(span)
+    if not file_of:
+        return np.zeros(0, np.int32), np.zeros((0, 2), np.int64)
+    return np.concatenate(file_of), np.concatenate(spans)
