@@ -21,6 +21,7 @@ import torch
 
 from ..decoders import EncodedBatch, probe
 from ..decoders import status as st
+from .read_files import read_span
 
 
 class FileTable:
@@ -82,13 +83,9 @@ class FileTable:
     def read(self, index: int) -> bytes:
         """One row's bytes (a member's span, or the whole file)."""
         path = self.path(index)
-        with open(path, "rb") as f:
-            if self.spans is None:
-                return f.read()
-            offset, size = (int(v) for v in self.spans.numpy()[index])
-            f.seek(offset)
-            data = f.read(size)
-        if len(data) != size:
+        span = None if self.spans is None else self.spans.numpy()[index]
+        data = read_span(path, span)
+        if span is not None and len(data) != span[1]:
             raise OSError(f"{path} is shorter than its index says (rewritten or truncated "
                           "since it was indexed)")
         return data

@@ -104,16 +104,21 @@ def _read_group(paths, fds: list[int], sizes: list[int], data: np.ndarray,
     return EncodedBatch(data, np.array(offsets, np.int64), unreadable)
 
 
+def read_span(path: str, span=None) -> bytes:
+    """A file's bytes, or with ``span`` = (offset, size) those at the offset (fewer
+    where the file ends first: the caller says what that means)."""
+    with open(path, "rb") as f:
+        if span is None:
+            return f.read()
+        f.seek(int(span[0]))
+        return f.read(int(span[1]))
+
+
 def _read_files_whole(paths: Sequence[str], spans: np.ndarray | None = None) -> EncodedBatch:
     contents, unreadable = [], {}
     for k, path in enumerate(paths):
         try:
-            with open(path, "rb") as f:
-                if spans is None:
-                    contents.append(f.read())
-                else:
-                    f.seek(int(spans[k][0]))
-                    contents.append(f.read(int(spans[k][1])))
+            contents.append(read_span(path, None if spans is None else spans[k]))
         except OSError as e:
             unreadable[k] = _cannot_open(e)
             contents.append(b"")

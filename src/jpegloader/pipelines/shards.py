@@ -39,6 +39,8 @@ import numpy as np
 import torch
 from PIL import Image
 
+from .read_files import read_span
+
 IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "ppm", "bmp")
 _BRACE = re.compile(r"\{([^{}]*)\}")
 #: webdataset's split of a member name into key and extension
@@ -366,12 +368,9 @@ class WebDataset(EncodedImages):
 
     def read(self, index: int) -> bytes:
         """The sample's image bytes, read at their offset in the shard."""
-        path = self.shards[self.shard_of[index]]
         size = int(self.sizes[index])
         try:
-            with open(path, "rb") as f:
-                f.seek(int(self.offsets[index]))
-                data = f.read(size)
+            data = read_span(self.shards[self.shard_of[index]], (self.offsets[index], size))
         except OSError as e:
             raise OSError(f"{self.where(index)}: cannot read the shard: {e}") from e
         if len(data) != size:
