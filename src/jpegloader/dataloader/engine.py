@@ -95,8 +95,7 @@ class Engine:
         reclaimed = pool is None and kept is not None and kept.reclaim()
         if reclaimed:  # the epoch owns it, and offers it back at its end
             pool = kept
-        settings = EpochSettings(self.decoder, c.batch_size, c.num_workers, c.persistent,
-                                 c.timeout, pin, device, threads)
+        settings = EpochSettings(self.decoder, c.num_workers, c.timeout, pin, device, threads)
         epoch = Epoch(settings, self, sampler_iter, base_seed, index, seed, pool, length,
                       yielded=yielded, owns_pool=reclaimed)
         if c.persistent and epoch.owns_pool:

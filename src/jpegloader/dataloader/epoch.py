@@ -56,9 +56,7 @@ class EpochSettings:
     """What an epoch is run with."""
 
     decoder: BatchDecoder
-    layout_batch_size: int
     num_workers: int
-    persistent: bool
     timeout: float
     pin: bool
     device: torch.device | None
