@@ -365,6 +365,28 @@ def test_tables_count_in_the_shared_memory_budget(small_folder, batch_size, outc
         assert "MiB of tables" in events[0]["message"] and "--shm-size" in events[0]["message"]
 
 
+def test_a_pipeline_refused_for_shared_memory_is_not_rebuilt_every_epoch(small_folder,
+                                                                         monkeypatch):
+    """The verdict is renewed at every epoch start; the decoder whose tables did not fit
+    is built again only once more /dev/shm is free."""
+    from jpegloader.dataloader import loader as loader_module
+    from jpegloader.pipelines import Check
+    built, free = [], [100 << 20]
+    refuse = Check("loader.shared_memory", False, "too little /dev/shm (test)", "more")
+    monkeypatch.setattr(loader_module, "share_tables", lambda decoder, *a: built.append(1)
+                        or refuse)
+    monkeypatch.setattr(loader_module, "shared_memory_free", lambda: free[0])
+    ds = datasets.ImageFolder(str(small_folder), eval_transform())
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2)
+    for _ in range(3):
+        assert sum(len(b[1]) for b in loader) == 24
+        assert [c.rule for c in loader.eligibility.reasons] == ["loader.shared_memory"]
+    assert len(built) == 1
+    free[0] = 200 << 20  # more room now: tried again
+    assert sum(len(b[1]) for b in loader) == 24
+    assert len(built) == 2
+
+
 # -- 7. errors in user code reach the user ------------------------------------------------
 class _InitError(Exception):
     pass

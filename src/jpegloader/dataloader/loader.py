@@ -24,6 +24,7 @@ from .eligibility import Eligibility, evaluate, fallback_message
 from .engine import IDLE_WORKERS_SECONDS, Engine, WorkerConfig
 from .epoch import EpochStats
 from .resume import CountingIterator, Progress
+from .ring import shared_memory_free
 from .shared_budget import share_tables
 
 _LG = logging.getLogger("jpegloader")
@@ -105,6 +106,9 @@ class DataLoader(TorchDataLoader[T_co]):
         self._loader_args = {"batch_size": batch_size, "batch_sampler": batch_sampler,
                              "collate_fn": collate_fn}
         self._engine: Engine | None = None
+        #: (lowering key, free /dev/shm bytes, the failed check) of a pipeline whose
+        #: tables did not fit (NOTE [ One shared-memory budget ] in shared_budget.py)
+        self._refused = None
         self._past_stats = EpochStats()  # of engines dropped when the pipeline changed
         self._progress = Progress()
         self._pin_note_given = False
@@ -152,6 +156,12 @@ class DataLoader(TorchDataLoader[T_co]):
             self._logged_key = None
             return
         self._drop_engine()
+        # The verdict is renewed every epoch: a pipeline that did not fit /dev/shm is not
+        # built again (its tables cover every sample) until more is free.
+        if self._refused is not None and self._refused[0] == verdict.lowering.key and \
+                (shared_memory_free() or 0) <= self._refused[1]:
+            self._adopt(Eligibility(False, None, (*verdict.checks, self._refused[2])))
+            return
         decoder = pipeline_for(self.dataset).decoder(verdict.lowering, self._options)
         config = WorkerConfig(self.num_workers, self.batch_size or 1, self.prefetch_factor or 2,
                               self.persistent_workers, self.timeout, self.worker_init_fn,
@@ -160,8 +170,10 @@ class DataLoader(TorchDataLoader[T_co]):
         refused = share_tables(decoder, config.num_workers, config.batch_size,
                                config.prefetch_factor)
         if refused is not None:
+            self._refused = (verdict.lowering.key, shared_memory_free() or 0, refused)
             self._adopt(Eligibility(False, None, (*verdict.checks, refused)))
             return
+        self._refused = None
         self._logged_key = None
         if not first:
             _LG.info("jpegloader: the dataset changed since the last epoch (its transform or "
