@@ -136,3 +136,28 @@ def blockers(transform) -> list[str]:
     program, checks = lower_transform(transform)
     return [c.message for c in checks if not c.passed]
 
+
+
+def assert_resumes_bit_identically(dataset, stop: int, resume_workers: int = 1,
+                                   context=None, batch_size: int = 16) -> None:
+    """A shuffled epoch interrupted after ``stop`` batches (2 workers) and resumed from
+    its state_dict in a new loader (``resume_workers``, ``context``) gives the batches
+    of the uninterrupted epoch, bit for bit."""
+    import torch
+
+    import jpegloader
+
+    def loader(workers: int, ctx=None):
+        return jpegloader.DataLoader(dataset, batch_size=batch_size, shuffle=True,
+                                     num_workers=workers, multiprocessing_context=ctx,
+                                     generator=torch.Generator().manual_seed(5))
+    full = [b[0] for b in loader(2)]
+    interrupted = loader(2)
+    it = iter(interrupted)
+    head = [next(it)[0] for _ in range(stop)]
+    state = interrupted.state_dict()
+    del it
+    resumed = loader(resume_workers, context)
+    resumed.load_state_dict(state)
+    same = [torch.equal(a, b) for a, b in zip(head + [b[0] for b in resumed], full, strict=True)]
+    assert all(same), same

@@ -11,7 +11,14 @@ from torchvision import datasets as tv_datasets
 
 import jpegloader
 from jpegloader.datasets import HuggingFaceImages
-from tests.conftest import eval_transform, shared, to_255, train_transform, write_image_folder
+from tests.conftest import (
+    assert_resumes_bit_identically,
+    eval_transform,
+    shared,
+    to_255,
+    train_transform,
+    write_image_folder,
+)
 
 hf = pytest.importorskip("datasets", reason="Hugging Face datasets is a test dependency "
                                             "(the [test] extra)")
@@ -127,18 +134,4 @@ def test_arrow_images_resume_and_spawned_workers(real):
     ds = HuggingFaceImages(arrow.select(range(96)), train_transform())
     assert jpegloader.explain(ds, batch_size=16).accelerated
 
-    def loader(workers: int, context=None):
-        return jpegloader.DataLoader(ds, batch_size=16, shuffle=True, num_workers=workers,
-                                     multiprocessing_context=context,
-                                     generator=torch.Generator().manual_seed(5))
-    full = [b[0] for b in loader(2)]
-    interrupted = loader(2)
-    it = iter(interrupted)
-    head = [next(it)[0] for _ in range(2)]
-    state = interrupted.state_dict()
-    del it
-    resumed = loader(1, "spawn")
-    resumed.load_state_dict(state)
-    tail = [b[0] for b in resumed]
-    same = [torch.equal(a, b) for a, b in zip(head + tail, full, strict=True)]
-    assert all(same), same
+    assert_resumes_bit_identically(ds, stop=2, context="spawn")

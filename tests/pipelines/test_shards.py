@@ -20,7 +20,14 @@ from torchvision import datasets
 import jpegloader
 from jpegloader.datasets import ShardError, WebDataset
 from jpegloader.pipelines.shards import expand_braces
-from tests.conftest import eval_transform, shared, to_255, train_transform, write_image_folder
+from tests.conftest import (
+    assert_resumes_bit_identically,
+    eval_transform,
+    shared,
+    to_255,
+    train_transform,
+    write_image_folder,
+)
 
 PER_SHARD = 100
 #: mean absolute difference on 0-255 against torch's loader (PIL) with decode="auto"
@@ -96,19 +103,7 @@ def test_distributed_ranks_and_resume_on_shards(real):
         assert all(torch.equal(a, b) for a, b in zip(labels, want, strict=True))
         seen += list(sampler)
     assert sorted(set(seen)) == list(range(len(ds)))
-    def loader(workers: int):
-        return jpegloader.DataLoader(ds, batch_size=16, shuffle=True, num_workers=workers,
-                                     generator=torch.Generator().manual_seed(1))
-    full = [b[0] for b in loader(2)]
-    interrupted = loader(2)
-    it = iter(interrupted)
-    head = [next(it)[0] for _ in range(5)]
-    state = interrupted.state_dict()
-    del it
-    resumed = loader(1)
-    resumed.load_state_dict(state)
-    tail = [b[0] for b in resumed]
-    assert all(torch.equal(a, b) for a, b in zip(head + tail, full, strict=True))
+    assert_resumes_bit_identically(ds, stop=5)
 
 
 def test_shard_lists_json_targets_and_the_index_cache(tmp_path):
