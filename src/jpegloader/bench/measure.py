@@ -216,8 +216,10 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     runs: dict[str, list[dict]] = {name: [] for name in loaders}
     ceilings: list[dict] = []
     with_ceiling = ceiling is not None and pipeline in bench_ceiling.MODES
-    files = [path for path, _ in datasets.ImageFolder(str(root)).samples] if with_ceiling \
-        else []
+    # the same images, wherever the source keeps them: the folder's files
+    folder = dataset if source == "folder" else datasets.ImageFolder(str(root)) \
+        if with_ceiling else None
+    files = [path for path, _ in folder.samples] if with_ceiling else []
     order = list(loaders)
     for epoch in range(warmup + epochs):
         for name in order if epoch % 2 == 0 else order[::-1]:  # alternate who goes first
