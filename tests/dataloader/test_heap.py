@@ -55,8 +55,10 @@ def _child(queue) -> None:
 
 @pytest.mark.skipif(heap._libc is None, reason="glibc only (elsewhere both calls do nothing)")
 def test_a_freed_block_is_reused_then_released_after_the_batch():
-    queue = mp.get_context("fork").Queue()
-    child = mp.get_context("fork").Process(target=_child, args=(queue,))
+    # spawn: the child starts with a heap of its own; forked, it would inherit this
+    # process's free heap (e.g. after pyarrow ran here) and reuse it instead of growing
+    queue = mp.get_context("spawn").Queue()
+    child = mp.get_context("spawn").Process(target=_child, args=(queue,))
     child.start()
     first, reused, released, again, small_first, small_next_batch = queue.get(timeout=60)
     child.join(10)
