@@ -357,7 +357,7 @@ def render(diagnosis: Diagnosis) -> str:
                 "  arguments: " + ", ".join(f"{k}={v!r}" for k, v in r.arguments.items()),
                 f"  verdict:   {verdict}"]
         if v.accelerated:
-            out.append(f"  split:     {v.split_text()}")
+            out.append("  split:     " + "\n             ".join(v.split_text().splitlines()))
         out.append(_indent(v.report(), "    "))
         if v.accelerated and r.cls == _class_name(_TORCH):
             out.append("  to accelerate it: build jpegloader.DataLoader with the same "

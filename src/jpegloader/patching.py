@@ -45,7 +45,7 @@ def verdict_line(loader: DataLoader, index: int, where: str) -> str:
     v = loader.eligibility
     if v.accelerated:
         return (f"jpegloader: loader {index} built at {where}: accelerated ({v.pipeline} "
-                f"pipeline; {v.split_text()})")
+                f"pipeline; {'; '.join(v.split_text().splitlines())})")
     return (f"jpegloader: loader {index} built at {where}: runs on torch's DataLoader: "
             f"{v.summary()}")
 

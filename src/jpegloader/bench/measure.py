@@ -111,6 +111,12 @@ def native_pil() -> dict:
     return {"distribution": "PIL", "version": PIL.__version__}
 
 
+def _images_in(batch) -> int:
+    """The batch's image count (its first field: images, or a list of views of them)."""
+    first = batch[0]
+    return (first[0] if isinstance(first, (list, tuple)) else first).shape[0]
+
+
 def run_epoch(loader, label: str = "", consumer_ms: float = 0.0, others=()) -> dict:
     """One full epoch (persistent_workers=False: torch's workers start and exit inside
     it; jpegloader's may stay for the next one, their CPU counted all the same).
@@ -127,7 +133,7 @@ def run_epoch(loader, label: str = "", consumer_ms: float = 0.0, others=()) -> d
                           disable=None):
             if first is None:
                 first = time.perf_counter() - t0
-            images += batch[0].shape[0]
+            images += _images_in(batch)
             if consumer_ms:
                 time.sleep(consumer_ms / 1000)
     wall = time.perf_counter() - t0

@@ -2,8 +2,11 @@
 recipes build, by name, and the datasets they run on."""
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import torch
+from PIL import ImageFilter, ImageOps
 from torchvision import datasets
 from torchvision import transforms as T
 
@@ -62,6 +65,75 @@ def fast_collate(batch):
     return images, torch.tensor([target for _, target in batch], dtype=torch.int64)
 
 
+class RandomGaussianBlur:
+    """DINO's GaussianBlur: with probability p, Pillow's GaussianBlur of a radius
+    uniform in [radius_min, radius_max]."""
+
+    def __init__(self, p: float = 0.5, radius_min: float = 0.1, radius_max: float = 2.0):
+        self.p, self.radius_min, self.radius_max = p, radius_min, radius_max
+
+    def __call__(self, image):
+        if random.random() > self.p:
+            return image
+        return image.filter(ImageFilter.GaussianBlur(
+            radius=random.uniform(self.radius_min, self.radius_max)))
+
+
+class RandomSolarize:
+    """DINO's Solarization: Pillow's solarize with probability p."""
+
+    def __init__(self, p: float):
+        self.p = p
+
+    def __call__(self, image):
+        return ImageOps.solarize(image) if random.random() < self.p else image
+
+
+class DinoMultiCrop:
+    """DINO's DataAugmentationDINO (its published ViT-S/16 settings): two global
+    crops of 224 and eight local crops of 96, each a list entry."""
+
+    def __init__(self, global_scale=(0.4, 1.0), local_scale=(0.05, 0.4), local_crops=8):
+        bicubic = T.InterpolationMode.BICUBIC
+        flip_and_jitter = T.Compose([
+            T.RandomHorizontalFlip(p=0.5),
+            T.RandomApply([T.ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8),
+            T.RandomGrayscale(p=0.2)])
+        normalize = T.Compose(_normalized())
+        self.global_transfo1 = T.Compose([
+            T.RandomResizedCrop(224, scale=global_scale, interpolation=bicubic),
+            flip_and_jitter, RandomGaussianBlur(1.0), normalize])
+        self.global_transfo2 = T.Compose([
+            T.RandomResizedCrop(224, scale=global_scale, interpolation=bicubic),
+            flip_and_jitter, RandomGaussianBlur(0.1), RandomSolarize(0.2), normalize])
+        self.local_crops_number = local_crops
+        self.local_transfo = T.Compose([
+            T.RandomResizedCrop(96, scale=local_scale, interpolation=bicubic),
+            flip_and_jitter, RandomGaussianBlur(0.5), normalize])
+
+    def __call__(self, image):
+        crops = [self.global_transfo1(image), self.global_transfo2(image)]
+        crops += [self.local_transfo(image) for _ in range(self.local_crops_number)]
+        return crops
+
+
+class ViewGenerator:
+    """SimCLR's view generator: ``n_views`` draws of one base transform."""
+
+    def __init__(self, base_transform, n_views: int = 2):
+        self.base_transform, self.n_views = base_transform, n_views
+
+    def __call__(self, image):
+        return [self.base_transform(image) for _ in range(self.n_views)]
+
+
+def _simclr():
+    return ViewGenerator(T.Compose([
+        T.RandomResizedCrop(224), T.RandomHorizontalFlip(),
+        T.RandomApply([T.ColorJitter(0.4, 0.4, 0.4, 0.1)], p=0.8), T.RandomGrayscale(0.2),
+        T.RandomApply([T.GaussianBlur(23, sigma=(0.1, 2.0))], p=0.5), *_normalized()]))
+
+
 #: name -> (what it is, transform factory[, collate_fn factory taking the dataset]);
 #: the transforms (and collate functions) real recipes build.
 PIPELINES = {
@@ -95,6 +167,13 @@ PIPELINES = {
                   "fast_collate to uint8 batches",
                   lambda: T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip()]),
                   lambda ds: fast_collate),
+    "dino": ("DINO multi-crop: 2 global crops (224, scale 0.4-1) and 8 local ones (96, "
+             "scale 0.05-0.4), bicubic, flip, ColorJitter(p=0.8), RandomGrayscale, "
+             "GaussianBlur and Solarization (yours), ToTensor, Normalize",
+             DinoMultiCrop),
+    "simclr": ("SimCLR two views: RandomResizedCrop(224), flip, ColorJitter(0.4, 0.4, 0.4, "
+               "0.1) p=0.8, RandomGrayscale(0.2), GaussianBlur(23) p=0.5 (yours), ToTensor, "
+               "Normalize", _simclr),
     "ssd": ("SSD-300 training (crop, flip, Resize, ColorJitter, Normalize, encode boxes)",
             lambda: SSDTransformer(dboxes300_coco(), (300, 300), val=False)),
     "ssd-val": ("SSD-300 validation (Resize, Normalize, boxes padded to 200)",

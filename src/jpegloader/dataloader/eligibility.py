@@ -34,12 +34,13 @@ class Eligibility:
         return dict(self.lowering.split) if self.accelerated else {}
 
     def split_text(self) -> str:
+        """One line, or for a multi-view transform one line per view."""
         s = self.split
         if not s:
             return ""
-        text = f"native: {', '.join(s['native'])}"
-        if s["yours"]:
-            text += f"; yours: {', '.join(s['yours'])}"
+        if s.get("views"):
+            return "\n".join(f"{v['view']}: {_who_runs(v)}" for v in s["views"])
+        text = _who_runs(s)
         if s["collate"]:
             text += f"; collate: {s['collate']}"
         return text
@@ -59,12 +60,17 @@ class Eligibility:
         width = max(len(c.rule) for c in self.checks)
         lines = [f"jpegloader verdict: {verdict}"]
         if self.accelerated:
-            lines.append(f"  {self.split_text()}")
+            lines += [f"  {line}" for line in self.split_text().splitlines()]
         for c in self.checks:
             lines.append(f"  {'PASS' if c.passed else 'FAIL'}  {c.rule:<{width}}  {c.message}")
             if not c.passed and c.hint:
                 lines.append(f"        {'':<{width}}  -> {c.hint}")
         return "\n".join(lines)
+
+
+def _who_runs(s: dict) -> str:
+    text = f"native: {', '.join(s['native'])}"
+    return text + (f"; yours: {', '.join(s['yours'])}" if s["yours"] else "")
 
 
 def _loader_checks(args) -> list[Check]:

@@ -4,10 +4,12 @@ from .jpeg import (
                    PLAN_DTYPE,
                    EncodedBatch,
                    decode_batch,
+                   decode_views,
                    hwc_to_chw,
                    libjpeg_turbo_version,
                    probe,
 )
 
-__all__ = ["DEFAULT_MAX_PIXELS", "PLAN_DTYPE", "EncodedBatch", "decode_batch", "hwc_to_chw",
+__all__ = ["DEFAULT_MAX_PIXELS", "PLAN_DTYPE", "EncodedBatch", "decode_batch", "decode_views",
+           "hwc_to_chw",
            "libjpeg_turbo_version", "probe"]

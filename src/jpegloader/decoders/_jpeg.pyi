@@ -31,6 +31,18 @@ def decode_batch(
     Raises ValueError only for wrong buffers.
     """
 
+def decode_views(
+    data: Buffer, offsets: Buffer, plans: Buffer,
+    views: tuple[tuple[Buffer, int, int, int, Buffer, Buffer], ...], max_pixels: int,
+    status: Buffer, messages: Buffer, seconds: Buffer, /,
+) -> None:
+    """Several views of each of n samples, each JPEG decoded once over the union of
+    what its views read.  plans: n x V PLAN_DTYPE records (sample-major) sharing a DCT
+    scale and an image size per sample; views: V tuples (out, out_type, out_h, out_w,
+    lut, norm), each as decode_batch takes them.  One status and message per sample;
+    a failed sample's views are zeroed.  Runs without the GIL.  Raises ValueError only
+    for wrong buffers (1 to 32 views)."""
+
 def libjpeg_turbo_version() -> str: ...
 
 def allow_avx512(allow: bool, /) -> bool:

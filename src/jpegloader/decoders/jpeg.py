@@ -39,7 +39,8 @@ _AXIS = _record("jl_axis", [("in0", "<f8"), ("in1", "<f8"), ("src_lo", "<i4"),
                             ("src_size", "<i4"), ("out_size", "<i4"), ("out_start", "<i4")],
                 _jpeg.AXIS_OFFSETS, _jpeg.AXIS_SIZES, _jpeg.AXIS_SIZE)
 _COLOUR = _record("jl_colour", [("op", ("<i4", (COLOUR_STEPS,))),
-                                ("value", ("<f4", (COLOUR_STEPS,)))],
+                                ("value", ("<f4", (COLOUR_STEPS,))),
+                                ("arg", ("<i4", (COLOUR_STEPS,)))],
                   _jpeg.COLOUR_OFFSETS, _jpeg.COLOUR_SIZES, _jpeg.COLOUR_SIZE)
 #: One record per sample: ``jl_plan`` in csrc/pipeline.h, laid out by the C core's
 #: own offsets.
@@ -50,9 +51,11 @@ PLAN_DTYPE = _record("jl_plan", [("skip", "<i4"), ("scale_denom", "<i4"), ("flip
                      _jpeg.PLAN_OFFSETS, _jpeg.PLAN_SIZES, _jpeg.PLAN_SIZE)
 
 #: ``colour.op`` entries (csrc/colour.h): each step of a sample's colour program.
-COLOUR_NONE, BRIGHTNESS, CONTRAST, SATURATION, HUE, GRAYSCALE = (
+COLOUR_NONE, BRIGHTNESS, CONTRAST, SATURATION, HUE, GRAYSCALE, BLUR = (
     _jpeg.COLOUR_OPS[k] for k in ("NONE", "BRIGHTNESS", "CONTRAST", "SATURATION", "HUE",
-                                  "GRAYSCALE"))
+                                  "GRAYSCALE", "BLUR"))
+#: The largest kernel side of a blur step.
+BLUR_MAX_KERNEL = _jpeg.COLOUR_OPS["BLUR_MAX_KERNEL"]
 #: ``filter`` values (csrc/resample.h): Pillow's convolution filters.
 FILTERS = dict(_jpeg.FILTERS)
 #: Output element types of ``decode_batch`` (csrc/pipeline.h).
@@ -118,6 +121,39 @@ def probe(batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray, list[str]]:
     return info, status, _messages_to_text(messages, batch, status)
 
 
+def _output(out: np.ndarray, n: int, lut, norm, hwc: bool) -> tuple:
+    """Checks an output buffer: (out, out_type, height, width, lut, norm) as the C core
+    takes them."""
+    out_type = OUT_TYPES.get(out.dtype)
+    if hwc:
+        if out.dtype != np.uint8 or out.ndim != 4 or out.shape[0] != n or out.shape[3] != 3 \
+                or not out.flags.c_contiguous:
+            raise ValueError(f"out must be C-contiguous uint8[{n}, H, W, 3], got "
+                             f"{out.dtype}{out.shape}")
+        out_type, height, width = OUT_UINT8_HWC, out.shape[1], out.shape[2]
+    elif out_type is None or out.ndim != 4 or out.shape[:2] != (n, 3) \
+            or not out.flags.c_contiguous:
+        raise ValueError(f"out must be C-contiguous float32 or uint8 [{n}, 3, H, W], got "
+                         f"{out.dtype}{out.shape}")
+    else:
+        height, width = out.shape[2], out.shape[3]
+    if lut is None:
+        if out_type == OUT_TYPES[np.dtype(np.float32)]:
+            raise ValueError("float32 output needs a lut (float32[3, 256])")
+        lut = _NO_LUT
+    lut = np.ascontiguousarray(lut, dtype=np.float32)
+    norm = b"" if norm is None else np.ascontiguousarray(norm, dtype=np.float32)
+    return out, out_type, height, width, lut, norm
+
+
+def _seconds(seconds: np.ndarray | None) -> np.ndarray:
+    if seconds is None:
+        return np.zeros(2)
+    if seconds.dtype != np.float64 or seconds.shape != (2,):
+        raise ValueError(f"seconds must be float64[2], got {seconds.dtype}{seconds.shape}")
+    return seconds
+
+
 def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
                  lut: np.ndarray | None = None, max_pixels: int = DEFAULT_MAX_PIXELS,
                  seconds: np.ndarray | None = None, hwc: bool = False, threads: int = 1,
@@ -138,37 +174,49 @@ def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
     n = len(batch)
     if plans.dtype != PLAN_DTYPE or plans.shape != (n,):
         raise ValueError(f"plans must be PLAN_DTYPE[{n}], got {plans.dtype}{plans.shape}")
-    out_type = OUT_TYPES.get(out.dtype)
-    if hwc:
-        if out.dtype != np.uint8 or out.ndim != 4 or out.shape[0] != n or out.shape[3] != 3 \
-                or not out.flags.c_contiguous:
-            raise ValueError(f"out must be C-contiguous uint8[{n}, H, W, 3], got "
-                             f"{out.dtype}{out.shape}")
-        out_type, height, width = OUT_UINT8_HWC, out.shape[1], out.shape[2]
-    elif out_type is None or out.ndim != 4 or out.shape[:2] != (n, 3) \
-            or not out.flags.c_contiguous:
-        raise ValueError(f"out must be C-contiguous float32 or uint8 [{n}, 3, H, W], got "
-                         f"{out.dtype}{out.shape}")
-    else:
-        height, width = out.shape[2], out.shape[3]
-    if lut is None:
-        if out_type == OUT_TYPES[np.dtype(np.float32)]:
-            raise ValueError("float32 output needs a lut (float32[3, 256])")
-        lut = _NO_LUT
-    lut = np.ascontiguousarray(lut, dtype=np.float32)
-    norm = b"" if norm is None else np.ascontiguousarray(norm, dtype=np.float32)
+    out, out_type, height, width, lut, norm = _output(out, n, lut, norm, hwc)
     status = np.zeros(n, dtype=np.int32)
     messages = np.zeros((n, MESSAGE_LENGTH), dtype=np.uint8)
-    if seconds is None:
-        seconds = np.zeros(2)
-    if seconds.dtype != np.float64 or seconds.shape != (2,):
-        raise ValueError(f"seconds must be float64[2], got {seconds.dtype}{seconds.shape}")
+    seconds = _seconds(seconds)
     plans = np.ascontiguousarray(plans)
 
     def run(a: int, b: int, spent: np.ndarray) -> None:
         _jpeg.decode_batch(batch.data, batch.offsets[a:b + 1], plans[a:b], out[a:b], out_type,
                            height, width, lut, norm, int(max_pixels), status[a:b],
                            messages[a:b], spent)
+    if threads <= 1 or n < 2:
+        run(0, n, seconds)
+    else:
+        seconds += thread_pool.share_out(run, n, threads)
+    return status, _messages_to_text(messages, batch, status)
+
+
+def decode_views(batch: EncodedBatch, plans: np.ndarray, outs: list[np.ndarray],
+                 luts: list[np.ndarray | None], norms: list[np.ndarray | None],
+                 hwc: list[bool], max_pixels: int = DEFAULT_MAX_PIXELS,
+                 seconds: np.ndarray | None = None, threads: int = 1
+                 ) -> tuple[np.ndarray, list[str]]:
+    """Several views of each sample, each JPEG decoded once (NOTE [ Several views of
+    one decode ] in csrc/pipeline.c): ``plans`` is PLAN_DTYPE[n, V] (decoders.plans
+    .view_plans), and view v goes into ``outs[v]`` as decode_batch writes its ``out``
+    (with ``luts[v]``, ``norms[v]``, ``hwc[v]``).  Returns (status int32[n],
+    messages): one per sample, whose views all fail together."""
+    n = len(batch)
+    if plans.dtype != PLAN_DTYPE or plans.ndim != 2 or plans.shape[0] != n or \
+            plans.shape[1] != len(outs):
+        raise ValueError(f"plans must be PLAN_DTYPE[{n}, {len(outs)}], got "
+                         f"{plans.dtype}{plans.shape}")
+    views = [_output(out, n, lut, norm, h) for out, lut, norm, h in
+             zip(outs, luts, norms, hwc, strict=True)]
+    status = np.zeros(n, dtype=np.int32)
+    messages = np.zeros((n, MESSAGE_LENGTH), dtype=np.uint8)
+    seconds = _seconds(seconds)
+    plans = np.ascontiguousarray(plans)
+
+    def run(a: int, b: int, spent: np.ndarray) -> None:
+        parts = tuple((out[a:b], t, h, w, lut, norm) for out, t, h, w, lut, norm in views)
+        _jpeg.decode_views(batch.data, batch.offsets[a:b + 1], plans[a:b], parts,
+                           int(max_pixels), status[a:b], messages[a:b], spent)
     if threads <= 1 or n < 2:
         run(0, n, seconds)
     else:

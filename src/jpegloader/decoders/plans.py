@@ -39,10 +39,11 @@ class Geometry:
 
 @dataclass
 class ColourProgram:
-    """Per-sample colour steps (decoders.jpeg.BRIGHTNESS ... GRAYSCALE), run in order."""
+    """Per-sample colour steps (decoders.jpeg.BRIGHTNESS ... BLUR), run in order."""
 
     op: np.ndarray     # int32[n, COLOUR_STEPS], COLOUR_NONE where unused
     value: np.ndarray  # float32[n, COLOUR_STEPS]
+    arg: np.ndarray    # int32[n, COLOUR_STEPS]: a blur's kernel, width | height << 16
 
 
 def _pillow_major() -> int:
@@ -78,20 +79,28 @@ DCT_SCALES = (8, 4, 2)  # libjpeg-turbo has fast IDCTs for these; never the M/8 
 DCT_MARGIN = 1.1
 
 
-def to_plans(g: Geometry, widths, heights, allow_dct_scaling: bool,
-             skip: np.ndarray | None = None, colour: ColourProgram | None = None
-             ) -> np.ndarray:
-    """C plan records for a batch (PLAN_DTYPE[n])."""
-    n = len(g.flip)
-    w0 = np.asarray(widths, dtype=np.int64)
-    h0 = np.asarray(heights, dtype=np.int64)
-    scale = np.ones(n, dtype=np.int64)
+def dct_scales(g: Geometry, allow_dct_scaling: bool) -> np.ndarray:
+    """int64[n]: each sample's DCT scale denominator (1 when scaling is not allowed)."""
+    scale = np.ones(len(g.flip), dtype=np.int64)
     if allow_dct_scaling:
         # NOTE [ How far to scale in the DCT domain ]
         for d in DCT_SCALES:
             fits = (scale == 1) & (g.crop_w / d >= DCT_MARGIN * g.resize_w) \
                 & (g.crop_h / d >= DCT_MARGIN * g.resize_h)
             scale = np.where(fits, d, scale)
+    return scale
+
+
+def to_plans(g: Geometry, widths, heights, allow_dct_scaling: bool,
+             skip: np.ndarray | None = None, colour: ColourProgram | None = None,
+             scale: np.ndarray | None = None) -> np.ndarray:
+    """C plan records for a batch (PLAN_DTYPE[n]); ``scale``: the DCT scale
+    denominators to use instead of each sample's own (dct_scales)."""
+    n = len(g.flip)
+    w0 = np.asarray(widths, dtype=np.int64)
+    h0 = np.asarray(heights, dtype=np.int64)
+    if scale is None:
+        scale = dct_scales(g, allow_dct_scaling)
     plans = empty_plans(n)
     plans["skip"] = g.needs_padding if skip is None else (g.needs_padding | skip)
     plans["scale_denom"] = scale
@@ -121,4 +130,18 @@ def to_plans(g: Geometry, widths, heights, allow_dct_scaling: bool,
         assert colour.op.shape == (n, COLOUR_STEPS)
         plans["colour"]["op"] = colour.op
         plans["colour"]["value"] = colour.value
+        plans["colour"]["arg"] = colour.arg
     return plans
+
+
+def view_plans(views: list[tuple[Geometry, ColourProgram | None]], widths, heights,
+               allow_dct_scaling: bool, skip: np.ndarray | None = None) -> np.ndarray:
+    """Plan records for several views of each sample (PLAN_DTYPE[n, V]), for
+    decoders.decode_views: one DCT scale per sample, the finest any of its views
+    would take alone, so that every view keeps the detail its own decode gives
+    (NOTE [ Several views of one decode ] in csrc/pipeline.c)."""
+    scale = np.min([dct_scales(g, allow_dct_scaling) for g, _ in views], axis=0)
+    skip = np.any([g.needs_padding for g, _ in views], axis=0) | (
+        False if skip is None else skip)
+    return np.stack([to_plans(g, widths, heights, allow_dct_scaling, skip, colour, scale)
+                     for g, colour in views], axis=1)

@@ -11,8 +11,9 @@ from torchvision.transforms import functional as F
 from ..decoders.jpeg import BRIGHTNESS, COLOUR_NONE, COLOUR_STEPS, HUE
 from ..decoders.plans import ColourProgram
 
-#: A colour step for a batch: (active bool[n], op int32[n], value float32[n]).
-Step = tuple[np.ndarray, np.ndarray, np.ndarray]
+#: A colour step for a batch: (active bool[n], op int32[n], value float32[n]), and for a
+#: blur its kernel size (width | height << 16) as a fourth entry.
+Step = tuple[np.ndarray, ...]
 
 
 def permutations(u: np.ndarray) -> np.ndarray:
@@ -62,13 +63,16 @@ def colour_program(steps: list[Step], n: int) -> ColourProgram:
         raise ValueError(f"more than {COLOUR_STEPS} colour steps")
     op = np.full((n, COLOUR_STEPS), COLOUR_NONE, dtype=np.int32)
     value = np.zeros((n, COLOUR_STEPS), dtype=np.float32)
+    arg = np.zeros((n, COLOUR_STEPS), dtype=np.int32)
     pos = np.zeros(n, dtype=np.int64)
-    for active, kind, val in steps:
+    for active, kind, val, *kernel in steps:
         rows = np.flatnonzero(active)
         op[rows, pos[rows]] = kind[rows]
         value[rows, pos[rows]] = val[rows]
+        if kernel:
+            arg[rows, pos[rows]] = kernel[0][rows]
         pos[rows] += 1
-    return ColourProgram(op, value)
+    return ColourProgram(op, value, arg)
 
 
 def jitter_image(image: Image.Image, order, factors) -> Image.Image:

@@ -20,27 +20,39 @@
  * RandomGrayscale (Pillow's "L" conversion, replicated to three channels)
  * is one. */
 enum { JL_COLOUR_NONE = -1, JL_COLOUR_BRIGHTNESS = 0, JL_COLOUR_CONTRAST = 1,
-       JL_COLOUR_SATURATION = 2, JL_COLOUR_HUE = 3, JL_COLOUR_GRAYSCALE = 4 };
+       JL_COLOUR_SATURATION = 2, JL_COLOUR_HUE = 3, JL_COLOUR_GRAYSCALE = 4,
+       JL_COLOUR_BLUR = 5 };
+
+/* The largest Gaussian kernel side a blur step takes. */
+#define JL_BLUR_MAX_KERNEL 255
 
 #define JL_COLOUR_STEPS 8
 
 /* A sample's colour program: steps run in order (NONE entries are skipped).
- * value[k] is the blend factor of a brightness/contrast/saturation step, or
- * for a hue step the byte added to H (torchvision: uint8(int32(hue * 255))),
- * held as an exact integer in a float. */
+ * value[k] is the blend factor of a brightness/contrast/saturation step, for
+ * a hue step the byte added to H (torchvision: uint8(int32(hue * 255))),
+ * held as an exact integer in a float, or a blur step's sigma.  arg[k] is a
+ * blur step's kernel size, width | height << 16 (odd sides), else 0. */
 typedef struct {
     int32_t op[JL_COLOUR_STEPS];
     float value[JL_COLOUR_STEPS];
+    int32_t arg[JL_COLOUR_STEPS];
 } jl_colour;
 
 /* 1 when every step is a known op with a valid value. */
 int jl_colour_is_valid(const jl_colour *c);
 
+/* 1 when every blur step's kernel fits an image of h x w (torchvision's
+ * reflection padding needs half the kernel to be less than the side). */
+int jl_colour_fits(const jl_colour *c, int h, int w);
+
 /* 1 when the program does anything. */
 int jl_colour_is_active(const jl_colour *c);
 
-/* Applies the program in place to n pixels held as three planes. */
-void jl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, const jl_colour *c);
+/* Applies the program in place to an h x w image held as three planes.
+ * Returns 0, or -1 when out of memory for a blur (the planes are then
+ * unspecified). */
+int jl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, int h, int w, const jl_colour *c);
 
 /* Runs all 2^24 RGB values through the table-driven hue step and the
  * per-pixel reference; returns how many differ (0).  For tests. */

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <jpeglib.h>
 
@@ -125,6 +126,85 @@ static PyObject *py_decode_batch(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(decode_views_doc,
+"decode_views(data, offsets, plans, views, max_pixels, status, messages,\n"
+"             seconds) -> None\n\n"
+"Several views of each of n samples, each JPEG decoded once.  plans holds\n"
+"n x V PLAN_DTYPE records (sample-major) that share a DCT scale and an image\n"
+"size per sample; views is a tuple of V tuples (out, out_type, out_h,\n"
+"out_w, lut, norm), each as decode_batch takes them.  One status and message\n"
+"per sample; a failed sample's views are zeroed.");
+
+/* A view's buffers: out, lut, norm. */
+enum { VIEW_BUFFERS = 3 };
+
+static PyObject *py_decode_views(PyObject *self, PyObject *args)
+{
+    Py_buffer b[6] = {{0}}, vb[JL_MAX_VIEWS * VIEW_BUFFERS];
+    jl_view_out outs[JL_MAX_VIEWS];
+    PyObject *views;
+    long long max_pixels;
+    Py_ssize_t n, nviews = 0, v, taken = 0;
+    int ok = 0;
+    (void)self;
+    memset(vb, 0, sizeof(vb));
+    if (!PyArg_ParseTuple(args, "y*y*y*O!Lw*w*w*:decode_views", &b[0], &b[1], &b[2],
+                          &PyTuple_Type, &views,
+                          &max_pixels, &b[3], &b[4], &b[5]))
+        return NULL;
+    n = check_inputs(&b[0], &b[1]);
+    if (n < 0)
+        goto out;
+    nviews = PyTuple_Size(views);
+    if (nviews < 1 || nviews > JL_MAX_VIEWS || max_pixels <= 0) {
+        PyErr_Format(PyExc_ValueError, "1 to %d views and a positive max_pixels expected, "
+                     "got %zd and %lld", (int)JL_MAX_VIEWS, nviews, max_pixels);
+        goto out;
+    }
+    for (v = 0; v < nviews; v++) {
+        PyObject *t = PyTuple_GetItem(views, v); /* borrowed */
+        jl_view_out *o = &outs[v];
+        Py_buffer *ob = &vb[VIEW_BUFFERS * v];
+        Py_ssize_t item;
+        if (!PyArg_ParseTuple(t, "w*iiiy*y*:a view", &ob[0], &o->out_type, &o->out_h,
+                              &o->out_w, &ob[1], &ob[2]))
+            goto out;
+        taken = VIEW_BUFFERS * (v + 1);
+        if (o->out_h <= 0 || o->out_w <= 0 ||
+            (o->out_type != JL_OUT_FLOAT32 && o->out_type != JL_OUT_UINT8 &&
+             o->out_type != JL_OUT_UINT8_HWC)) {
+            PyErr_Format(PyExc_ValueError, "view %zd: out_h and out_w must be positive and "
+                         "out_type 0, 1 or 2", v);
+            goto out;
+        }
+        item = o->out_type == JL_OUT_FLOAT32 ? (Py_ssize_t)sizeof(float) : 1;
+        if (jl_check_size(&ob[0], n * 3 * (Py_ssize_t)o->out_h * o->out_w * item, "a view's out") ||
+            jl_check_size(&ob[1], 3 * 256 * (Py_ssize_t)sizeof(float), "a view's lut") ||
+            (ob[2].len != 0 && jl_check_size(&ob[2], 6 * (Py_ssize_t)sizeof(float),
+                                             "a view's norm")))
+            goto out;
+        o->out = ob[0].buf;
+        o->lut = ob[1].buf;
+        o->norm = ob[2].len ? ob[2].buf : NULL;
+    }
+    if (jl_check_size(&b[2], n * nviews * (Py_ssize_t)sizeof(jl_plan), "plans") ||
+        jl_check_size(&b[3], n * (Py_ssize_t)sizeof(int32_t), "status") ||
+        jl_check_size(&b[4], n * JL_MSG_LEN, "messages") ||
+        jl_check_size(&b[5], 2 * (Py_ssize_t)sizeof(double), "seconds"))
+        goto out;
+    Py_BEGIN_ALLOW_THREADS
+    jl_decode_views(b[0].buf, b[1].buf, b[2].buf, (int)n, (int)nviews, outs,
+                    (int64_t)max_pixels, b[3].buf, b[4].buf, b[5].buf);
+    Py_END_ALLOW_THREADS
+    ok = 1;
+out:
+    jl_release_all(vb, (int)taken);
+    jl_release_all(b, 6);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(hwc_to_chw_doc,
 "hwc_to_chw(src, out, n, h, w, out_type, lut) -> None\n\n"
 "src: uint8[n, h, w, 3]; out: float32 (out_type 0: each level through lut,\n"
@@ -231,6 +311,7 @@ static PyObject *py_dc_scans(PyObject *self, PyObject *arg)
 static PyMethodDef methods[] = {
     {"probe", py_probe, METH_VARARGS, probe_doc},
     {"decode_batch", py_decode_batch, METH_VARARGS, decode_batch_doc},
+    {"decode_views", py_decode_views, METH_VARARGS, decode_views_doc},
     {"hwc_to_chw", py_hwc_to_chw, METH_VARARGS, hwc_to_chw_doc},
     {"hue_selfcheck", py_hue_selfcheck, METH_O,
      "hue_selfcheck(shift) -> int: RGB values where the fast hue step differs from\n"
@@ -305,9 +386,10 @@ static const named_value axis_sizes[] = {
     FIELD_SIZE(jl_axis, src_size), FIELD_SIZE(jl_axis, out_size),
     FIELD_SIZE(jl_axis, out_start), {NULL, 0}};
 static const named_value colour_offsets[] = {
-    FIELD(jl_colour, op), FIELD(jl_colour, value), {NULL, 0}};
+    FIELD(jl_colour, op), FIELD(jl_colour, value), FIELD(jl_colour, arg), {NULL, 0}};
 static const named_value colour_sizes[] = {
-    FIELD_SIZE(jl_colour, op), FIELD_SIZE(jl_colour, value), {NULL, 0}};
+    FIELD_SIZE(jl_colour, op), FIELD_SIZE(jl_colour, value), FIELD_SIZE(jl_colour, arg),
+    {NULL, 0}};
 static const named_value statuses[] = {
     {"OK", JL_OK}, {"SKIPPED", JL_SKIPPED}, {"UNSUPPORTED", JL_UNSUPPORTED},
     {"ERROR", JL_ERROR}, {"WARNING", JL_WARNING}, {"TOO_LARGE", JL_TOO_LARGE},
@@ -318,8 +400,8 @@ static const named_value filters[] = {
 static const named_value colour_ops[] = {
     {"NONE", JL_COLOUR_NONE}, {"BRIGHTNESS", JL_COLOUR_BRIGHTNESS},
     {"CONTRAST", JL_COLOUR_CONTRAST}, {"SATURATION", JL_COLOUR_SATURATION},
-    {"HUE", JL_COLOUR_HUE}, {"GRAYSCALE", JL_COLOUR_GRAYSCALE},
-    {"STEPS", JL_COLOUR_STEPS}, {NULL, 0}};
+    {"HUE", JL_COLOUR_HUE}, {"GRAYSCALE", JL_COLOUR_GRAYSCALE}, {"BLUR", JL_COLOUR_BLUR},
+    {"STEPS", JL_COLOUR_STEPS}, {"BLUR_MAX_KERNEL", JL_BLUR_MAX_KERNEL}, {NULL, 0}};
 static const named_value out_types[] = {
     {"FLOAT32", JL_OUT_FLOAT32}, {"UINT8", JL_OUT_UINT8}, {"UINT8_HWC", JL_OUT_UINT8_HWC},
     {NULL, 0}};

@@ -43,6 +43,7 @@ static int plan_is_valid(const jl_plan *p, int out_h, int out_w)
         p->scale_denom != 8)
         return 0;
     if (p->filter < 0 || p->filter >= JL_FILTER_COUNT || !jl_colour_is_valid(&p->colour) ||
+        !jl_colour_fits(&p->colour, out_h, out_w) ||
         p->image_w <= 0 || p->image_h <= 0)
         return 0;
     for (i = 0; i < 2; i++) {
@@ -181,38 +182,52 @@ static int decode_block(jl_decoder *dec, int rows, jl_rows *block, char *msg,
     return status;
 }
 
-static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
-                      size_t size, const jl_plan *p, void *out, int out_type, int out_h,
-                      int out_w, const float *lut, const float *norm, int64_t max_pixels,
-                      char *msg, double *decode_seconds)
-{
+/* A view: one plan's coefficients and the block of the scaled image they read,
+ * [x0, x1) x [y0, y1). */
+typedef struct {
     jl_coeffs cx, cy;
-    jl_region r;
-    jl_gather g;
-    int xlo, xhi, ylo, yhi, status, rows, cols, ch, colour, fused, gathered, strips;
-    size_t plane = (size_t)out_h * out_w, work;
-    double start;
+    int x0, x1, y0, y1;
+} jl_view_taps;
 
+/* Validates the plan and computes its coefficients; 0, or a status with msg. */
+static int view_taps(const jl_plan *p, int out_h, int out_w, jl_view_taps *t, char *msg)
+{
+    int xlo, xhi, ylo, yhi;
+    memset(t, 0, sizeof(*t));
     if (!plan_is_valid(p, out_h, out_w)) {
         snprintf(msg, JL_MSG_LEN, "invalid sample plan");
         return JL_ERROR;
     }
-    if (jl_coeffs_compute(&cx, p->filter, p->x.src_size, p->x.in0, p->x.in1, p->x.out_size,
+    if (jl_coeffs_compute(&t->cx, p->filter, p->x.src_size, p->x.in0, p->x.in1, p->x.out_size,
                           p->x.out_start, out_w) ||
-        jl_coeffs_compute(&cy, p->filter, p->y.src_size, p->y.in0, p->y.in1, p->y.out_size,
+        jl_coeffs_compute(&t->cy, p->filter, p->y.src_size, p->y.in0, p->y.in1, p->y.out_size,
                           p->y.out_start, out_h)) {
-        jl_coeffs_free(&cx);
+        jl_coeffs_free(&t->cx);
+        memset(t, 0, sizeof(*t));
         snprintf(msg, JL_MSG_LEN, "out of memory for resample coefficients");
         return JL_NO_MEMORY;
     }
-    jl_coeffs_span(&cx, &xlo, &xhi);
-    jl_coeffs_span(&cy, &ylo, &yhi);
-    start = now();
-    memset(&r, 0, sizeof(r));
-    status = jl_jpeg_region_open(
-        dec, data, size, p->scale_denom, p->x.src_lo + xlo, p->y.src_lo + ylo,
-        p->x.src_lo + xhi, p->y.src_lo + yhi, max_pixels, &r, msg);
-    *decode_seconds = now() - start;
+    jl_coeffs_span(&t->cx, &xlo, &xhi);
+    jl_coeffs_span(&t->cy, &ylo, &yhi);
+    t->x0 = p->x.src_lo + xlo;
+    t->x1 = p->x.src_lo + xhi;
+    t->y0 = p->y.src_lo + ylo;
+    t->y1 = p->y.src_lo + yhi;
+    return JL_OK;
+}
+
+static void view_taps_free(jl_view_taps *t)
+{
+    jl_coeffs_free(&t->cx);
+    jl_coeffs_free(&t->cy);
+}
+
+/* After jl_jpeg_region_open: the status the sample goes on with.  Closes the
+ * decode when it does not go on. */
+static int check_opened(jl_decoder *dec, int status, const jl_region *r, const jl_plan *p,
+                        const jl_view_taps *t, int views, char *msg)
+{
+    int v;
     /* NOTE [ A plan fits one image size ]
      * A plan's crop window, resize and DCT scale were drawn for the image size
      * the caller knew (its size table remembers headers across epochs), so a
@@ -221,87 +236,78 @@ static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
      * scale.  The header is read here anyway; when it names another size the
      * sample is JL_CHANGED and the caller draws it again for the real size.
      * A header over the pixel limit stays JL_TOO_LARGE, whatever was planned. */
-    if (status != JL_TOO_LARGE && r.width != 0 &&
-        (r.width != p->image_w || r.height != p->image_h)) {
+    if (status != JL_TOO_LARGE && r->width != 0 &&
+        (r->width != p->image_w || r->height != p->image_h)) {
         if (status == JL_OK)
             jl_jpeg_region_close(dec, NULL);
         snprintf(msg, JL_MSG_LEN, "the image is %dx%d now; its plan was drawn for %dx%d",
-                 r.width, r.height, p->image_w, p->image_h);
-        status = JL_CHANGED;
-        goto done;
+                 r->width, r->height, p->image_w, p->image_h);
+        return JL_CHANGED;
     }
     if (status != JL_OK)
-        goto done;
-    if (p->x.src_lo + p->x.src_size > r.scaled_width ||
-        p->y.src_lo + p->y.src_size > r.scaled_height ||
-        p->x.src_lo + xlo < r.x0 || p->x.src_lo + xhi > r.x0 + r.cols ||
-        p->y.src_lo + ylo < r.y0 || p->y.src_lo + yhi > r.y0 + r.rows) {
-        jl_jpeg_region_close(dec, NULL);
-        snprintf(msg, JL_MSG_LEN, "sample plan does not fit the %dx%d decoded image",
-                 r.scaled_width, r.scaled_height);
-        status = JL_ERROR;
-        goto done;
+        return status;
+    for (v = 0; v < views; v++) {
+        if (p[v].x.src_lo + p[v].x.src_size > r->scaled_width ||
+            p[v].y.src_lo + p[v].y.src_size > r->scaled_height ||
+            t[v].x0 < r->x0 || t[v].x1 > r->x0 + r->cols ||
+            t[v].y0 < r->y0 || t[v].y1 > r->y0 + r->rows) {
+            jl_jpeg_region_close(dec, NULL);
+            snprintf(msg, JL_MSG_LEN, "sample plan does not fit the %dx%d decoded image",
+                     r->scaled_width, r->scaled_height);
+            return JL_ERROR;
+        }
     }
+    return JL_OK;
+}
 
-    rows = r.rows;
-    cols = r.cols;
-    colour = jl_colour_is_active(&p->colour);
-    /* Taps index the source window; make them index the decoded block. */
-    jl_coeffs_shift(&cx, p->x.src_lo - r.x0);
-    jl_coeffs_shift(&cy, p->y.src_lo - r.y0);
-    if (jl_grow((void **)&s->gather, &s->gather_size, jl_gather_size(&cx))) {
-        jl_jpeg_region_close(dec, NULL);
-        snprintf(msg, JL_MSG_LEN, "out of memory for resample buffers");
-        status = JL_NO_MEMORY;
-        goto done;
-    }
-    gathered = jl_gather_build(&g, &cx, cols, s->gather);
-    strips = gathered && !p->vertical_first; /* NOTE [ Decoding in strips ] */
-    /* The last pass writes the output itself (float32 through the table, or
-     * uint8 planes) unless 8-bit planes are needed first (colour ops,
-     * interleaved output, vertical-first order). */
-    fused = (out_type == JL_OUT_FLOAT32 || out_type == JL_OUT_UINT8) && !colour &&
-            !p->vertical_first;
-    work = max_size(max_size((size_t)out_w * jl_padded(rows), (size_t)out_h * cols),
-                    max_size((size_t)out_w * out_h, 1)); /* one channel at a time */
-    if ((!strips && jl_grow((void **)&s->a, &s->a_size, 3 * (size_t)cols * jl_padded(rows))) ||
+/* Grows the scratch buffers for a block of rows x cols resampled to out_h x
+ * out_w; 0, or -1 when out of memory. */
+static int grow_scratch(jl_scratch *s, const jl_coeffs *cx, int strips, int fused, int rows,
+                        int cols, int out_h, int out_w)
+{
+    size_t plane = (size_t)out_h * out_w;
+    size_t work = max_size(max_size((size_t)out_w * jl_padded(rows), (size_t)out_h * cols),
+                           max_size(plane, 1)); /* one channel at a time */
+    if (jl_grow((void **)&s->gather, &s->gather_size, jl_gather_size(cx)) ||
+        (!strips && jl_grow((void **)&s->a, &s->a_size, 3 * (size_t)cols * jl_padded(rows))) ||
         (!strips && jl_grow((void **)&s->b, &s->b_size, work)) ||
         jl_grow((void **)&s->c, &s->c_size, strips ? 3 * (size_t)rows * out_w : work) ||
         jl_grow((void **)&s->strip, &s->strip_size,
                 strips ? 3 * (size_t)STRIP_ROWS * cols : (size_t)48 * jl_padded(cols)) ||
         (!fused && jl_grow((void **)&s->d, &s->d_size, 3 * plane)) ||
         jl_grow((void **)&s->acc, &s->acc_size,
-             sizeof(int32_t) * max_size(max_size((size_t)rows, (size_t)cols),
-                                        max_size((size_t)out_w, (size_t)out_h)))) {
-        jl_jpeg_region_close(dec, NULL);
-        snprintf(msg, JL_MSG_LEN, "out of memory for resample buffers");
-        status = JL_NO_MEMORY;
-        goto done;
+                sizeof(int32_t) * max_size(max_size((size_t)rows, (size_t)cols),
+                                           max_size((size_t)out_w, (size_t)out_h))))
+        return -1;
+    return 0;
+}
+
+/* The last pass writes the output itself (float32 through the table, or uint8
+ * planes) unless 8-bit planes are needed first (colour ops, interleaved
+ * output, vertical-first order). */
+static int fuses_output(const jl_plan *p, int out_type)
+{
+    return (out_type == JL_OUT_FLOAT32 || out_type == JL_OUT_UINT8) &&
+           !jl_colour_is_active(&p->colour) && !p->vertical_first;
+}
+
+/* From the resampled planes in s->d: colour, flip, and the output. */
+static int write_output(jl_scratch *s, const jl_plan *p, void *out, int out_type, int out_h,
+                        int out_w, const float *lut, const float *norm, char *msg)
+{
+    size_t plane = (size_t)out_h * out_w;
+    int ch;
+    /* Every colour op is per pixel, uses a whole-image mean or is a blur with a
+     * symmetric kernel and mirrored edges, so it commutes with the flip, which
+     * stays last (as in the Python draws). */
+    if (jl_colour_is_active(&p->colour) &&
+        jl_colour_apply(s->d, s->d + plane, s->d + 2 * plane, out_h, out_w, &p->colour)) {
+        snprintf(msg, JL_MSG_LEN, "out of memory for the blur");
+        return JL_NO_MEMORY;
     }
-    if (strips) {
-        status = decode_strips(dec, s, &g, rows, cols, out_w, msg, decode_seconds);
-        if (status != JL_OK)
-            goto done;
-        for (ch = 0; ch < 3; ch++)
-            vertical_pass(s, s->c + ch * (size_t)rows * out_w, &cy, ch, out_h, out_w, lut,
-                          norm, p->flip, out_type, fused ? out : NULL);
-    } else {
-        jl_rows block;
-        status = decode_block(dec, rows, &block, msg, decode_seconds);
-        if (status != JL_OK)
-            goto done;
-        resample_planes(s, &block, cols, &cx, gathered ? &g : NULL, &cy, p->vertical_first,
-                        out_h, out_w, lut, norm, p->flip, out_type, fused ? out : NULL);
-    }
-    if (fused)
-        goto done;
-    /* Every colour op is per pixel or uses a whole-image mean, so it commutes
-     * with the flip, which stays last (as in the Python draws). */
-    if (colour)
-        jl_colour_apply(s->d, s->d + plane, s->d + 2 * plane, plane, &p->colour);
     if (out_type == JL_OUT_UINT8_HWC) {
         jl_planes_interleave(s->d, plane, out_h, out_w, p->flip, (uint8_t *)out);
-        goto done;
+        return JL_OK;
     }
     for (ch = 0; ch < 3; ch++) {
         if (out_type == JL_OUT_FLOAT32)
@@ -310,9 +316,159 @@ static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
         else
             jl_levels_copy(s->d + ch * plane, out_h, out_w, p->flip, (uint8_t *)out + ch * plane);
     }
+    return JL_OK;
+}
+
+/* One view resampled from a decoded block (rows of the scaled image starting at
+ * (bx0, by0)): its taps re-based onto the part of the block it reads. */
+static int resample_view(jl_scratch *s, const jl_rows *block, int bx0, int by0,
+                         jl_view_taps *t, const jl_plan *p, void *out, int out_type, int out_h,
+                         int out_w, const float *lut, const float *norm, char *msg)
+{
+    jl_gather g;
+    jl_rows part;
+    int rows = t->y1 - t->y0, cols = t->x1 - t->x0, fused = fuses_output(p, out_type);
+    int gathered;
+    /* Taps index the source window; make them index the part. */
+    jl_coeffs_shift(&t->cx, p->x.src_lo - t->x0);
+    jl_coeffs_shift(&t->cy, p->y.src_lo - t->y0);
+    if (grow_scratch(s, &t->cx, 0, fused, rows, cols, out_h, out_w)) {
+        snprintf(msg, JL_MSG_LEN, "out of memory for resample buffers");
+        return JL_NO_MEMORY;
+    }
+    part.pixels = block->pixels + (size_t)(t->y0 - by0) * block->stride + (size_t)3 * (t->x0 - bx0);
+    part.stride = block->stride;
+    part.rows = rows;
+    gathered = jl_gather_build(&g, &t->cx, cols, s->gather);
+    resample_planes(s, &part, cols, &t->cx, gathered ? &g : NULL, &t->cy, p->vertical_first,
+                    out_h, out_w, lut, norm, p->flip, out_type, fused ? out : NULL);
+    return fused ? JL_OK : write_output(s, p, out, out_type, out_h, out_w, lut, norm, msg);
+}
+
+static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
+                      size_t size, const jl_plan *p, void *out, int out_type, int out_h,
+                      int out_w, const float *lut, const float *norm, int64_t max_pixels,
+                      char *msg, double *decode_seconds)
+{
+    jl_view_taps t;
+    jl_region r;
+    jl_gather g;
+    jl_rows block;
+    int status, rows, cols, ch, fused, strips;
+    double start;
+
+    status = view_taps(p, out_h, out_w, &t, msg);
+    if (status != JL_OK)
+        return status;
+    start = now();
+    memset(&r, 0, sizeof(r));
+    status = jl_jpeg_region_open(dec, data, size, p->scale_denom, t.x0, t.y0, t.x1, t.y1,
+                                 max_pixels, &r, msg);
+    *decode_seconds = now() - start;
+    status = check_opened(dec, status, &r, p, &t, 1, msg);
+    if (status != JL_OK)
+        goto done;
+    rows = r.rows;
+    cols = r.cols;
+    fused = fuses_output(p, out_type);
+    if (jl_grow((void **)&s->gather, &s->gather_size, jl_gather_size(&t.cx))) {
+        jl_jpeg_region_close(dec, NULL);
+        snprintf(msg, JL_MSG_LEN, "out of memory for resample buffers");
+        status = JL_NO_MEMORY;
+        goto done;
+    }
+    /* NOTE [ Decoding in strips ]: whether the horizontal pass can run on rows is
+     * known from the taps re-based onto the whole block. */
+    jl_coeffs_shift(&t.cx, p->x.src_lo - r.x0);
+    strips = jl_gather_build(&g, &t.cx, cols, s->gather) && !p->vertical_first;
+    if (!strips) {
+        jl_coeffs_shift(&t.cx, r.x0 - p->x.src_lo);
+        status = decode_block(dec, rows, &block, msg, decode_seconds);
+        if (status == JL_OK)
+            status = resample_view(s, &block, r.x0, r.y0, &t, p, out, out_type, out_h, out_w,
+                                   lut, norm, msg);
+        goto done;
+    }
+    jl_coeffs_shift(&t.cy, p->y.src_lo - r.y0);
+    if (grow_scratch(s, &t.cx, 1, fused, rows, cols, out_h, out_w)) {
+        jl_jpeg_region_close(dec, NULL);
+        snprintf(msg, JL_MSG_LEN, "out of memory for resample buffers");
+        status = JL_NO_MEMORY;
+        goto done;
+    }
+    status = decode_strips(dec, s, &g, rows, cols, out_w, msg, decode_seconds);
+    if (status != JL_OK)
+        goto done;
+    for (ch = 0; ch < 3; ch++)
+        vertical_pass(s, s->c + ch * (size_t)rows * out_w, &t.cy, ch, out_h, out_w, lut,
+                      norm, p->flip, out_type, fused ? out : NULL);
+    if (!fused)
+        status = write_output(s, p, out, out_type, out_h, out_w, lut, norm, msg);
 done:
-    jl_coeffs_free(&cx);
-    jl_coeffs_free(&cy);
+    view_taps_free(&t);
+    return status;
+}
+
+/* NOTE [ Several views of one decode ]
+ * Self-supervised recipes cut several views from each image.  Their plans
+ * share the image size and the DCT scale (the caller picks the finest that any
+ * view needs); the union of the blocks their taps read is decoded once, and
+ * each view is resampled from its own part of it.  A region decode gives every
+ * pixel as a full decode does (NOTE [ Exact pixels at a cropped edge ]), so
+ * each view is byte for byte what jl_decode_batch gives for its plan alone. */
+static int run_views(jl_decoder *dec, jl_scratch *s, const uint8_t *data, size_t size,
+                     const jl_plan *p, int views, const jl_view_out *outs, size_t index,
+                     int64_t max_pixels, char *msg, double *decode_seconds)
+{
+    jl_view_taps t[JL_MAX_VIEWS];
+    jl_region r;
+    jl_rows block;
+    int v, x0, y0, x1, y1, made = 0, status = JL_OK;
+    double start;
+
+    if (views < 1 || views > JL_MAX_VIEWS) {
+        snprintf(msg, JL_MSG_LEN, "invalid sample plan: %d views", views);
+        return JL_ERROR;
+    }
+    for (v = 0; v < views && status == JL_OK; v++) {
+        if (p[v].scale_denom != p[0].scale_denom || p[v].image_w != p[0].image_w ||
+            p[v].image_h != p[0].image_h) {
+            snprintf(msg, JL_MSG_LEN, "invalid sample plan: view %d's scale or image size "
+                     "differs from view 0's", v);
+            status = JL_ERROR;
+        } else if ((status = view_taps(&p[v], outs[v].out_h, outs[v].out_w, &t[v], msg)) ==
+                   JL_OK) {
+            made++;
+        }
+    }
+    if (status != JL_OK)
+        goto done;
+    x0 = t[0].x0, x1 = t[0].x1, y0 = t[0].y0, y1 = t[0].y1;
+    for (v = 1; v < views; v++) {
+        x0 = t[v].x0 < x0 ? t[v].x0 : x0;
+        y0 = t[v].y0 < y0 ? t[v].y0 : y0;
+        x1 = t[v].x1 > x1 ? t[v].x1 : x1;
+        y1 = t[v].y1 > y1 ? t[v].y1 : y1;
+    }
+    start = now();
+    memset(&r, 0, sizeof(r));
+    status = jl_jpeg_region_open(dec, data, size, p[0].scale_denom, x0, y0, x1, y1, max_pixels,
+                                 &r, msg);
+    *decode_seconds = now() - start;
+    status = check_opened(dec, status, &r, p, t, views, msg);
+    if (status != JL_OK)
+        goto done;
+    status = decode_block(dec, r.rows, &block, msg, decode_seconds);
+    for (v = 0; v < views && status == JL_OK; v++) {
+        const jl_view_out *o = &outs[v];
+        size_t item = o->out_type == JL_OUT_FLOAT32 ? sizeof(float) : 1;
+        uint8_t *dst = (uint8_t *)o->out + index * 3 * (size_t)o->out_h * o->out_w * item;
+        status = resample_view(s, &block, r.x0, r.y0, &t[v], &p[v], dst, o->out_type,
+                               o->out_h, o->out_w, o->lut, o->norm, msg);
+    }
+done:
+    for (v = 0; v < made; v++)
+        view_taps_free(&t[v]);
     return status;
 }
 
@@ -349,6 +505,44 @@ void jl_decode_batch(const uint8_t *data, const int64_t *offsets,
         /* Never leave a previous batch's pixels in a failed sample's slot. */
         if (status[i] != JL_OK)
             memset(dst, 0, sample * item);
+    }
+    scratch_free(&s);
+    jl_decoder_free(dec);
+}
+
+void jl_decode_views(const uint8_t *data, const int64_t *offsets, const jl_plan *plans,
+                     int n, int views, const jl_view_out *outs, int64_t max_pixels,
+                     int32_t *status, char *messages, double *seconds)
+{
+    jl_scratch s;
+    jl_decoder *dec = jl_decoder_new();
+    int i, v;
+
+    memset(&s, 0, sizeof(s));
+    for (i = 0; i < n; i++) {
+        char *msg = messages + (size_t)i * JL_MSG_LEN;
+        const jl_plan *p = plans + (size_t)i * views;
+        msg[0] = '\0';
+        if (p[0].skip) {
+            status[i] = JL_SKIPPED;
+        } else if (!dec) {
+            snprintf(msg, JL_MSG_LEN, "out of memory for the JPEG decoder");
+            status[i] = JL_NO_MEMORY;
+        } else {
+            double start = now(), decoding = 0.0;
+            status[i] = run_views(dec, &s, data + offsets[i],
+                                  (size_t)(offsets[i + 1] - offsets[i]), p, views, outs,
+                                  (size_t)i, max_pixels, msg, &decoding);
+            seconds[0] += decoding;
+            seconds[1] += now() - start - decoding;
+        }
+        if (status[i] != JL_OK) {
+            for (v = 0; v < views; v++) {
+                size_t item = outs[v].out_type == JL_OUT_FLOAT32 ? sizeof(float) : 1;
+                size_t sample = (size_t)3 * outs[v].out_h * outs[v].out_w * item;
+                memset((uint8_t *)outs[v].out + (size_t)i * sample, 0, sample);
+            }
+        }
     }
     scratch_free(&s);
     jl_decoder_free(dec);

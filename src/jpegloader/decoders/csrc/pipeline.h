@@ -58,6 +58,25 @@ void jl_decode_batch(const uint8_t *data, const int64_t *offsets,
                      int out_w, const float *lut, const float *norm, int64_t max_pixels,
                      int32_t *status, char *messages, double *seconds);
 
+/* Where jl_decode_views writes one view: n samples of its out_type, out_h and
+ * out_w, laid out as jl_decode_batch lays out its out (lut and norm alike). */
+typedef struct {
+    void *out;
+    const float *lut, *norm;
+    int out_type, out_h, out_w;
+} jl_view_out;
+
+enum { JL_MAX_VIEWS = 32 };
+
+/* Several views of each sample (plans: [n][views] records sharing a DCT scale
+ * and an image size): each JPEG is decoded once, over the union of what its
+ * views read, and view v of sample i written into outs[v] (NOTE [ Several
+ * views of one decode ]).  One status and message per sample; a failed
+ * sample's every view is zero.  A plan's skip is read from view 0. */
+void jl_decode_views(const uint8_t *data, const int64_t *offsets, const jl_plan *plans,
+                     int n, int views, const jl_view_out *outs, int64_t max_pixels,
+                     int32_t *status, char *messages, double *seconds);
+
 /* n images of h x w interleaved RGB bytes (src) to [3, h, w]: float32 values
  * lut[ch][level] (JL_OUT_FLOAT32) or the levels (JL_OUT_UINT8).  The tensor stage
  * run after Python code that worked on PIL images. */

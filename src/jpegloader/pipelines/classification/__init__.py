@@ -8,6 +8,8 @@ training recipes build.  See NOTE [ A pipeline's contract ] in contract.py.
     draw.py        per-sample random parameters; replay through torchvision
     hybrid.py      the user's own transforms and collate_fn, in the workers
     decode.py      decode a batch into the slot; assemble
+    views.py       multi-view transforms (self-supervised recipes): recognise, lower
+    decode_views.py  decode their batches, each image once for all its views
 """
 from __future__ import annotations
 
@@ -16,13 +18,15 @@ import dataclasses
 import torch
 from torch.utils.data import default_collate
 
-from ..contract import Check, DecodeOptions, Lowering, Pipeline, check
+from ..contract import BatchDecoder, Check, DecodeOptions, Lowering, Pipeline, check
 from ..file_table import FileTable
 from . import recognise
 from .decode import ClassificationBatchDecoder
+from .decode_views import ViewsBatchDecoder
 from .hybrid import CollatePlan, plan_collate
 from .lower import lower_transform
 from .program import ClassificationProgram, Sample
+from .views import Views, lower_views, view_split
 
 
 class ClassificationPipeline(Pipeline):
@@ -36,6 +40,9 @@ class ClassificationPipeline(Pipeline):
         source, checks = recognise.recognise(dataset)
         transform = source.transform if source is not None else \
             getattr(recognise.unwrap_subsets(dataset)[0], "transform", None)
+        views = lower_views(transform)
+        if views is not None:
+            return self._lower_views(source, checks, args, *views)
         program, transform_checks = lower_transform(transform)
         checks = [*checks, *transform_checks]
         collate, collate_check = _collate(args, program)
@@ -53,12 +60,35 @@ class ClassificationPipeline(Pipeline):
         return Lowering(self.name, tuple(checks), (program, collate), source,
                         (program, collate, source.key()), split)
 
-    def decoder(self, lowering: Lowering, options: DecodeOptions) -> ClassificationBatchDecoder:
+    def _lower_views(self, source, checks, args, views: Views | None, view_checks
+                     ) -> Lowering:
+        """A multi-view transform (NOTE [ Multi-view transforms ] in views.py)."""
+        fn = args.get("collate_fn")
+        collate_check = check(
+            "loader.collate_fn", fn is None or fn is default_collate, "default_collate "
+            "(a list of views, each [B, ...], and the targets)",
+            f"custom collate_fn {getattr(fn, '__qualname__', type(fn).__name__)} with a "
+            "multi-view transform", "this loader runs on torch's DataLoader, with the same "
+            "results; with default_collate the views are decoded natively")
+        checks = [*checks, *view_checks, collate_check]
+        if source is None or views is None or not collate_check.passed:
+            return Lowering(self.name, tuple(checks))
+        per_view = view_split(views)
+        split = {"native": list(dict.fromkeys(n for v in per_view for n in v["native"])),
+                 "yours": list(dict.fromkeys(n for v in per_view for n in v["yours"])),
+                 "collate": None, "views": per_view}
+        return Lowering(self.name, tuple(checks), (views, None), source,
+                        (views, source.key()), split)
+
+    def decoder(self, lowering: Lowering, options: DecodeOptions) -> BatchDecoder:
         source: recognise.ImageSource = lowering.source
         program, collate = lowering.program
         index_map = None if source.indices is None else torch.from_numpy(source.indices.copy())
         table = FileTable.from_samples(source.samples) if source.members is None else \
             FileTable.from_members(*source.members)
+        if isinstance(program, Views):
+            return ViewsBatchDecoder(table, index_map, program, source.replace_unreadable,
+                                     options)
         return ClassificationBatchDecoder(table, index_map, program, source.replace_unreadable,
                                           options, collate)
 

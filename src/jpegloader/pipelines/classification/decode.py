@@ -181,13 +181,18 @@ class ClassificationBatchDecoder(BatchDecoder):
     def _python_path(self, index: int, row: int, seed: int) -> tuple[np.ndarray, int]:
         """The sample's native part as the dataset reads it, with this index's random
         parameters (the user's part then runs on it as on the others)."""
-        row, image = self._open(row)
+        row, image = self.open_row(row)
+        return self.native_from_image(image, index, seed), int(self.table.targets_of([row])[0])
+
+    def native_from_image(self, image: Image.Image, index: int, seed: int) -> np.ndarray:
+        """The program's native part on an opened image, with this index's draws."""
         d = draw(self.program, [image.width], [image.height], seed, [index])
         out = replay(self.program, d, 0, image, native_only=True)
-        out = np.asarray(out) if isinstance(out, Image.Image) else out.numpy()
-        return out, int(self.table.targets_of([row])[0])
+        return np.asarray(out) if isinstance(out, Image.Image) else out.numpy()
 
-    def _open(self, row: int):
+    def open_row(self, row: int) -> tuple[int, Image.Image]:
+        """(the row read, its RGB image) as the dataset opens it: timm's ImageDataset
+        moves on to the next row when a file cannot be opened."""
         if self.table.spans is not None:  # a shard's member, as WebDataset reads it
             return row, Image.open(io.BytesIO(self.table.read(row))).convert("RGB")
         if not self.replace_unreadable:

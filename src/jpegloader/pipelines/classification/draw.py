@@ -4,11 +4,12 @@
 over samples) from the counter-based stream, with the reference transforms'
 distributions: RandomResizedCrop.get_params (10 attempts, then the centre-crop
 fallback), flips, ColorJitter's random order and uniform factors (inside
-RandomApply's probability), RandomGrayscale, timm's random filter choice.  The
-result is the C core's Geometry and colour program plus, per op, what
-``replay`` needs: replay applies the same parameters through torchvision's
-functional ops on a PIL image: it is both the per-sample Python path (files the
-C core cannot decode) and the reference the tests compare the C output against.
+RandomApply's probability), RandomGrayscale, GaussianBlur's sigma, timm's
+random filter choice.  The result is the C core's Geometry and colour program
+plus, per op, what ``replay`` needs: replay applies the same parameters through
+torchvision's functional ops on a PIL image: it is both the per-sample Python
+path (files the C core cannot decode) and the reference the tests compare the C
+output against.
 
 NOTE [ Flips are applied last ]
 A horizontal flip commutes with the tensor stage, with resizing (the filters
@@ -28,7 +29,7 @@ from PIL import Image
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as F
 
-from ...decoders.jpeg import FILTERS, GRAYSCALE
+from ...decoders.jpeg import BLUR, FILTERS, GRAYSCALE
 from ...decoders.plans import ColourProgram, Geometry
 from ..colour import (
     colour_program,
@@ -203,6 +204,14 @@ def draw(program: ClassificationProgram, widths, heights, seed: int, indices) ->
             params.append(applied)
             steps.append((applied, np.full(n, GRAYSCALE, dtype=np.int32),
                           np.zeros(n, dtype=np.float32)))
+        elif isinstance(op, ops.GaussianBlur):
+            # torchvision draws sigma into a float32 tensor: uniform, float32 values
+            applied = u[:, op.slot] < op.p
+            lo, hi = op.sigma
+            sigma = (lo + u[:, op.slot + 1] * (hi - lo)).astype(np.float32)
+            params.append((applied, sigma))
+            steps.append((applied, np.full(n, BLUR, dtype=np.int32), sigma,
+                          np.full(n, op.kernel[0] | op.kernel[1] << 16, dtype=np.int32)))
     colour = colour_program(steps, n) if steps else None
     return Draws(geometry, colour, params)
 
@@ -246,6 +255,9 @@ def replay(program: ClassificationProgram, d: Draws, k: int, image: Image.Image,
                 image = jitter_image(image, order[k], factors[k])
         elif isinstance(op, ops.Grayscale) and p[k]:
             image = F.rgb_to_grayscale(image, num_output_channels=3)
+        elif isinstance(op, ops.GaussianBlur) and p[0][k]:
+            sigma = float(p[1][k])
+            image = F.gaussian_blur(image, list(op.kernel), [sigma, sigma])
     if program.handover == "pil":
         if native_only:
             return image

@@ -26,7 +26,7 @@ from torchvision import tv_tensors
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import v2 as T2
 
-from ...decoders.jpeg import COLOUR_STEPS
+from ...decoders.jpeg import BLUR_MAX_KERNEL, COLOUR_STEPS
 from ..contract import Check
 from ..random_stream import generators_kept
 from ..tensor_stage import TensorStageError, run_on_ramp
@@ -183,12 +183,30 @@ def _color_jitter(b: _Builder, t, p: float = 1.0) -> str:
     return "ColorJitter" if p == 1.0 else f"RandomApply(ColorJitter, p={p:g})"
 
 
+def _gaussian_blur(b: _Builder, t, p: float = 1.0) -> str:
+    kernel = tuple(int(k) for k in t.kernel_size)
+    sigma = tuple(float(s) for s in t.sigma)
+    if len(kernel) != 2 or any(k < 1 or k % 2 == 0 or k > BLUR_MAX_KERNEL for k in kernel):
+        raise _Blocked(f"GaussianBlur(kernel_size={kernel}): odd sides up to "
+                       f"{BLUR_MAX_KERNEL} are lowered")
+    if len(sigma) != 2 or not 0 < sigma[0] <= sigma[1]:
+        raise _Blocked(f"GaussianBlur(sigma={sigma}) is not a positive range")
+    b.colour_op(t, ops.GaussianBlur(kernel, sigma, p, b.take_slots(ops.GaussianBlur.uniforms)))
+    name = f"GaussianBlur({kernel[0]}x{kernel[1]}, sigma={sigma[0]:g}-{sigma[1]:g})"
+    return name if p == 1.0 else f"RandomApply({name}, p={p:g})"
+
+
+_APPLIED = {T.ColorJitter: _color_jitter, T2.ColorJitter: _color_jitter,
+            T.GaussianBlur: _gaussian_blur, T2.GaussianBlur: _gaussian_blur}
+
+
 def _random_apply(b: _Builder, t) -> str:
     inner = list(t.transforms)
-    if len(inner) != 1 or type(inner[0]) not in (T.ColorJitter, T2.ColorJitter):
+    if len(inner) != 1 or type(inner[0]) not in _APPLIED:
         names = ", ".join(type(x).__name__ for x in inner)
-        raise _Blocked(f"RandomApply([{names}]) is lowered only around one ColorJitter")
-    return _color_jitter(b, inner[0], float(t.p))
+        raise _Blocked(f"RandomApply([{names}]) is lowered only around one ColorJitter or "
+                       "GaussianBlur")
+    return _APPLIED[type(inner[0])](b, inner[0], float(t.p))
 
 
 def _grayscale(b: _Builder, t) -> str:
@@ -256,6 +274,7 @@ LOWERINGS: dict[type, Callable[[_Builder, object], str]] = {
     T.RandomHorizontalFlip: _flip, T2.RandomHorizontalFlip: _flip,
     T.ColorJitter: _color_jitter, T2.ColorJitter: _color_jitter,
     T.RandomApply: _random_apply, T2.RandomApply: _random_apply,
+    T.GaussianBlur: _gaussian_blur, T2.GaussianBlur: _gaussian_blur,
     T.RandomGrayscale: _grayscale, T2.RandomGrayscale: _grayscale,
     T.Grayscale: _grayscale, T2.Grayscale: _grayscale,
     T.ToTensor: _to_float_tensor, T2.ToTensor: _to_float_tensor,
@@ -379,6 +398,11 @@ def _output_size(geometry) -> tuple[int, int]:
 
 def _lowering_of(t):
     return LOWERINGS.get(type(t)) or _by_name(t)
+
+
+def is_transform_pipeline(t) -> bool:
+    """A Compose, a torchvision reference preset, or a transform with a native lowering."""
+    return type(t) in _COMPOSES or type(t).__name__ in _PRESETS or _lowering_of(t) is not None
 
 
 def _native_prefix(b: _Builder, leaves: list) -> tuple[int, str | None]:
@@ -522,6 +546,12 @@ def lower_transform(transform) -> tuple[ClassificationProgram | None, list[Check
                            f"transform {lowered} {name}: {why}) and the rest per-sample "
                            "Python, where acceleration does not pay")
         size = _output_size(b.geometry)
+        for op in b.colour:
+            if isinstance(op, ops.GaussianBlur) and (op.kernel[0] // 2 >= size[1]
+                                                     or op.kernel[1] // 2 >= size[0]):
+                raise _Blocked(f"GaussianBlur's {op.kernel[0]}x{op.kernel[1]} kernel is "
+                               f"too large for {size[1]}x{size[0]} images (torch's "
+                               "reflection padding fails on them too)")
         handover = "slot" if b.is_tensor else "pil"
         tail, tail_count, yours_pil = _Builder(), 0, []
         if handover == "pil":

@@ -86,5 +86,18 @@ class Grayscale:
     uniforms = 1
 
 
+@dataclass(frozen=True)
+class GaussianBlur:
+    """torchvision's GaussianBlur (one sigma per image, uniform in its range),
+    applied with probability p (RandomApply)."""
+
+    kernel: tuple[int, int]  # (width, height), odd
+    sigma: tuple[float, float]
+    p: float
+    slot: int  # apply?, sigma
+
+    uniforms = 2
+
+
 GeometricOp = CenterCrop | RandomResizedCrop | Resize | ResizeKeepRatio | HorizontalFlip
-ColourOp = ColorJitter | Grayscale
+ColourOp = ColorJitter | Grayscale | GaussianBlur
