@@ -1,6 +1,8 @@
 """The transforms real training recipes build, written as their code builds them
 (from reading pytorch/examples, torchvision's references/classification and weight
-transforms, timm's create_transform, DeiT, ConvNeXt/Swin, NVIDIA DeepLearningExamples).
+transforms, timm's create_transform, DeiT, DeiT III, ConvNeXt/Swin, NVIDIA
+DeepLearningExamples, DINO and MoCo v2; DeiT III's and DINO's live in jpegloader.bench.recipes,
+which the benchmark runs).
 
 Each recipe is (name, builder, accelerated, blocker names): the blockers are the
 transform names the verdict must list when it falls back.
@@ -13,6 +15,8 @@ import torch
 from torchvision import transforms as T
 from torchvision.transforms import InterpolationMode as IM
 from torchvision.transforms import v2 as T2
+
+from jpegloader.bench.recipes import DinoMultiCrop, deit3_train
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
@@ -146,6 +150,24 @@ def simclr_like():
                       T.RandomGrayscale(p=0.2), T.ToTensor(), T.Normalize(MEAN, STD)])
 
 
+class TwoCropsTransform:
+    """MoCo v2's: the base transform drawn twice."""
+
+    def __init__(self, base_transform):
+        self.base_transform = base_transform
+
+    def __call__(self, x):
+        return [self.base_transform(x), self.base_transform(x)]
+
+
+def moco_v2_train():
+    return TwoCropsTransform(T.Compose([
+        T.RandomResizedCrop(224, scale=(0.2, 1.0)),
+        T.RandomApply([T.ColorJitter(0.4, 0.4, 0.4, 0.1)], p=0.8), T.RandomGrayscale(p=0.2),
+        T.RandomApply([T.GaussianBlur(23, sigma=(0.1, 2.0))], p=0.5),
+        T.RandomHorizontalFlip(), T.ToTensor(), T.Normalize(MEAN, STD)]))
+
+
 #: name -> (builder, accelerated, blockers named when not); COLLATES: the collate_fn a
 #: recipe's loader uses (default_collate when not listed).
 RECIPES = {
@@ -181,6 +203,9 @@ RECIPES = {
     "nvidia-dle-train": (nvidia_dle_train, True, ()),
     "nvidia-dle-eval": (nvidia_dle_eval, True, ()),
     "simclr-like": (simclr_like, True, ()),
+    "deit3-train-3augment": (deit3_train, True, ()),
+    "dino-multicrop": (DinoMultiCrop, True, ()),
+    "moco-v2-two-crops": (moco_v2_train, True, ()),
 }
 
 COLLATES = {

@@ -110,9 +110,27 @@ static void random_plan(jl_plan *p, int width, int height, int out_w, int out_h)
     random_axis(&p->x, (width + p->scale_denom - 1) / p->scale_denom, out_w);
     random_axis(&p->y, (height + p->scale_denom - 1) / p->scale_denom, out_h);
     for (k = 0; k < JL_COLOUR_STEPS; k++) {
-        p->colour.op[k] = below(3) ? JL_COLOUR_NONE : below(6) - 1; /* -1 .. grayscale */
+        p->colour.op[k] = below(3) ? JL_COLOUR_NONE : below(7) - 1; /* -1 .. blur */
         p->colour.value[k] = p->colour.op[k] == JL_COLOUR_HUE ? (float)below(256)
                                                               : (float)(2.0 * unit());
+        if (p->colour.op[k] == JL_COLOUR_BLUR) { /* odd kernels, some too large */
+            p->colour.value[k] += 0.05f;
+            p->colour.arg[k] = (1 + 2 * below(12)) | (1 + 2 * below(12)) << 16;
+        }
+    }
+    if (below(4) == 0) { /* a padded crop: NOTE [ Padding a crop ] */
+        jl_axis *axes[2] = {&p->x, &p->y};
+        int sides[2] = {out_w, out_h}, i;
+        p->pad_mode = 1 + below(4);
+        p->pad_fill = (int32_t)(next_u64() & 0xFFFFFF);
+        for (i = 0; i < 2; i++) {
+            jl_axis *a = axes[i];
+            a->out_start = 0;
+            a->count = a->out_size;
+            a->pad_lo = below(8);
+            a->pad_len = a->out_size + a->pad_lo + below(8);
+            a->pad_start = below(a->pad_len + 2 * sides[i]) - sides[i];
+        }
     }
     if (below(16) == 0) { /* garbage fields: the core must refuse, not trust them */
         int32_t *words = (int32_t *)&p->x;

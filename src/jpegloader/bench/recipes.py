@@ -89,6 +89,27 @@ class RandomSolarize:
         return ImageOps.solarize(image) if random.random() < self.p else image
 
 
+class RandomGrayscaleOf3:
+    """DeiT III's gray_scale: Grayscale(3) with probability p."""
+
+    def __init__(self, p: float):
+        self.p, self.gray = p, T.Grayscale(3)
+
+    def __call__(self, image):
+        return self.gray(image) if random.random() < self.p else image
+
+
+def deit3_train(size: int = 224):
+    """DeiT III's 3-Augment with simple random crop (its ImageNet-1k recipe, --src):
+    Resize, RandomCrop(padding=4, reflect), flip, one of grayscale, solarize and blur,
+    ColorJitter(0.3, 0.3, 0.3), ToTensor, Normalize."""
+    return T.Compose([
+        T.Resize(size, interpolation=T.InterpolationMode.BICUBIC),
+        T.RandomCrop(size, padding=4, padding_mode="reflect"), T.RandomHorizontalFlip(),
+        T.RandomChoice([RandomGrayscaleOf3(1.0), RandomSolarize(1.0), RandomGaussianBlur(1.0)]),
+        T.ColorJitter(0.3, 0.3, 0.3), *_normalized()])
+
+
 class DinoMultiCrop:
     """DINO's DataAugmentationDINO (its published ViT-S/16 settings): two global
     crops of 224 and eight local crops of 96, each a list entry."""
@@ -167,6 +188,9 @@ PIPELINES = {
                   "fast_collate to uint8 batches",
                   lambda: T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip()]),
                   lambda ds: fast_collate),
+    "deit3-train": ("DeiT III 3-Augment: Resize(224, bicubic), RandomCrop(224, padding=4, "
+                    "reflect), flip, RandomChoice(grayscale, solarize, blur) and "
+                    "ColorJitter(0.3, 0.3, 0.3) (yours), ToTensor, Normalize", deit3_train),
     "dino": ("DINO multi-crop: 2 global crops (224, scale 0.4-1) and 8 local ones (96, "
              "scale 0.05-0.4), bicubic, flip, ColorJitter(p=0.8), RandomGrayscale, "
              "GaussianBlur and Solarization (yours), ToTensor, Normalize",

@@ -36,7 +36,9 @@ def _record(name: str, fields: list[tuple[str, object]], offsets: dict, sizes: d
 
 
 _AXIS = _record("jl_axis", [("in0", "<f8"), ("in1", "<f8"), ("src_lo", "<i4"),
-                            ("src_size", "<i4"), ("out_size", "<i4"), ("out_start", "<i4")],
+                            ("src_size", "<i4"), ("out_size", "<i4"), ("out_start", "<i4"),
+                            ("count", "<i4"), ("pad_start", "<i4"), ("pad_lo", "<i4"),
+                            ("pad_len", "<i4")],
                 _jpeg.AXIS_OFFSETS, _jpeg.AXIS_SIZES, _jpeg.AXIS_SIZE)
 _COLOUR = _record("jl_colour", [("op", ("<i4", (COLOUR_STEPS,))),
                                 ("value", ("<f4", (COLOUR_STEPS,))),
@@ -46,7 +48,8 @@ _COLOUR = _record("jl_colour", [("op", ("<i4", (COLOUR_STEPS,))),
 #: own offsets.
 PLAN_DTYPE = _record("jl_plan", [("skip", "<i4"), ("scale_denom", "<i4"), ("flip", "<i4"),
                                  ("filter", "<i4"), ("vertical_first", "<i4"),
-                                 ("image_w", "<i4"), ("image_h", "<i4"), ("reserved", "<i4"),
+                                 ("image_w", "<i4"), ("image_h", "<i4"), ("pad_mode", "<i4"),
+                                 ("pad_fill", "<i4"),
                                  ("x", _AXIS), ("y", _AXIS), ("colour", _COLOUR)],
                      _jpeg.PLAN_OFFSETS, _jpeg.PLAN_SIZES, _jpeg.PLAN_SIZE)
 
@@ -58,6 +61,8 @@ COLOUR_NONE, BRIGHTNESS, CONTRAST, SATURATION, HUE, GRAYSCALE, BLUR = (
 BLUR_MAX_KERNEL = _jpeg.COLOUR_OPS["BLUR_MAX_KERNEL"]
 #: ``filter`` values (csrc/resample.h): Pillow's convolution filters.
 FILTERS = dict(_jpeg.FILTERS)
+#: ``pad_mode`` values (csrc/pipeline.h): torchvision's padding modes, and "none".
+PAD_MODES = dict(_jpeg.PAD_MODES)
 #: Output element types of ``decode_batch`` (csrc/pipeline.h).
 OUT_TYPES = {np.dtype(np.float32): _jpeg.OUT_TYPES["FLOAT32"],
              np.dtype(np.uint8): _jpeg.OUT_TYPES["UINT8"]}

@@ -358,3 +358,28 @@ int jl_jpeg_region_close(jl_decoder *d, char *msg)
     }
     return JL_OK;
 }
+
+void jl_probe_batch(const uint8_t *data, const int64_t *offsets, int n,
+                    int32_t *info, int32_t *status, char *messages)
+{
+    jl_decoder *dec = jl_decoder_new();
+    int i;
+    for (i = 0; i < n; i++) {
+        jl_jpeg_info ji;
+        char *msg = messages + (size_t)i * JL_MSG_LEN;
+        msg[0] = '\0';
+        if (!dec) {
+            snprintf(msg, JL_MSG_LEN, "out of memory for the JPEG decoder");
+            status[i] = JL_NO_MEMORY;
+            memset(info + 4 * i, 0, 4 * sizeof(int32_t));
+            continue;
+        }
+        status[i] = jl_jpeg_probe(dec, data + offsets[i],
+                                  (size_t)(offsets[i + 1] - offsets[i]), &ji, msg);
+        info[4 * i] = ji.width;
+        info[4 * i + 1] = ji.height;
+        info[4 * i + 2] = ji.components;
+        info[4 * i + 3] = ji.progressive;
+    }
+    jl_decoder_free(dec);
+}

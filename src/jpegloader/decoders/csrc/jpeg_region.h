@@ -76,4 +76,9 @@ int jl_jpeg_region_close(jl_decoder *d, char *msg);
 /* True when the data ends with an EOI marker (tolerating trailing bytes). */
 int jl_jpeg_has_eoi(const uint8_t *data, size_t size);
 
+/* Header probe for n samples: info is int32 [n][4] (width, height,
+ * components, progressive). */
+void jl_probe_batch(const uint8_t *data, const int64_t *offsets, int n,
+                    int32_t *info, int32_t *status, char *messages);
+
 #endif

@@ -371,20 +371,24 @@ static PyObject *dict_of(const named_value *items)
 static const named_value plan_offsets[] = {
     FIELD(jl_plan, skip), FIELD(jl_plan, scale_denom), FIELD(jl_plan, flip),
     FIELD(jl_plan, filter), FIELD(jl_plan, vertical_first), FIELD(jl_plan, image_w),
-    FIELD(jl_plan, image_h), FIELD(jl_plan, reserved), FIELD(jl_plan, x), FIELD(jl_plan, y),
+    FIELD(jl_plan, image_h), FIELD(jl_plan, pad_mode), FIELD(jl_plan, pad_fill),
+    FIELD(jl_plan, x), FIELD(jl_plan, y),
     FIELD(jl_plan, colour), {NULL, 0}};
 static const named_value plan_sizes[] = {
     FIELD_SIZE(jl_plan, skip), FIELD_SIZE(jl_plan, scale_denom), FIELD_SIZE(jl_plan, flip),
     FIELD_SIZE(jl_plan, filter), FIELD_SIZE(jl_plan, vertical_first),
-    FIELD_SIZE(jl_plan, image_w), FIELD_SIZE(jl_plan, image_h), FIELD_SIZE(jl_plan, reserved),
+    FIELD_SIZE(jl_plan, image_w), FIELD_SIZE(jl_plan, image_h), FIELD_SIZE(jl_plan, pad_mode),
+    FIELD_SIZE(jl_plan, pad_fill),
     FIELD_SIZE(jl_plan, x), FIELD_SIZE(jl_plan, y), FIELD_SIZE(jl_plan, colour), {NULL, 0}};
 static const named_value axis_offsets[] = {
     FIELD(jl_axis, in0), FIELD(jl_axis, in1), FIELD(jl_axis, src_lo), FIELD(jl_axis, src_size),
-    FIELD(jl_axis, out_size), FIELD(jl_axis, out_start), {NULL, 0}};
+    FIELD(jl_axis, out_size), FIELD(jl_axis, out_start), FIELD(jl_axis, count),
+    FIELD(jl_axis, pad_start), FIELD(jl_axis, pad_lo), FIELD(jl_axis, pad_len), {NULL, 0}};
 static const named_value axis_sizes[] = {
     FIELD_SIZE(jl_axis, in0), FIELD_SIZE(jl_axis, in1), FIELD_SIZE(jl_axis, src_lo),
     FIELD_SIZE(jl_axis, src_size), FIELD_SIZE(jl_axis, out_size),
-    FIELD_SIZE(jl_axis, out_start), {NULL, 0}};
+    FIELD_SIZE(jl_axis, out_start), FIELD_SIZE(jl_axis, count), FIELD_SIZE(jl_axis, pad_start),
+    FIELD_SIZE(jl_axis, pad_lo), FIELD_SIZE(jl_axis, pad_len), {NULL, 0}};
 static const named_value colour_offsets[] = {
     FIELD(jl_colour, op), FIELD(jl_colour, value), FIELD(jl_colour, arg), {NULL, 0}};
 static const named_value colour_sizes[] = {
@@ -402,6 +406,9 @@ static const named_value colour_ops[] = {
     {"CONTRAST", JL_COLOUR_CONTRAST}, {"SATURATION", JL_COLOUR_SATURATION},
     {"HUE", JL_COLOUR_HUE}, {"GRAYSCALE", JL_COLOUR_GRAYSCALE}, {"BLUR", JL_COLOUR_BLUR},
     {"STEPS", JL_COLOUR_STEPS}, {"BLUR_MAX_KERNEL", JL_BLUR_MAX_KERNEL}, {NULL, 0}};
+static const named_value pad_modes[] = {
+    {"none", JL_PAD_NONE}, {"constant", JL_PAD_CONSTANT}, {"edge", JL_PAD_EDGE},
+    {"reflect", JL_PAD_REFLECT}, {"symmetric", JL_PAD_SYMMETRIC}, {NULL, 0}};
 static const named_value out_types[] = {
     {"FLOAT32", JL_OUT_FLOAT32}, {"UINT8", JL_OUT_UINT8}, {"UINT8_HWC", JL_OUT_UINT8_HWC},
     {NULL, 0}};
@@ -433,7 +440,7 @@ PyMODINIT_FUNC PyInit__jpeg(void)
         add_dict(m, "COLOUR_OFFSETS", colour_offsets) ||
         add_dict(m, "COLOUR_SIZES", colour_sizes) || add_dict(m, "STATUS", statuses) ||
         add_dict(m, "FILTERS", filters) || add_dict(m, "COLOUR_OPS", colour_ops) ||
-        add_dict(m, "OUT_TYPES", out_types)) {
+        add_dict(m, "OUT_TYPES", out_types) || add_dict(m, "PAD_MODES", pad_modes)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -8,13 +8,14 @@
 
 #include "grow.h"
 #include "gather_rows.h"
+#include "padding.h"
 #include "resample.h"
 
 typedef struct {
-    uint8_t *a, *b, *c, *d, *strip, *gather;
-    size_t a_size, b_size, c_size, d_size, strip_size, gather_size;
-    int32_t *acc;
-    size_t acc_size;
+    uint8_t *a, *b, *c, *d, *e, *strip, *gather;
+    size_t a_size, b_size, c_size, d_size, e_size, strip_size, gather_size;
+    int32_t *acc, *map;
+    size_t acc_size, map_size;
 } jl_scratch;
 
 static double now(void)
@@ -30,9 +31,11 @@ static void scratch_free(jl_scratch *s)
     free(s->b);
     free(s->c);
     free(s->d);
+    free(s->e);
     free(s->strip);
     free(s->gather);
     free(s->acc);
+    free(s->map);
 }
 
 static int plan_is_valid(const jl_plan *p, int out_h, int out_w)
@@ -42,15 +45,20 @@ static int plan_is_valid(const jl_plan *p, int out_h, int out_w)
     if (p->scale_denom != 1 && p->scale_denom != 2 && p->scale_denom != 4 &&
         p->scale_denom != 8)
         return 0;
+    if (p->pad_mode < JL_PAD_NONE || p->pad_mode > JL_PAD_SYMMETRIC)
+        return 0;
     if (p->filter < 0 || p->filter >= JL_FILTER_COUNT || !jl_colour_is_valid(&p->colour) ||
         !jl_colour_fits(&p->colour, out_h, out_w) ||
         p->image_w <= 0 || p->image_h <= 0)
         return 0;
     for (i = 0; i < 2; i++) {
         const jl_axis *a = ax[i];
-        if (a->src_lo < 0 || a->src_size <= 0 || a->out_size <= 0 ||
-            a->out_start < 0 || a->out_start + n[i] > a->out_size ||
+        int m = jl_axis_made(a, n[i]);
+        if (a->src_lo < 0 || a->src_size <= 0 || a->out_size <= 0 || m <= 0 ||
+            a->out_start < 0 || a->out_start > a->out_size - m ||
             !(a->in0 >= 0.0) || !(a->in1 > a->in0) || a->in1 > a->src_size)
+            return 0;
+        if (p->pad_mode == JL_PAD_NONE ? m != n[i] : !jl_pad_fits(a, n[i], p->pad_mode))
             return 0;
     }
     return 1;
@@ -199,9 +207,9 @@ static int view_taps(const jl_plan *p, int out_h, int out_w, jl_view_taps *t, ch
         return JL_ERROR;
     }
     if (jl_coeffs_compute(&t->cx, p->filter, p->x.src_size, p->x.in0, p->x.in1, p->x.out_size,
-                          p->x.out_start, out_w) ||
+                          p->x.out_start, jl_axis_made(&p->x, out_w)) ||
         jl_coeffs_compute(&t->cy, p->filter, p->y.src_size, p->y.in0, p->y.in1, p->y.out_size,
-                          p->y.out_start, out_h)) {
+                          p->y.out_start, jl_axis_made(&p->y, out_h))) {
         jl_coeffs_free(&t->cx);
         memset(t, 0, sizeof(*t));
         snprintf(msg, JL_MSG_LEN, "out of memory for resample coefficients");
@@ -288,33 +296,44 @@ static int grow_scratch(jl_scratch *s, const jl_coeffs *cx, int strips, int fuse
 static int fuses_output(const jl_plan *p, int out_type)
 {
     return (out_type == JL_OUT_FLOAT32 || out_type == JL_OUT_UINT8) &&
-           !jl_colour_is_active(&p->colour) && !p->vertical_first;
+           !jl_colour_is_active(&p->colour) && !p->vertical_first && p->pad_mode == JL_PAD_NONE;
 }
 
-/* From the resampled planes in s->d: colour, flip, and the output. */
+/* From the resampled planes in s->d (padded into s->e first where the plan
+ * pads): colour, flip, and the output. */
 static int write_output(jl_scratch *s, const jl_plan *p, void *out, int out_type, int out_h,
                         int out_w, const float *lut, const float *norm, char *msg)
 {
     size_t plane = (size_t)out_h * out_w;
+    uint8_t *d = s->d;
     int ch;
+    if (p->pad_mode != JL_PAD_NONE) { /* NOTE [ Padding a crop ] */
+        if (jl_grow((void **)&s->e, &s->e_size, 3 * plane) ||
+            jl_grow((void **)&s->map, &s->map_size, sizeof(int32_t) * ((size_t)out_w + out_h))) {
+            snprintf(msg, JL_MSG_LEN, "out of memory for the padding");
+            return JL_NO_MEMORY;
+        }
+        jl_pad_planes(s->d, s->e, s->map, p, out_h, out_w);
+        d = s->e;
+    }
     /* Every colour op is per pixel, uses a whole-image mean or is a blur with a
      * symmetric kernel and mirrored edges, so it commutes with the flip, which
      * stays last (as in the Python draws). */
     if (jl_colour_is_active(&p->colour) &&
-        jl_colour_apply(s->d, s->d + plane, s->d + 2 * plane, out_h, out_w, &p->colour)) {
+        jl_colour_apply(d, d + plane, d + 2 * plane, out_h, out_w, &p->colour)) {
         snprintf(msg, JL_MSG_LEN, "out of memory for the blur");
         return JL_NO_MEMORY;
     }
     if (out_type == JL_OUT_UINT8_HWC) {
-        jl_planes_interleave(s->d, plane, out_h, out_w, p->flip, (uint8_t *)out);
+        jl_planes_interleave(d, plane, out_h, out_w, p->flip, (uint8_t *)out);
         return JL_OK;
     }
     for (ch = 0; ch < 3; ch++) {
         if (out_type == JL_OUT_FLOAT32)
-            jl_levels_to_float(s->d + ch * plane, out_h, out_w, lut + ch * 256,
+            jl_levels_to_float(d + ch * plane, out_h, out_w, lut + ch * 256,
                                norm ? norm + 2 * ch : NULL, p->flip, (float *)out + ch * plane);
         else
-            jl_levels_copy(s->d + ch * plane, out_h, out_w, p->flip, (uint8_t *)out + ch * plane);
+            jl_levels_copy(d + ch * plane, out_h, out_w, p->flip, (uint8_t *)out + ch * plane);
     }
     return JL_OK;
 }
@@ -328,11 +347,11 @@ static int resample_view(jl_scratch *s, const jl_rows *block, int bx0, int by0,
     jl_gather g;
     jl_rows part;
     int rows = t->y1 - t->y0, cols = t->x1 - t->x0, fused = fuses_output(p, out_type);
-    int gathered;
+    int gathered, rs_w = jl_axis_made(&p->x, out_w), rs_h = jl_axis_made(&p->y, out_h);
     /* Taps index the source window; make them index the part. */
     jl_coeffs_shift(&t->cx, p->x.src_lo - t->x0);
     jl_coeffs_shift(&t->cy, p->y.src_lo - t->y0);
-    if (grow_scratch(s, &t->cx, 0, fused, rows, cols, out_h, out_w)) {
+    if (grow_scratch(s, &t->cx, 0, fused, rows, cols, rs_h, rs_w)) {
         snprintf(msg, JL_MSG_LEN, "out of memory for resample buffers");
         return JL_NO_MEMORY;
     }
@@ -341,7 +360,7 @@ static int resample_view(jl_scratch *s, const jl_rows *block, int bx0, int by0,
     part.rows = rows;
     gathered = jl_gather_build(&g, &t->cx, cols, s->gather);
     resample_planes(s, &part, cols, &t->cx, gathered ? &g : NULL, &t->cy, p->vertical_first,
-                    out_h, out_w, lut, norm, p->flip, out_type, fused ? out : NULL);
+                    rs_h, rs_w, lut, norm, p->flip, out_type, fused ? out : NULL);
     return fused ? JL_OK : write_output(s, p, out, out_type, out_h, out_w, lut, norm, msg);
 }
 
@@ -354,7 +373,8 @@ static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
     jl_region r;
     jl_gather g;
     jl_rows block;
-    int status, rows, cols, ch, fused, strips;
+    int status, rows, cols, ch, fused, strips, rs_w = jl_axis_made(&p->x, out_w),
+        rs_h = jl_axis_made(&p->y, out_h);
     double start;
 
     status = view_taps(p, out_h, out_w, &t, msg);
@@ -390,17 +410,17 @@ static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
         goto done;
     }
     jl_coeffs_shift(&t.cy, p->y.src_lo - r.y0);
-    if (grow_scratch(s, &t.cx, 1, fused, rows, cols, out_h, out_w)) {
+    if (grow_scratch(s, &t.cx, 1, fused, rows, cols, rs_h, rs_w)) {
         jl_jpeg_region_close(dec, NULL);
         snprintf(msg, JL_MSG_LEN, "out of memory for resample buffers");
         status = JL_NO_MEMORY;
         goto done;
     }
-    status = decode_strips(dec, s, &g, rows, cols, out_w, msg, decode_seconds);
+    status = decode_strips(dec, s, &g, rows, cols, rs_w, msg, decode_seconds);
     if (status != JL_OK)
         goto done;
     for (ch = 0; ch < 3; ch++)
-        vertical_pass(s, s->c + ch * (size_t)rows * out_w, &t.cy, ch, out_h, out_w, lut,
+        vertical_pass(s, s->c + ch * (size_t)rows * rs_w, &t.cy, ch, rs_h, rs_w, lut,
                       norm, p->flip, out_type, fused ? out : NULL);
     if (!fused)
         status = write_output(s, p, out, out_type, out_h, out_w, lut, norm, msg);
@@ -567,29 +587,4 @@ void jl_hwc_to_chw(const uint8_t *src, int n, int h, int w, int out_type, const 
                     o[ch * plane + i] = in[3 * i + ch];
         }
     }
-}
-
-void jl_probe_batch(const uint8_t *data, const int64_t *offsets, int n,
-                    int32_t *info, int32_t *status, char *messages)
-{
-    jl_decoder *dec = jl_decoder_new();
-    int i;
-    for (i = 0; i < n; i++) {
-        jl_jpeg_info ji;
-        char *msg = messages + (size_t)i * JL_MSG_LEN;
-        msg[0] = '\0';
-        if (!dec) {
-            snprintf(msg, JL_MSG_LEN, "out of memory for the JPEG decoder");
-            status[i] = JL_NO_MEMORY;
-            memset(info + 4 * i, 0, 4 * sizeof(int32_t));
-            continue;
-        }
-        status[i] = jl_jpeg_probe(dec, data + offsets[i],
-                                  (size_t)(offsets[i + 1] - offsets[i]), &ji, msg);
-        info[4 * i] = ji.width;
-        info[4 * i + 1] = ji.height;
-        info[4 * i + 2] = ji.components;
-        info[4 * i + 3] = ji.progressive;
-    }
-    jl_decoder_free(dec);
 }

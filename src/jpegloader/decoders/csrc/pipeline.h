@@ -16,12 +16,22 @@
 /* One axis of a fused geometry, in pixels of the decoded (scaled) image.
  * The source window [src_lo, src_lo + src_size) plays the part of the
  * image Pillow resizes; [in0, in1) is the resize box inside it; the full
- * resize has out_size samples of which out_start.. are kept. */
+ * resize has out_size samples of which `count` from out_start are made
+ * (0: the output's side).  A padded plan pads the resize by pad_lo before
+ * (and to pad_len in all), pads that again as far as it needs, and keeps
+ * the window starting at pad_start of the first padding's coordinates
+ * (NOTE [ Padding a crop ]). */
 typedef struct {
     double in0, in1;
     int32_t src_lo, src_size;
     int32_t out_size, out_start;
+    int32_t count, pad_start, pad_lo, pad_len;
 } jl_axis;
+
+/* How a padded crop fills what lies outside the resized image: torchvision's
+ * padding modes (constant: pad_fill's bytes, R | G << 8 | B << 16). */
+enum { JL_PAD_NONE = 0, JL_PAD_CONSTANT = 1, JL_PAD_EDGE = 2, JL_PAD_REFLECT = 3,
+       JL_PAD_SYMMETRIC = 4 };
 
 /* Layout mirrored by jpegloader.decoders.jpeg.PLAN_DTYPE. */
 typedef struct {
@@ -33,7 +43,8 @@ typedef struct {
                                reductions; see NOTE [ Pillow's pass order ]) */
     int32_t image_w, image_h; /* the size the plan was drawn for: NOTE [ A plan fits
                                  one image size ] */
-    int32_t reserved;
+    int32_t pad_mode;       /* JL_PAD_* */
+    int32_t pad_fill;       /* JL_PAD_CONSTANT's RGB bytes */
     jl_axis x, y;
     jl_colour colour;       /* applied after resampling */
 } jl_plan;
@@ -82,10 +93,5 @@ void jl_decode_views(const uint8_t *data, const int64_t *offsets, const jl_plan 
  * run after Python code that worked on PIL images. */
 void jl_hwc_to_chw(const uint8_t *src, int n, int h, int w, int out_type, const float *lut,
                    void *out);
-
-/* Header probe for n samples: info is int32 [n][4] (width, height,
- * components, progressive). */
-void jl_probe_batch(const uint8_t *data, const int64_t *offsets, int n,
-                    int32_t *info, int32_t *status, char *messages);
 
 #endif

@@ -5,6 +5,7 @@ training recipes build.  See NOTE [ A pipeline's contract ] in contract.py.
     recognise.py   recognise the dataset; what a sample reads (ImageSource)
     lower.py       lower the transform into ops (ops.py), natively as far as it goes,
                    into a program (program.py)
+    dry_run.py     what one sample becomes (the user's objects run once)
     draw.py        per-sample random parameters; replay through torchvision
     hybrid.py      the user's own transforms and collate_fn, in the workers
     decode.py      decode a batch into the slot; assemble

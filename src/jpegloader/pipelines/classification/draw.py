@@ -29,7 +29,7 @@ from PIL import Image
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as F
 
-from ...decoders.jpeg import BLUR, FILTERS, GRAYSCALE
+from ...decoders.jpeg import BLUR, FILTERS, GRAYSCALE, PAD_MODES
 from ...decoders.plans import ColourProgram, Geometry
 from ..colour import (
     colour_program,
@@ -121,6 +121,61 @@ def keep_ratio_size(width, height, size, longest):
     return np.rint(width / ratio).astype(np.int64), np.rint(height / ratio).astype(np.int64)
 
 
+@dataclass
+class _CropWindow:
+    top: np.ndarray     # the crop in the padded image, as torchvision draws it
+    left: np.ndarray
+    x0: np.ndarray      # its start in the unpadded image, or for a padded crop in the
+    y0: np.ndarray      # image padded once (mirrored under a flip)
+    pad_x: np.ndarray   # int64[n, 2]: the first padding before the image, and its length
+    pad_y: np.ndarray
+    too_small: np.ndarray  # torchvision raises: the Python path does
+
+
+def _padded_crop(op: ops.RandomCrop, width, height, u: np.ndarray, flip) -> _CropWindow:
+    """RandomCrop's padding, then pad_if_needed's (what a side of the padded image lacks,
+    on both of its ends), and get_params (torch.randint(0, side - crop + 1) for the top,
+    then the left), vectorised."""
+    th, tw = op.size
+    left, top, right, bottom = op.padding
+    pw, ph = width + left + right, height + top + bottom
+    extra_w = np.maximum(tw - pw, 0) if op.pad_if_needed else np.zeros_like(pw)
+    extra_h = np.maximum(th - ph, 0) if op.pad_if_needed else np.zeros_like(ph)
+    i = np.floor(u[:, 0] * np.maximum(ph + 2 * extra_h - th + 1, 1)).astype(np.int64)
+    j = np.floor(u[:, 1] * np.maximum(pw + 2 * extra_w - tw + 1, 1)).astype(np.int64)
+    # NOTE [ Flips are applied last ]: under a flip, the mirrored window of the image
+    # padded with its sides swapped
+    x0 = np.where(flip, pw + extra_w - j - tw, j - extra_w)
+    if op.pads:
+        pad_x = np.stack([np.where(flip, right, left) + 0 * pw, pw], axis=1)
+        pad_y = np.stack([top + 0 * ph, ph], axis=1)
+        y0 = i - extra_h
+    else:
+        pad_x = pad_y = None
+        y0 = i
+    return _CropWindow(i, j, x0, y0, pad_x, pad_y,
+                       (pw + 2 * extra_w < tw) | (ph + 2 * extra_h < th))
+
+
+def _rgb(fill) -> int:
+    return int(fill[0]) | int(fill[1]) << 8 | int(fill[2]) << 16
+
+
+def padded_for_crop(image: Image.Image, op: ops.RandomCrop) -> Image.Image:
+    """torchvision's RandomCrop padding of a PIL image."""
+    fill = tuple(op.fill)
+    if any(op.padding):
+        image = F.pad(image, list(op.padding), fill, op.mode)
+    if op.pad_if_needed and image.width < op.size[1]:
+        image = F.pad(image, [op.size[1] - image.width, 0], fill, op.mode)
+    if op.pad_if_needed and image.height < op.size[0]:
+        image = F.pad(image, [0, op.size[0] - image.height], fill, op.mode)
+    if image.width < op.size[1] or image.height < op.size[0]:
+        raise ValueError(f"Required crop size {op.size} is larger than input image size "
+                         f"{(image.height, image.width)}")
+    return image
+
+
 def _filter_choice(filters: tuple[str, ...], u: np.ndarray) -> np.ndarray:
     """Index into ``filters`` per sample (random.choice's equal chances)."""
     if len(filters) == 1:
@@ -141,6 +196,8 @@ def draw(program: ClassificationProgram, widths, heights, seed: int, indices) ->
     cur_w, cur_h = w0.copy(), h0.copy()
     flip = np.zeros(n, dtype=bool)
     padding = np.zeros(n, dtype=bool)
+    pad_mode = pad_fill = 0
+    pad_x = pad_y = None
     filters = np.full(n, FILTERS["bilinear"], dtype=np.int32)
     params: list = []
     for op in program.geometry:
@@ -163,6 +220,23 @@ def draw(program: ClassificationProgram, widths, heights, seed: int, indices) ->
                 keep_y += top
             cur_w[:], cur_h[:] = ow, oh
             params.append(None)
+        elif isinstance(op, ops.RandomCrop):
+            w = _padded_crop(op, cur_w, cur_h, u[:, op.slot:op.slot + 2], flip)
+            params.append((w.top, w.left))
+            padding |= w.too_small
+            if op.pads:
+                pad_mode, pad_fill = PAD_MODES[op.mode], _rgb(op.fill)
+                pad_x, pad_y = w.pad_x, w.pad_y
+                if resize_w is None:  # the image itself, resized to its own size
+                    resize_w, resize_h = cur_w.copy(), cur_h.copy()
+            if resize_w is None:
+                crop_x += w.x0
+                crop_y += w.y0
+                crop_w[:], crop_h[:] = op.size[1], op.size[0]
+            else:
+                keep_x += w.x0
+                keep_y += w.y0
+            cur_w[:], cur_h[:] = op.size[1], op.size[0]
         elif isinstance(op, ops.RandomResizedCrop):
             p = random_resized_crop_params(cur_w, cur_h, op.scale, op.ratio,
                                            u[:, op.slot:op.slot + 4 * op.ATTEMPTS])
@@ -187,7 +261,8 @@ def draw(program: ClassificationProgram, widths, heights, seed: int, indices) ->
     if resize_w is None:
         resize_w, resize_h = crop_w.copy(), crop_h.copy()
     geometry = Geometry(crop_x, crop_y, crop_w, crop_h, resize_w, resize_h, keep_x, keep_y,
-                        flip, padding, filters)
+                        flip, padding, filters, pad_mode, pad_fill, pad_x, pad_y,
+                        program.output_size if pad_mode else None)
     steps = []
     for op in program.colour:
         if isinstance(op, ops.ColorJitter):
@@ -234,6 +309,8 @@ def replay(program: ClassificationProgram, d: Draws, k: int, image: Image.Image,
                 image = F.hflip(image)
         elif isinstance(op, ops.CenterCrop):
             image = F.center_crop(image, list(op.size))
+        elif isinstance(op, ops.RandomCrop):
+            image = F.crop(padded_for_crop(image, op), int(p[0][k]), int(p[1][k]), *op.size)
         elif isinstance(op, ops.RandomResizedCrop):
             box, choice = p
             i, j, h, w = (int(v) for v in box[k])

@@ -28,7 +28,7 @@ from torch._utils import ExceptionWrapper
 from ...decoders import hwc_to_chw
 from ..contract import Layout, SampleFailure
 from ..random_stream import generators_kept, seeds
-from .lower import sample_of
+from .dry_run import sample_of
 from .program import ClassificationProgram, Sample
 
 #: Seed streams (random_stream.seeds): one per use, so they never share seeds.

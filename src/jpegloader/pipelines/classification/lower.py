@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import torch
 from PIL import Image
 from torchvision import transforms as T
@@ -26,12 +25,12 @@ from torchvision import tv_tensors
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import v2 as T2
 
-from ...decoders.jpeg import BLUR_MAX_KERNEL, COLOUR_STEPS
+from ...decoders.jpeg import BLUR_MAX_KERNEL, COLOUR_STEPS, PAD_MODES
 from ..contract import Check
-from ..random_stream import generators_kept
 from ..tensor_stage import TensorStageError, run_on_ramp
 from . import ops
-from .program import ClassificationProgram, Sample
+from .dry_run import DryRunFailed, dry_run
+from .program import ClassificationProgram
 
 RULE = "dataset.transform"
 _NATIVE_HINT = ("no change to the recipe makes it native; this loader runs on torch's "
@@ -102,6 +101,7 @@ class _Builder:
         self.is_tensor = False     # past the tensor conversion
         self.is_float = False      # float pixels (then Normalize is allowed)
         self.resized = False
+        self.padded = False        # a padded RandomCrop (the last crop) was seen
 
     def take_slots(self, count: int) -> int:
         first = self.slots
@@ -110,6 +110,9 @@ class _Builder:
 
     def geometric(self, t, op) -> None:
         name = type(t).__name__
+        if self.padded and not isinstance(op, ops.HorizontalFlip):
+            raise _Blocked(f"{name} after a padded RandomCrop: the padding is lowered in the "
+                           "last crop only")
         if self.is_tensor:
             raise _Blocked(f"{name} after the tensor conversion runs on tensors with "
                            "torch's arithmetic, not Pillow's: not lowered")
@@ -140,6 +143,35 @@ def _center_crop(b: _Builder, t) -> str:
     size = _pair(t.size, "CenterCrop")
     b.geometric(t, ops.CenterCrop(size))
     return f"CenterCrop({size[0]}x{size[1]})"
+
+
+def _random_crop(b: _Builder, t) -> str:
+    size = _pair(t.size, "RandomCrop")
+    padding = t.padding or 0
+    padding = [padding] if isinstance(padding, int) else list(padding)
+    if len(padding) not in (1, 2, 4) or any(not isinstance(v, int) or v < 0 for v in padding):
+        raise _Blocked(f"RandomCrop(padding={t.padding!r}) is not 1, 2 or 4 non-negative ints")
+    left, top, right, bottom = (padding * 4)[:4] if len(padding) == 1 else (
+        (padding[0], padding[1], padding[0], padding[1]) if len(padding) == 2 else padding)
+    fill = t.fill
+    if isinstance(fill, int) and 0 <= fill <= 255:
+        fill = (fill,) * 3
+    if t.padding_mode not in PAD_MODES or t.padding_mode == "none" or not (
+            isinstance(fill, (tuple, list)) and len(fill) == 3
+            and all(isinstance(v, int) and 0 <= v <= 255 for v in fill)):
+        raise _Blocked(f"RandomCrop(fill={t.fill!r}, padding_mode={t.padding_mode!r}): one "
+                       "fill byte or three, in a torchvision padding mode, are lowered")
+    op = ops.RandomCrop(size, (left, top, right, bottom), bool(t.pad_if_needed), tuple(fill),
+                        t.padding_mode, b.take_slots(ops.RandomCrop.uniforms))
+    if op.pads:
+        if any(not isinstance(g, (ops.HorizontalFlip, ops.Resize, ops.ResizeKeepRatio,
+                                  ops.RandomResizedCrop)) for g in b.geometry):
+            raise _Blocked("a padded RandomCrop after another crop: padded crops are lowered "
+                           "after at most one resize")
+    b.geometric(t, op)
+    b.padded = op.pads
+    pad = f", padding={t.padding}, {t.padding_mode}" if any(op.padding) else ""
+    return f"RandomCrop({size[0]}x{size[1]}{pad}{', pad_if_needed' * op.pad_if_needed})"
 
 
 def _random_resized_crop(b: _Builder, t) -> str:
@@ -269,6 +301,7 @@ def _pure_tensor(b: _Builder, t) -> str:
 #: change behaviour, so it is reported rather than guessed at.
 LOWERINGS: dict[type, Callable[[_Builder, object], str]] = {
     T.CenterCrop: _center_crop, T2.CenterCrop: _center_crop,
+    T.RandomCrop: _random_crop,
     T.RandomResizedCrop: _random_resized_crop, T2.RandomResizedCrop: _random_resized_crop,
     T.Resize: _resize, T2.Resize: _resize,
     T.RandomHorizontalFlip: _flip, T2.RandomHorizontalFlip: _flip,
@@ -384,7 +417,7 @@ def _leaves(transform) -> list:
 def _output_size(geometry) -> tuple[int, int]:
     """The fixed output size, or _Blocked when it depends on each image."""
     for op in reversed(geometry):
-        if isinstance(op, (ops.CenterCrop, ops.RandomResizedCrop)):
+        if isinstance(op, (ops.CenterCrop, ops.RandomCrop, ops.RandomResizedCrop)):
             return op.size
         if isinstance(op, ops.Resize):
             if len(op.size) == 2:
@@ -421,7 +454,7 @@ def _native_prefix(b: _Builder, leaves: list) -> tuple[int, str | None]:
 
 
 _CONVERSIONS = (_to_float_tensor, _to_uint8_tensor)
-_GEOMETRY = (_random_resized_crop, _resize, _center_crop, _flip)
+_GEOMETRY = (_random_resized_crop, _resize, _center_crop, _random_crop, _flip)
 
 
 def _tensor_backend(leaves: list) -> list:
@@ -469,57 +502,6 @@ def _native_tail(leaves: list) -> tuple[_Builder, int]:
                 break
             count += 1
     return tail, count
-
-
-def sample_of(x) -> Sample | None:
-    """The Sample an object is, or None when default_collate could not batch it."""
-    if isinstance(x, torch.Tensor):
-        return Sample("tensor", tuple(x.shape), str(x.dtype).removeprefix("torch."))
-    if isinstance(x, np.ndarray):
-        return Sample("ndarray", tuple(x.shape), str(x.dtype))
-    if isinstance(x, Image.Image):
-        return Sample("pil", (x.height, x.width), x.mode)
-    return None
-
-
-_DRY_RUNS: dict[tuple, Sample] = {}  # the same objects need no second dry run
-
-
-def _dry_run(size, yours_pil, stage, yours_tensor, handover) -> Sample:
-    """Runs the transform after the native geometry once on a synthetic image of its
-    output size (generators saved and restored): what one sample becomes.  Remembered
-    for the same objects in the same state (by identity and repr), so renewing the
-    verdict each epoch does not call the user's objects again."""
-    key = (tuple(size), handover, len(yours_pil), len(stage),
-           tuple((type(t), id(t), repr(t)) for t in (*yours_pil, *stage, *yours_tensor)))
-    if key in _DRY_RUNS:
-        return _DRY_RUNS[key]
-    sample = _dry_run_once(size, yours_pil, stage, yours_tensor, handover)
-    if len(_DRY_RUNS) > 256:
-        _DRY_RUNS.clear()
-    _DRY_RUNS[key] = sample
-    return sample
-
-
-def _dry_run_once(size, yours_pil, stage, yours_tensor, handover) -> Sample:
-    rng = np.random.default_rng(0)
-    pixels = rng.integers(0, 256, size=(*size, 3), dtype=np.uint8)
-    with generators_kept():
-        try:
-            x = Image.fromarray(pixels, "RGB")
-            for t in (*yours_pil, *stage) if handover == "pil" else stage:
-                x = t(x)
-            for t in yours_tensor:
-                x = t(x)
-        except Exception as e:  # noqa: BLE001 - the user's objects; their error is the reason
-            raise _Blocked(f"the transform fails on a {size[1]}x{size[0]} image: "
-                           f"{type(e).__name__}: {e}") from None
-    if isinstance(x, torch.Tensor):
-        x = x.as_subclass(torch.Tensor)
-    sample = sample_of(x)
-    if sample is None:
-        raise _Blocked(f"the transform returns {type(x).__name__}, which cannot be batched")
-    return sample
 
 
 def lower_transform(transform) -> tuple[ClassificationProgram | None, list[Check]]:
@@ -571,7 +553,10 @@ def lower_transform(transform) -> tuple[ClassificationProgram | None, list[Check
                 raise _Blocked(str(e)) from None
         else:
             output_dtype, lut = "uint8", None
-        sample = _dry_run(size, yours_pil, stage, yours_tensor, handover)
+        try:
+            sample = dry_run(size, yours_pil, stage, yours_tensor, handover)
+        except DryRunFailed as e:
+            raise _Blocked(str(e)) from None
     except _Blocked as e:
         return None, [Check(RULE, False, str(e), e.hint)]
     split = [("native", tuple(["decode", *b.names]))]

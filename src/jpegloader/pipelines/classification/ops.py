@@ -53,6 +53,27 @@ class ResizeKeepRatio:
 
 
 @dataclass(frozen=True)
+class RandomCrop:
+    """torchvision's RandomCrop: padding (left, top, right, bottom) and, with
+    pad_if_needed, whatever a side lacks on both of its ends, in ``mode`` (a
+    decoders.jpeg.PAD_MODES name; constant: ``fill``, RGB), then a uniformly placed
+    crop of ``size``."""
+
+    size: tuple[int, int]  # (height, width)
+    padding: tuple[int, int, int, int]
+    pad_if_needed: bool
+    fill: tuple[int, int, int]
+    mode: str
+    slot: int  # top, left
+
+    uniforms = 2
+
+    @property
+    def pads(self) -> bool:
+        return any(self.padding) or self.pad_if_needed
+
+
+@dataclass(frozen=True)
 class HorizontalFlip:
     p: float
     slot: int
@@ -99,5 +120,6 @@ class GaussianBlur:
     uniforms = 2
 
 
-GeometricOp = CenterCrop | RandomResizedCrop | Resize | ResizeKeepRatio | HorizontalFlip
+GeometricOp = (CenterCrop | RandomCrop | RandomResizedCrop | Resize | ResizeKeepRatio
+               | HorizontalFlip)
 ColourOp = ColorJitter | Grayscale | GaussianBlur
