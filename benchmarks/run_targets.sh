@@ -30,6 +30,8 @@ bash benchmarks/large_photos.sh "$HOME/.cache/jpegloader/large-photos-v1"
 "$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 4 \
     --pipeline deit-train,tv-resnet50-v2,dle-train --json "$OUT/hybrid-2000.json"
 "$PY" benchmarks/hybrid_line.py | tee "$OUT/hybrid-line.txt"
+"$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 3 \
+    --memory-runs 1 --pipeline dino,simclr,deit3-train --json "$OUT/views-2000.json"
 "$PY" benchmarks/checkpoint_resume.py "$DATA/imagenet-sample" | tee "$OUT/checkpoint.json"
 
 "$PY" -m jpegloader.benchmark --pipeline ssd,ssd-val --data "$DATA/coco-sample" --files 1000 \

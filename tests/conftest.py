@@ -121,6 +121,22 @@ def worker_pids() -> set[int]:
     return live
 
 
+def decode_natively(dataset, seed: int, decode: str = "exact"):
+    """The classification pipeline run on all of ``dataset`` as one batch: (decoder, its
+    filled arrays, the batch's report)."""
+    import torch
+
+    from jpegloader.pipelines import CLASSIFICATION, DecodeOptions
+    lowering = CLASSIFICATION.lower(dataset, {"batch_size": len(dataset)})
+    assert lowering.ok, lowering.checks
+    decoder = CLASSIFICATION.decoder(lowering, DecodeOptions(decode=decode))
+    n = len(dataset)
+    arrays = tuple(np.zeros((n, *shape), dtype=torch.empty((), dtype=dt).numpy().dtype)
+                   for shape, dt in decoder.layout)
+    report = decoder.decode(list(range(n)), seed, arrays, "in the test")
+    return decoder, arrays, report
+
+
 def lower(transform):
     """The classification program of ``transform``; fails the test, listing every
     blocker, when it does not lower."""

@@ -78,6 +78,20 @@ def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_multi_view_pipelines_count_images_and_memory(small_folder, tmp_path, capsys):
+    """--pipeline dino,simclr: a batch is a list of views; images are counted once and the
+    memory run reads every view."""
+    out = tmp_path / "r.json"
+    args = ["--data", small_folder, "--pipeline", "dino,simclr", "--workers", "0", "--epochs",
+            "1", "--warmup", "0", "--batch-size", "4", "--memory-runs", "1", "--json", out]
+    assert cli.main([str(a) for a in args]) == 0
+    assert "views 3-10 of 10 (local_transfo): native: decode" in capsys.readouterr().out
+    for r in json.loads(out.read_text())["results"].values():
+        assert r["0"]["native"]["epochs"][0]["images"] == 24
+        assert r["0"]["jpegloader"]["epochs"][0]["images"] == 24
+        assert r["0"]["jpegloader"]["pss_mib"] > 0
+
+
 def _summary(img_per_s: float, waited: float) -> dict:
     return {"jpegloader": {"img_per_s": img_per_s,
                            "stages_ms_per_img": {"read": 0.1, "decode": 0.8,

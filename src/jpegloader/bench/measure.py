@@ -27,7 +27,7 @@ from ..pipelines import WORKER_STAGES
 from . import ceiling as bench_ceiling
 from . import memory as bench_memory
 from . import sources
-from .recipes import PIPELINES, build_dataset
+from .recipes import PIPELINES, batch_images, build_dataset
 
 
 class PeakMemory:
@@ -111,12 +111,6 @@ def native_pil() -> dict:
     return {"distribution": "PIL", "version": PIL.__version__}
 
 
-def _images_in(batch) -> int:
-    """The batch's image count (its first field: images, or a list of views of them)."""
-    first = batch[0]
-    return (first[0] if isinstance(first, (list, tuple)) else first).shape[0]
-
-
 def run_epoch(loader, label: str = "", consumer_ms: float = 0.0, others=()) -> dict:
     """One full epoch (persistent_workers=False: torch's workers start and exit inside
     it; jpegloader's may stay for the next one, their CPU counted all the same).
@@ -133,7 +127,7 @@ def run_epoch(loader, label: str = "", consumer_ms: float = 0.0, others=()) -> d
                           disable=None):
             if first is None:
                 first = time.perf_counter() - t0
-            images += _images_in(batch)
+            images += batch_images(batch)[0].shape[0]
             if consumer_ms:
                 time.sleep(consumer_ms / 1000)
     wall = time.perf_counter() - t0
@@ -218,7 +212,7 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     verdict = jpegloader.explain(dataset, batch_size=batch_size, collate_fn=collate_fn)
     if not verdict.accelerated:
         raise SystemExit("jpegloader would fall back on this dataset:\n" + verdict.report())
-    log(f"  {pipeline}: {verdict.split_text()}")
+    log(f"  {pipeline}: " + "\n    ".join(verdict.split_text().splitlines()))
     runs: dict[str, list[dict]] = {name: [] for name in loaders}
     ceilings: list[dict] = []
     with_ceiling = ceiling is not None and pipeline in bench_ceiling.MODES

@@ -137,7 +137,7 @@ def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
     import jpegloader
 
     from ..dataloader.loader import TorchDataLoader
-    from .recipes import build_dataset
+    from .recipes import batch_images, build_dataset
 
     dataset, collate_fn = build_dataset(pipeline, root)
     me = os.getpid()
@@ -165,7 +165,8 @@ def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
     start = time.perf_counter()
     for _ in range(epochs):
         for k, batch in enumerate(loader):
-            batch[0].float().sum()  # the training step reads the batch
+            for images in batch_images(batch):  # the training step reads the batch
+                images.float().sum()
             if k == 0:
                 # An epoch shorter than the sampling period would otherwise go
                 # unmeasured: one sample while its workers and first batch exist.

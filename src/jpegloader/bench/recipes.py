@@ -207,6 +207,12 @@ DETECTION = ("ssd", "ssd-val")
 NEEDS = {"timm-train": "timm", "deit-train": "timm"}
 
 
+def batch_images(batch) -> list[torch.Tensor]:
+    """A recipe's batch's image tensors: its first field, or each of its views."""
+    first = batch[0]
+    return list(first) if isinstance(first, (list, tuple)) else [first]
+
+
 def build_dataset(pipeline: str, root):
     """(dataset, collate_fn or None) of a pipeline on root: an ImageFolder root, or
     (image folder, instances JSON) for detection."""

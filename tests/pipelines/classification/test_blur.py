@@ -10,10 +10,9 @@ from torchvision import datasets
 from torchvision import transforms as T
 from torchvision.transforms import v2
 
-from jpegloader.pipelines import CLASSIFICATION, DecodeOptions
 from jpegloader.pipelines.classification import ops
 from jpegloader.pipelines.classification.draw import draw, replay
-from tests.conftest import blockers, lower, shared
+from tests.conftest import blockers, decode_natively, lower, shared
 
 
 @pytest.fixture(scope="module")
@@ -27,16 +26,11 @@ def folder(tmp_path_factory):
 
 def _decoded_and_replayed(folder, transform, seed=3):
     ds = datasets.ImageFolder(str(folder), transform)
-    lowering = CLASSIFICATION.lower(ds, {"batch_size": len(ds)})
-    assert lowering.ok and not lowering.split["yours"], lowering.checks
-    decoder = CLASSIFICATION.decoder(lowering, DecodeOptions(decode="exact"))
-    n = len(ds)
-    arrays = tuple(np.zeros((n, *shape), dtype=torch.empty((), dtype=dt).numpy().dtype)
-                   for shape, dt in decoder.layout)
-    decoder.decode(list(range(n)), seed, arrays, "in the test")
+    decoder, arrays, _ = decode_natively(ds, seed)
+    assert not decoder.program.hybrid
     images = [Image.open(path).convert("RGB") for path, _ in ds.samples]
     d = draw(decoder.program, [im.width for im in images], [im.height for im in images], seed,
-             list(range(n)))
+             list(range(len(ds))))
     refs = torch.stack([replay(decoder.program, d, k, im) for k, im in enumerate(images)])
     return torch.from_numpy(arrays[0]), refs, d
 

@@ -12,7 +12,7 @@ from torchvision import transforms as T
 
 from jpegloader.pipelines import CLASSIFICATION, DecodeOptions
 from jpegloader.pipelines.classification.draw import draw, replay
-from tests.conftest import lower, shared
+from tests.conftest import decode_natively, lower, shared
 
 MODES = ["constant", "edge", "reflect", "symmetric"]
 
@@ -32,16 +32,11 @@ def folder(tmp_path_factory):
 
 def _compare(folder, transform, seed=5):
     ds = datasets.ImageFolder(str(folder), transform)
-    lowering = CLASSIFICATION.lower(ds, {"batch_size": len(ds)})
-    assert lowering.ok and not lowering.split["yours"], lowering.checks
-    decoder = CLASSIFICATION.decoder(lowering, DecodeOptions(decode="exact"))
-    n = len(ds)
-    arrays = tuple(np.zeros((n, *shape), dtype=torch.empty((), dtype=dt).numpy().dtype)
-                   for shape, dt in decoder.layout)
-    report = decoder.decode(list(range(n)), seed, arrays, "in the test")
+    decoder, arrays, report = decode_natively(ds, seed)
+    assert not decoder.program.hybrid
     images = [Image.open(path).convert("RGB") for path, _ in ds.samples]
     d = draw(decoder.program, [im.width for im in images], [im.height for im in images], seed,
-             list(range(n)))
+             list(range(len(ds))))
     for k, image in enumerate(images):
         ref = replay(decoder.program, d, k, image)
         assert torch.equal(torch.from_numpy(arrays[0][k]), ref), (k, ds.samples[k][0])

@@ -17,12 +17,11 @@ import jpegloader
 from jpegloader.bench.recipes import DinoMultiCrop, ViewGenerator
 from jpegloader.decoders import EncodedBatch, decode_batch, decode_views, probe
 from jpegloader.decoders.plans import to_plans, view_plans
-from jpegloader.pipelines import CLASSIFICATION, DecodeOptions
 from jpegloader.pipelines.classification.draw import draw, replay
 from jpegloader.pipelines.classification.lower import lower_transform
 from jpegloader.pipelines.classification.views import recognise_views, view_seed
 from jpegloader.pipelines.random_stream import epoch_seed
-from tests.conftest import IMAGENET_MEAN, IMAGENET_STD, shared
+from tests.conftest import IMAGENET_MEAN, IMAGENET_STD, decode_natively, shared
 
 
 def _norm():
@@ -166,15 +165,9 @@ def test_every_view_equals_the_user_transform_replayed_with_its_draws(folder):
     """DINO's multi-crop: native crop, flip, jitter and grayscale, then the user's
     GaussianBlur and Solarization seeded per view; decode="exact" gives PIL's pixels."""
     ds = datasets.ImageFolder(str(folder), DinoMultiCrop(local_crops=3))
-    lowering = CLASSIFICATION.lower(ds, {"batch_size": len(ds)})
-    assert lowering.ok, lowering.checks
-    decoder = CLASSIFICATION.decoder(lowering, DecodeOptions(decode="exact"))
-    programs = decoder.views.programs
-    n = len(ds)
-    arrays = tuple(np.zeros((n, *shape), dtype=torch.empty((), dtype=dt).numpy().dtype)
-                   for shape, dt in decoder.layout)
-    seed, indices = epoch_seed(5, 2), list(range(n))
-    report = decoder.decode(indices, seed, arrays, "in the test")
+    seed, n = epoch_seed(5, 2), len(ds)
+    decoder, arrays, report = decode_natively(ds, seed)
+    programs, indices = decoder.views.programs, list(range(n))
     assert report.count == n and report.python_path == 0
     images = [Image.open(ds.samples[i][0]).convert("RGB") for i in indices]
     widths, heights = [im.width for im in images], [im.height for im in images]
@@ -293,13 +286,9 @@ def test_samples_the_c_core_cannot_decode_get_every_view_from_python(tmp_path):
         (root / f.name).write_bytes(f.read_bytes())
     ds = datasets.ImageFolder(str(root.parent), TwoCropsTransformV3(
         _augment(48), T.Compose([T.Resize(40), T.CenterCrop(32), *_norm()])))
-    lowering = CLASSIFICATION.lower(ds, {"batch_size": len(ds)})
-    decoder = CLASSIFICATION.decoder(lowering, DecodeOptions(decode="exact"))
-    n = len(ds)
-    arrays = tuple(np.zeros((n, *shape), dtype=torch.empty((), dtype=dt).numpy().dtype)
-                   for shape, dt in decoder.layout)
-    seed, indices = 11, list(range(n))
-    report = decoder.decode(indices, seed, arrays, "in the test")
+    seed, n = 11, len(ds)
+    decoder, arrays, report = decode_natively(ds, seed)
+    indices = list(range(n))
     assert report.count == n and report.python_path == 2
     for k in indices:
         image = Image.open(ds.samples[k][0]).convert("RGB")

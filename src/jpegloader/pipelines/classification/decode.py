@@ -89,35 +89,21 @@ class ClassificationBatchDecoder(BatchDecoder):
         rows = self.rows(indices)
         paths = self.table.paths(rows)
         native, final, labels = self._buffers(n, arrays)
-        status = np.zeros(n, np.int32)
-        messages: list[str] = [""] * n
-        # NOTE [ Reading a batch in groups ]: each group read, drawn and decoded in turn
-        spans = self.table.spans_of(rows)
-        with contextlib.closing(read_in_groups(paths, spans=spans)) as groups:
-            for part, batch in groups:
-                watch.lap("read")
-                sizes = image_sizes(self.table, rows[part], batch)
-                fast = sizes[:, 0] > 0
-                widths, heights = np.maximum(sizes[:, 0], 1), np.maximum(sizes[:, 1], 1)
-                d = draw(p, widths, heights, seed, indices[part])
-                plans = to_plans(d.geometry, widths, heights, self.options.allow_dct_scaling,
-                                 skip=~fast, colour=d.colour)
-                c_seconds = np.zeros(2)
-                status[part], messages[part] = decode_batch(
-                    batch, plans, native[part], self.lut, self.options.max_pixels, c_seconds,
-                    hwc=p.handover == "pil", threads=threads, norm=self.norm)
-                forget_changed(self.table, rows[part], status[part])
-                watch.lap_c_core(c_seconds, threads)
+
+        def run(part, batch, widths, heights, fast, c_seconds):
+            d = draw(p, widths, heights, seed, indices[part])
+            plans = to_plans(d.geometry, widths, heights, self.options.allow_dct_scaling,
+                             skip=~fast, colour=d.colour)
+            return decode_batch(batch, plans, native[part], self.lut, self.options.max_pixels,
+                                c_seconds, hwc=p.handover == "pil", threads=threads,
+                                norm=self.norm)
+
+        def redo(k: int) -> None:
+            native[k], labels[k] = self._python_path(int(indices[k]), int(rows[k]), seed)
+
+        status, messages = decode_in_groups(self.table, rows, paths, watch, threads, run)
         labels[:n] = self.table.targets_of(rows)
-        keep = np.ones(n, dtype=bool)
-        for k in np.flatnonzero(status != st.OK):
-            report.python_path += 1
-            try:
-                native[k], labels[k] = self._python_path(int(indices[k]), int(rows[k]), seed)
-            except Exception:
-                keep[k] = False
-                self._python_path_failed(report, int(indices[k]), paths[k],
-                                         messages[k] or st.DESCRIPTIONS[int(status[k])], where)
+        keep = redo_in_python(self, status, messages, indices, paths, report, where, redo)
         watch.lap("python_path")
         if not keep.all():
             count = compact((native, labels), keep)
@@ -210,6 +196,43 @@ class ClassificationBatchDecoder(BatchDecoder):
         else:
             raise RuntimeError(f"Failed to load {TIMM_RETRIES} consecutive samples")
         return row, image.convert("RGB")
+
+
+def decode_in_groups(table: FileTable, rows: np.ndarray, paths, watch: Stopwatch, threads: int,
+                     run) -> tuple[np.ndarray, list[str]]:
+    """NOTE [ Reading a batch in groups ]: each group read, then drawn and decoded by
+    ``run(part, batch, widths, heights, fast, c_seconds)`` -> (status, messages); a
+    file found changed is forgotten in the size table."""
+    status = np.zeros(len(rows), np.int32)
+    messages: list[str] = [""] * len(rows)
+    with contextlib.closing(read_in_groups(paths, spans=table.spans_of(rows))) as groups:
+        for part, batch in groups:
+            watch.lap("read")
+            sizes = image_sizes(table, rows[part], batch)
+            widths, heights = np.maximum(sizes[:, 0], 1), np.maximum(sizes[:, 1], 1)
+            c_seconds = np.zeros(2)
+            status[part], messages[part] = run(part, batch, widths, heights, sizes[:, 0] > 0,
+                                               c_seconds)
+            forget_changed(table, rows[part], status[part])
+            watch.lap_c_core(c_seconds, threads)
+    return status, messages
+
+
+def redo_in_python(decoder: BatchDecoder, status: np.ndarray, messages: list[str], indices,
+                   paths, report: BatchReport, where: str, redo) -> np.ndarray:
+    """Samples the C core did not do, redone by ``redo(k)`` through the dataset's own
+    reading; returns which samples are kept (a sample failing there too is dropped with
+    on_error="skip", else raises)."""
+    keep = np.ones(len(status), dtype=bool)
+    for k in np.flatnonzero(status != st.OK):
+        report.python_path += 1
+        try:
+            redo(int(k))
+        except Exception:
+            keep[k] = False
+            decoder._python_path_failed(report, int(indices[k]), paths[k],
+                                        messages[k] or st.DESCRIPTIONS[int(status[k])], where)
+    return keep
 
 
 def _numpy_dtype(sample) -> np.dtype:

@@ -3,19 +3,16 @@ views.py): default_collate's [[view 0 images[B, ...], view 1 images, ...],
 labels int64[B]], each JPEG decoded once for all its views."""
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 
 from ...decoders import decode_views
-from ...decoders import status as st
 from ...decoders.plans import view_plans
 from ..contract import BatchDecoder, BatchReport, DecodeOptions, Stopwatch, compact
-from ..file_table import FileTable, forget_changed, image_sizes
-from ..read_files import read_in_groups
-from .decode import ClassificationBatchDecoder
+from ..file_table import FileTable
+from .decode import ClassificationBatchDecoder, decode_in_groups, redo_in_python
 from .draw import draw
 from .hybrid import sample_layout
 from .views import Views, view_seed
@@ -57,38 +54,26 @@ class ViewsBatchDecoder(BatchDecoder):
         buffers = [d._buffers(n, (arrays[v], labels)) for v, d in enumerate(parts)]
         natives = [b[0] for b in buffers]
         keys = [view_seed(seed, v) for v in range(len(parts))]
-        status = np.zeros(n, np.int32)
-        messages: list[str] = [""] * n
-        spans = self.table.spans_of(rows)
-        with contextlib.closing(read_in_groups(paths, spans=spans)) as groups:
-            for part, batch in groups:
-                watch.lap("read")
-                sizes = image_sizes(self.table, rows[part], batch)
-                widths, heights = np.maximum(sizes[:, 0], 1), np.maximum(sizes[:, 1], 1)
-                draws = [draw(d.program, widths, heights, keys[v], indices[part])
-                         for v, d in enumerate(parts)]
-                plans = view_plans([(x.geometry, x.colour) for x in draws], widths, heights,
-                                   self.options.allow_dct_scaling, skip=sizes[:, 0] <= 0)
-                c_seconds = np.zeros(2)
-                status[part], messages[part] = decode_views(
-                    batch, plans, [a[part] for a in natives], [d.lut for d in parts],
-                    [d.norm for d in parts], [d.program.handover == "pil" for d in parts],
-                    self.options.max_pixels, c_seconds, threads)
-                forget_changed(self.table, rows[part], status[part])
-                watch.lap_c_core(c_seconds, threads)
+
+        def run(part, batch, widths, heights, fast, c_seconds):
+            draws = [draw(d.program, widths, heights, keys[v], indices[part])
+                     for v, d in enumerate(parts)]
+            plans = view_plans([(x.geometry, x.colour) for x in draws], widths, heights,
+                               self.options.allow_dct_scaling, skip=~fast)
+            return decode_views(batch, plans, [a[part] for a in natives], [d.lut for d in parts],
+                                [d.norm for d in parts],
+                                [d.program.handover == "pil" for d in parts],
+                                self.options.max_pixels, c_seconds, threads)
+
+        def redo(k: int) -> None:  # the image opened once for all its views
+            row, image = parts[0].open_row(int(rows[k]))
+            for v, d in enumerate(parts):
+                natives[v][k] = d.native_from_image(image, int(indices[k]), keys[v])
+            labels[k] = int(self.table.targets_of([row])[0])
+
+        status, messages = decode_in_groups(self.table, rows, paths, watch, threads, run)
         labels[:n] = self.table.targets_of(rows)
-        keep = np.ones(n, dtype=bool)
-        for k in np.flatnonzero(status != st.OK):
-            report.python_path += 1
-            try:
-                row, image = parts[0].open_row(int(rows[k]))
-                for v, d in enumerate(parts):
-                    natives[v][k] = d.native_from_image(image, int(indices[k]), keys[v])
-                labels[k] = int(self.table.targets_of([row])[0])
-            except Exception:
-                keep[k] = False
-                self._python_path_failed(report, int(indices[k]), paths[k],
-                                         messages[k] or st.DESCRIPTIONS[int(status[k])], where)
+        keep = redo_in_python(self, status, messages, indices, paths, report, where, redo)
         watch.lap("python_path")
         count = n if keep.all() else compact((*natives, labels), keep)
         indices = indices[keep]

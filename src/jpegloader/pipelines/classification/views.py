@@ -7,7 +7,7 @@ one of the transforms the object holds (DINO's global_transfo1/2 and local_trans
 MoCo's base_transform twice, SimCLR's n_views), is recognised by a probe: a shallow
 copy of it, its transforms replaced by recorders, must hand each recorder the image
 itself and return what they gave, the same sequence in every call.  The user's
-object is neither changed nor run.  Each view is lowered on its own (lower.py, the
+object is not changed and its transforms do not run.  Each view is lowered on its own (lower.py, the
 hybrid machinery included); each JPEG is decoded once for all its views (NOTE
 [ Several views of one decode ] in csrc/pipeline.c); view v draws from its own
 stream, ``view_seed(seed, v)``, so each follows its transform's distributions.
@@ -83,15 +83,12 @@ def _probe(obj, candidates: dict[str, object]) -> list[str] | None:
         shadow = copy.copy(obj)
     except Exception:  # noqa: BLE001 - an object that cannot be copied is not probed
         return None
-    by_name = {}
     for name, value in candidates.items():
         if isinstance(value, (list, tuple)):
-            names = [f"{name}[{k}]" for k in range(len(value))]
-            setattr(shadow, name, type(value)(_Recorder(n) for n in names))
-            by_name.update(zip(names, value, strict=True))
+            setattr(shadow, name, type(value)(_Recorder(f"{name}[{k}]")
+                                              for k in range(len(value))))
         else:
             setattr(shadow, name, _Recorder(name))
-            by_name[name] = value
     image = Image.new("RGB", (64, 48))
     sequences = []
     with generators_kept():
@@ -117,10 +114,9 @@ def recognise_views(transform) -> tuple[list[tuple[str, object]], str] | None:
     candidates = _candidates(transform)
     if not candidates:
         return None
-    probed = _probe(transform, candidates)
-    if probed is None:
+    names = _probe(transform, candidates)
+    if names is None:
         return None
-    names = probed
     flat = {}
     for name, value in candidates.items():
         if isinstance(value, (list, tuple)):
