@@ -137,6 +137,25 @@ def decode_natively(dataset, seed: int, decode: str = "exact"):
     return decoder, arrays, report
 
 
+def photo_folder(root: Path, count: int, classes: int = 1) -> Path:
+    """An ImageFolder at ``root`` of the first ``count`` real imagenet-sample photos, dealt
+    into ``classes`` classes (skips the test when the corpus is absent)."""
+    for k, f in enumerate(sorted(shared("imagenet-sample").glob("*/*.JPEG"))[:count]):
+        (root / f"c{k % classes}").mkdir(parents=True, exist_ok=True)
+        (root / f"c{k % classes}" / f.name).write_bytes(f.read_bytes())
+    return root
+
+
+def replayed(program, dataset, seed: int) -> list:
+    """Each sample of ``dataset`` through ``program``'s draws replayed with torchvision on
+    its PIL image (pipelines/classification/draw.py's replay)."""
+    from jpegloader.pipelines.classification.draw import draw, replay
+    images = [Image.open(path).convert("RGB") for path, _ in dataset.samples]
+    d = draw(program, [im.width for im in images], [im.height for im in images], seed,
+             list(range(len(images))))
+    return [replay(program, d, k, image) for k, image in enumerate(images)]
+
+
 def lower(transform):
     """The classification program of ``transform``; fails the test, listing every
     blocker, when it does not lower."""

@@ -11,20 +11,17 @@ from torchvision import datasets
 from torchvision import transforms as T
 
 from jpegloader.pipelines import CLASSIFICATION, DecodeOptions
-from jpegloader.pipelines.classification.draw import draw, replay
-from tests.conftest import decode_natively, lower, shared
+from jpegloader.pipelines.classification.draw import draw
+from tests.conftest import decode_natively, lower, photo_folder, replayed
 
 MODES = ["constant", "edge", "reflect", "symmetric"]
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    root = tmp_path_factory.mktemp("crop") / "d" / "c"
-    root.mkdir(parents=True)
-    for f in sorted(shared("imagenet-sample").glob("*/*.JPEG"))[:12]:
-        (root / f.name).write_bytes(f.read_bytes())
+    root = photo_folder(tmp_path_factory.mktemp("crop") / "d", 12) / "c0"
     # a photo smaller than the crops below, and one that is tall and narrow
-    small = Image.open(f).convert("RGB")
+    small = Image.open(sorted(root.iterdir())[0]).convert("RGB")
     small.resize((40, 30), Image.BICUBIC).save(root / "small.jpg", quality=92)
     small.resize((20, 90), Image.BICUBIC).save(root / "narrow.jpg", quality=92)
     return root.parent
@@ -34,13 +31,9 @@ def _compare(folder, transform, seed=5):
     ds = datasets.ImageFolder(str(folder), transform)
     decoder, arrays, report = decode_natively(ds, seed)
     assert not decoder.program.hybrid
-    images = [Image.open(path).convert("RGB") for path, _ in ds.samples]
-    d = draw(decoder.program, [im.width for im in images], [im.height for im in images], seed,
-             list(range(len(ds))))
-    for k, image in enumerate(images):
-        ref = replay(decoder.program, d, k, image)
+    for k, ref in enumerate(replayed(decoder.program, ds, seed)):
         assert torch.equal(torch.from_numpy(arrays[0][k]), ref), (k, ds.samples[k][0])
-    return report, d
+    return report
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -49,7 +42,7 @@ def test_padded_random_crop_after_resize_equals_torchvision(folder, mode):
     transform = T.Compose([T.Resize(48, interpolation=T.InterpolationMode.BICUBIC),
                            T.RandomCrop(48, padding=4, padding_mode=mode, fill=(10, 200, 30)),
                            T.RandomHorizontalFlip(), T.PILToTensor()])
-    report, _ = _compare(folder, transform)
+    report = _compare(folder, transform)
     assert report.python_path == 0
 
 

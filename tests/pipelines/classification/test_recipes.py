@@ -11,8 +11,8 @@ from torch.utils.data import DataLoader as TorchDataLoader
 from torchvision import datasets
 
 import jpegloader
-from tests.recipes import ALIASES, COLLATES, RECIPES
 from tests.conftest import write_image_folder
+from tests.recipes import ALIASES, COLLATES, RECIPES
 
 pytest.importorskip("timm", reason="timm is a test dependency (the [test] extra)")
 

@@ -21,7 +21,13 @@ from jpegloader.pipelines.classification.draw import draw, replay
 from jpegloader.pipelines.classification.lower import lower_transform
 from jpegloader.pipelines.classification.views import recognise_views, view_seed
 from jpegloader.pipelines.random_stream import epoch_seed
-from tests.conftest import IMAGENET_MEAN, IMAGENET_STD, decode_natively, shared
+from tests.conftest import (
+    IMAGENET_MEAN,
+    IMAGENET_STD,
+    decode_natively,
+    photo_folder,
+    shared,
+)
 
 
 def _norm():
@@ -153,12 +159,7 @@ def test_a_view_plan_that_differs_in_scale_fails_that_sample_only():
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    root = tmp_path_factory.mktemp("views") / "d"
-    files = sorted(shared("imagenet-sample").glob("*/*.JPEG"))[:20]
-    for k, f in enumerate(files):
-        (root / f"c{k % 2}").mkdir(parents=True, exist_ok=True)
-        (root / f"c{k % 2}" / f.name).write_bytes(f.read_bytes())
-    return root
+    return photo_folder(tmp_path_factory.mktemp("views") / "d", 20, classes=2)
 
 
 def test_every_view_equals_the_user_transform_replayed_with_its_draws(folder):

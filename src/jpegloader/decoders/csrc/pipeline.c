@@ -429,6 +429,13 @@ done:
     return status;
 }
 
+/* Sample i of a view's output, and its size in bytes. */
+static uint8_t *view_sample(const jl_view_out *o, size_t i, size_t *bytes)
+{
+    *bytes = (size_t)3 * o->out_h * o->out_w * (o->out_type == JL_OUT_FLOAT32 ? sizeof(float) : 1);
+    return (uint8_t *)o->out + i * *bytes;
+}
+
 /* NOTE [ Several views of one decode ]
  * Self-supervised recipes cut several views from each image.  Their plans
  * share the image size and the DCT scale (the caller picks the finest that any
@@ -481,8 +488,8 @@ static int run_views(jl_decoder *dec, jl_scratch *s, const uint8_t *data, size_t
     status = decode_block(dec, r.rows, &block, msg, decode_seconds);
     for (v = 0; v < views && status == JL_OK; v++) {
         const jl_view_out *o = &outs[v];
-        size_t item = o->out_type == JL_OUT_FLOAT32 ? sizeof(float) : 1;
-        uint8_t *dst = (uint8_t *)o->out + index * 3 * (size_t)o->out_h * o->out_w * item;
+        size_t bytes;
+        uint8_t *dst = view_sample(o, index, &bytes);
         status = resample_view(s, &block, r.x0, r.y0, &t[v], &p[v], dst, o->out_type,
                                o->out_h, o->out_w, o->lut, o->norm, msg);
     }
@@ -492,56 +499,23 @@ done:
     return status;
 }
 
-void jl_decode_batch(const uint8_t *data, const int64_t *offsets,
-                     const jl_plan *plans, int n, void *out, int out_type, int out_h,
-                     int out_w, const float *lut, const float *norm, int64_t max_pixels,
-                     int32_t *status, char *messages, double *seconds)
+/* Both batch calls: each sample through run_sample (one view: the strip path) or
+ * run_views, its status and message, and its time. */
+static void decode_samples(const uint8_t *data, const int64_t *offsets, const jl_plan *plans,
+                           int n, int views, const jl_view_out *outs, int64_t max_pixels,
+                           int32_t *status, char *messages, double *seconds)
 {
     jl_scratch s;
     jl_decoder *dec = jl_decoder_new();
-    size_t sample = (size_t)3 * out_h * out_w;
-    size_t item = out_type == JL_OUT_FLOAT32 ? sizeof(float) : 1;
-    int i;
-
-    memset(&s, 0, sizeof(s));
-    for (i = 0; i < n; i++) {
-        char *msg = messages + (size_t)i * JL_MSG_LEN;
-        uint8_t *dst = (uint8_t *)out + (size_t)i * sample * item;
-        msg[0] = '\0';
-        if (plans[i].skip) {
-            status[i] = JL_SKIPPED;
-        } else if (!dec) {
-            snprintf(msg, JL_MSG_LEN, "out of memory for the JPEG decoder");
-            status[i] = JL_NO_MEMORY;
-        } else {
-            double start = now(), decoding = 0.0;
-            status[i] = run_sample(dec, &s, data + offsets[i],
-                                   (size_t)(offsets[i + 1] - offsets[i]), &plans[i], dst,
-                                   out_type, out_h, out_w, lut, norm, max_pixels, msg,
-                                   &decoding);
-            seconds[0] += decoding;
-            seconds[1] += now() - start - decoding;
-        }
-        /* Never leave a previous batch's pixels in a failed sample's slot. */
-        if (status[i] != JL_OK)
-            memset(dst, 0, sample * item);
-    }
-    scratch_free(&s);
-    jl_decoder_free(dec);
-}
-
-void jl_decode_views(const uint8_t *data, const int64_t *offsets, const jl_plan *plans,
-                     int n, int views, const jl_view_out *outs, int64_t max_pixels,
-                     int32_t *status, char *messages, double *seconds)
-{
-    jl_scratch s;
-    jl_decoder *dec = jl_decoder_new();
+    size_t bytes;
     int i, v;
 
     memset(&s, 0, sizeof(s));
     for (i = 0; i < n; i++) {
         char *msg = messages + (size_t)i * JL_MSG_LEN;
         const jl_plan *p = plans + (size_t)i * views;
+        const uint8_t *file = data + offsets[i];
+        size_t size = (size_t)(offsets[i + 1] - offsets[i]);
         msg[0] = '\0';
         if (p[0].skip) {
             status[i] = JL_SKIPPED;
@@ -550,22 +524,46 @@ void jl_decode_views(const uint8_t *data, const int64_t *offsets, const jl_plan 
             status[i] = JL_NO_MEMORY;
         } else {
             double start = now(), decoding = 0.0;
-            status[i] = run_views(dec, &s, data + offsets[i],
-                                  (size_t)(offsets[i + 1] - offsets[i]), p, views, outs,
-                                  (size_t)i, max_pixels, msg, &decoding);
+            if (views == 1)
+                status[i] = run_sample(dec, &s, file, size, p, view_sample(outs, i, &bytes),
+                                       outs->out_type, outs->out_h, outs->out_w, outs->lut,
+                                       outs->norm, max_pixels, msg, &decoding);
+            else
+                status[i] = run_views(dec, &s, file, size, p, views, outs, (size_t)i,
+                                      max_pixels, msg, &decoding);
             seconds[0] += decoding;
             seconds[1] += now() - start - decoding;
         }
-        if (status[i] != JL_OK) {
-            for (v = 0; v < views; v++) {
-                size_t item = outs[v].out_type == JL_OUT_FLOAT32 ? sizeof(float) : 1;
-                size_t sample = (size_t)3 * outs[v].out_h * outs[v].out_w * item;
-                memset((uint8_t *)outs[v].out + (size_t)i * sample, 0, sample);
-            }
+        /* Never leave a previous batch's pixels in a failed sample's slot. */
+        for (v = 0; status[i] != JL_OK && v < views; v++) {
+            uint8_t *dst = view_sample(&outs[v], (size_t)i, &bytes);
+            memset(dst, 0, bytes);
         }
     }
     scratch_free(&s);
     jl_decoder_free(dec);
+}
+
+void jl_decode_batch(const uint8_t *data, const int64_t *offsets,
+                     const jl_plan *plans, int n, void *out, int out_type, int out_h,
+                     int out_w, const float *lut, const float *norm, int64_t max_pixels,
+                     int32_t *status, char *messages, double *seconds)
+{
+    jl_view_out o;
+    o.out = out;
+    o.lut = lut;
+    o.norm = norm;
+    o.out_type = out_type;
+    o.out_h = out_h;
+    o.out_w = out_w;
+    decode_samples(data, offsets, plans, n, 1, &o, max_pixels, status, messages, seconds);
+}
+
+void jl_decode_views(const uint8_t *data, const int64_t *offsets, const jl_plan *plans,
+                     int n, int views, const jl_view_out *outs, int64_t max_pixels,
+                     int32_t *status, char *messages, double *seconds)
+{
+    decode_samples(data, offsets, plans, n, views, outs, max_pixels, status, messages, seconds);
 }
 
 void jl_hwc_to_chw(const uint8_t *src, int n, int h, int w, int out_type, const float *lut,
