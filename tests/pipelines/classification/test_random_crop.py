@@ -9,9 +9,11 @@ from PIL import Image
 from scipy import stats
 from torchvision import datasets
 from torchvision import transforms as T
+from torchvision.transforms import functional as F
+from torchvision.transforms import v2
 
 from jpegloader.pipelines import CLASSIFICATION, DecodeOptions
-from jpegloader.pipelines.classification.draw import draw
+from jpegloader.pipelines.classification.draw import draw, padded_for_crop
 from tests.conftest import decode_natively, lower, photo_folder, replayed
 
 MODES = ["constant", "edge", "reflect", "symmetric"]
@@ -55,6 +57,24 @@ def test_pad_if_needed_wider_than_the_image_equals_torchvision(folder, mode):
                            T.RandomHorizontalFlip(), T.ColorJitter(0.3, 0.3, 0.3),
                            T.PILToTensor()])
     _compare(folder, transform)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_v2_pads_once_and_equals_torchvision(folder, mode):
+    """v2's RandomCrop pads once, pad_if_needed's amount and the padding together: the
+    C core against the replay, and the replay's padding against v2's own transform."""
+    crop = v2.RandomCrop((64, 56), padding=[3, 1, 0, 7], pad_if_needed=True, fill=(9, 8, 7),
+                         padding_mode=mode)
+    _compare(folder, T.Compose([crop, T.RandomHorizontalFlip(), T.PILToTensor()]))
+    op = lower(T.Compose([crop, T.PILToTensor()])).geometry[0]
+    assert op.pad_once and op.padding == (3, 1, 0, 7)
+    torch.manual_seed(0)
+    for path in sorted(folder.glob("*/*"))[:6]:
+        image = Image.open(path).convert("RGB")
+        params = crop.make_params([image])
+        theirs = crop.transform(image, params)
+        ours = F.crop(padded_for_crop(image, op), params["top"], params["left"], 64, 56)
+        assert np.array_equal(np.asarray(theirs), np.asarray(ours)), path
 
 
 def test_a_crop_larger_than_the_padded_image_raises_as_torchvision_does(folder):

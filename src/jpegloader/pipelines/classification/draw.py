@@ -141,6 +141,10 @@ def _padded_crop(op: ops.RandomCrop, width, height, u: np.ndarray, flip) -> _Cro
     pw, ph = width + left + right, height + top + bottom
     extra_w = np.maximum(tw - pw, 0) if op.pad_if_needed else np.zeros_like(pw)
     extra_h = np.maximum(th - ph, 0) if op.pad_if_needed else np.zeros_like(ph)
+    if op.pad_once:  # v2: one padding, both amounts together
+        left, right, top, bottom = left + extra_w, right + extra_w, top + extra_h, bottom + extra_h
+        pw, ph = pw + 2 * extra_w, ph + 2 * extra_h
+        extra_w, extra_h = np.zeros_like(pw), np.zeros_like(ph)
     i = np.floor(u[:, 0] * np.maximum(ph + 2 * extra_h - th + 1, 1)).astype(np.int64)
     j = np.floor(u[:, 1] * np.maximum(pw + 2 * extra_w - tw + 1, 1)).astype(np.int64)
     # NOTE [ Flips are applied last ]: under a flip, the mirrored window of the image
@@ -164,7 +168,14 @@ def _rgb(fill) -> int:
 def padded_for_crop(image: Image.Image, op: ops.RandomCrop) -> Image.Image:
     """torchvision's RandomCrop padding of a PIL image."""
     fill = tuple(op.fill)
-    if any(op.padding):
+    if op.pad_once:
+        left, top, right, bottom = op.padding
+        extra_w = max(op.size[1] - (image.width + left + right), 0) * op.pad_if_needed
+        extra_h = max(op.size[0] - (image.height + top + bottom), 0) * op.pad_if_needed
+        padding = [left + extra_w, top + extra_h, right + extra_w, bottom + extra_h]
+        if any(padding):
+            image = F.pad(image, padding, fill, op.mode)
+    elif any(op.padding):
         image = F.pad(image, list(op.padding), fill, op.mode)
     if op.pad_if_needed and image.width < op.size[1]:
         image = F.pad(image, [op.size[1] - image.width, 0], fill, op.mode)

@@ -147,12 +147,16 @@ def _center_crop(b: _Builder, t) -> str:
 
 def _random_crop(b: _Builder, t) -> str:
     size = _pair(t.size, "RandomCrop")
+    v2 = isinstance(t, T2.RandomCrop)
     padding = t.padding or 0
     padding = [padding] if isinstance(padding, int) else list(padding)
     if len(padding) not in (1, 2, 4) or any(not isinstance(v, int) or v < 0 for v in padding):
         raise _Blocked(f"RandomCrop(padding={t.padding!r}) is not 1, 2 or 4 non-negative ints")
-    left, top, right, bottom = (padding * 4)[:4] if len(padding) == 1 else (
-        (padding[0], padding[1], padding[0], padding[1]) if len(padding) == 2 else padding)
+    if v2 and len(padding) == 4:  # v2 keeps it parsed: left, right, top, bottom
+        left, right, top, bottom = padding
+    else:
+        left, top, right, bottom = (padding * 4)[:4] if len(padding) == 1 else (
+            (padding[0], padding[1], padding[0], padding[1]) if len(padding) == 2 else padding)
     fill = t.fill
     if isinstance(fill, int) and 0 <= fill <= 255:
         fill = (fill,) * 3
@@ -162,7 +166,7 @@ def _random_crop(b: _Builder, t) -> str:
         raise _Blocked(f"RandomCrop(fill={t.fill!r}, padding_mode={t.padding_mode!r}): one "
                        "fill byte or three, in a torchvision padding mode, are lowered")
     op = ops.RandomCrop(size, (left, top, right, bottom), bool(t.pad_if_needed), tuple(fill),
-                        t.padding_mode, b.take_slots(ops.RandomCrop.uniforms))
+                        t.padding_mode, b.take_slots(ops.RandomCrop.uniforms), pad_once=v2)
     if op.pads:
         if any(not isinstance(g, (ops.HorizontalFlip, ops.Resize, ops.ResizeKeepRatio,
                                   ops.RandomResizedCrop)) for g in b.geometry):
@@ -170,7 +174,7 @@ def _random_crop(b: _Builder, t) -> str:
                            "after at most one resize")
     b.geometric(t, op)
     b.padded = op.pads
-    pad = f", padding={t.padding}, {t.padding_mode}" if any(op.padding) else ""
+    pad = f", padding={list(op.padding)}, {t.padding_mode}" if any(op.padding) else ""
     return f"RandomCrop({size[0]}x{size[1]}{pad}{', pad_if_needed' * op.pad_if_needed})"
 
 
@@ -301,7 +305,7 @@ def _pure_tensor(b: _Builder, t) -> str:
 #: change behaviour, so it is reported rather than guessed at.
 LOWERINGS: dict[type, Callable[[_Builder, object], str]] = {
     T.CenterCrop: _center_crop, T2.CenterCrop: _center_crop,
-    T.RandomCrop: _random_crop,
+    T.RandomCrop: _random_crop, T2.RandomCrop: _random_crop,
     T.RandomResizedCrop: _random_resized_crop, T2.RandomResizedCrop: _random_resized_crop,
     T.Resize: _resize, T2.Resize: _resize,
     T.RandomHorizontalFlip: _flip, T2.RandomHorizontalFlip: _flip,

@@ -57,7 +57,8 @@ class RandomCrop:
     """torchvision's RandomCrop: padding (left, top, right, bottom) and, with
     pad_if_needed, whatever a side lacks on both of its ends, in ``mode`` (a
     decoders.jpeg.PAD_MODES name; constant: ``fill``, RGB), then a uniformly placed
-    crop of ``size``."""
+    crop of ``size``.  v1 pads the padded image again for pad_if_needed; v2 pads once
+    (``pad_once``), by both amounts together."""
 
     size: tuple[int, int]  # (height, width)
     padding: tuple[int, int, int, int]
@@ -65,6 +66,7 @@ class RandomCrop:
     fill: tuple[int, int, int]
     mode: str
     slot: int  # top, left
+    pad_once: bool = False
 
     uniforms = 2
 
