@@ -204,6 +204,61 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     return 0;
 }
 
+/* Several views of the same two samples (jl_decode_views): each sample's views
+ * share view 0's scale and image size, as the loader's plans do. */
+static void decode_views_input(const uint8_t *twice, const int64_t *offsets, int width,
+                               int height, int64_t max_pixels, const float *lut, int scale8)
+{
+    enum { MOST = 3 };
+    jl_plan plans[2 * MOST];
+    jl_view_out outs[MOST];
+    int32_t status[2];
+    char messages[2 * JL_MSG_LEN];
+    double seconds[2] = {0.0, 0.0};
+    size_t bytes[MOST];
+    int views = 2 + below(MOST - 1), v, k;
+    for (v = 0; v < views; v++) {
+        jl_view_out *o = &outs[v];
+        o->out_w = 1 + below(OUT_MAX);
+        o->out_h = 1 + below(OUT_MAX);
+        o->out_type = below(2) ? JL_OUT_FLOAT32 : below(2) ? JL_OUT_UINT8 : JL_OUT_UINT8_HWC;
+        o->lut = lut;
+        o->norm = NULL;
+        bytes[v] = (size_t)3 * o->out_w * o->out_h *
+                   (o->out_type == JL_OUT_FLOAT32 ? sizeof(float) : 1);
+        o->out = malloc(2 * bytes[v]);
+        memset(o->out, 0xAB, 2 * bytes[v]); /* poison: a failed sample must be zeroed */
+        for (k = 0; o->out_type == JL_OUT_FLOAT32 && k < (int)(2 * bytes[v] / 4); k++)
+            ((float *)o->out)[k] = NAN; /* and an OK one written */
+    }
+    for (k = 0; k < 2; k++) {
+        for (v = 0; v < views; v++) {
+            jl_plan *p = &plans[k * views + v];
+            int scale = v ? plans[k * views].scale_denom : 8;
+            random_plan(p, width, height, outs[v].out_w, outs[v].out_h);
+            if ((v || scale8) && p->scale_denom != scale && scale >= 1 && scale <= 8) {
+                p->scale_denom = scale;
+                random_axis(&p->x, (width + scale - 1) / scale, outs[v].out_w);
+                random_axis(&p->y, (height + scale - 1) / scale, outs[v].out_h);
+            }
+        }
+    }
+    jl_decode_views(twice, offsets, plans, 2, views, outs, max_pixels, status, messages,
+                    seconds);
+    if (!(seconds[0] >= 0.0 && seconds[1] >= 0.0))
+        fail("negative stage time (views)", 0, status[0]);
+    for (k = 0; k < 2; k++) { /* status_counts count the decode_batch calls only */
+        for (v = 0; v < views; v++) {
+            int type = outs[v].out_type == JL_OUT_FLOAT32 ? JL_OUT_FLOAT32 : JL_OUT_UINT8;
+            check_sample((uint8_t *)outs[v].out + k * bytes[v], type,
+                         (size_t)3 * outs[v].out_w * outs[v].out_h, lut, status[k],
+                         messages + k * JL_MSG_LEN, k);
+        }
+    }
+    for (v = 0; v < views; v++)
+        free(outs[v].out);
+}
+
 static int decode_input(const uint8_t *data, size_t size, int scale8)
 {
     /* The lookup table is ascending per channel and across channels, so the
@@ -262,6 +317,8 @@ static int decode_input(const uint8_t *data, size_t size, int scale8)
         check_sample(out + k * sample * item, out_type, sample, lut, status[k],
                      messages + k * JL_MSG_LEN, k);
     }
+    if (below(2))
+        decode_views_input(twice, offsets, width, height, max_pixels, lut, scale8);
     free(out);
     free(twice);
     return 0;
