@@ -352,46 +352,59 @@ static int reflect(int i, int n)
     return i;
 }
 
+/* Each output sample's sum runs over the taps in order, as one double, so the
+ * loops over x below (a row padded by reflection, then rows chosen by
+ * reflection) vectorise without changing a result. */
 static int blur(uint8_t *planes[3], int h, int w, float sigma, int32_t arg)
 {
     int kx = arg & 0xFFFF, ky = (arg >> 16) & 0xFFFF, x, y, i, ch;
     float wx[JL_BLUR_MAX_KERNEL], wy[JL_BLUR_MAX_KERNEL];
     float *rows = malloc(sizeof(float) * (size_t)h * w);
-    int *at = malloc(sizeof(int) * (size_t)(w + kx));
-    if (!rows || !at) {
+    double *line = malloc(sizeof(double) * (size_t)(w + kx)), *acc = malloc(sizeof(double) * w);
+    if (!rows || !line || !acc) {
         free(rows);
-        free(at);
+        free(line);
+        free(acc);
         return -1;
     }
     gaussian_kernel(kx, sigma, wx);
     gaussian_kernel(ky, sigma, wy);
-    for (x = 0; x < w + kx - 1; x++)
-        at[x] = reflect(x - kx / 2, w);
     for (ch = 0; ch < 3; ch++) {
         uint8_t *p = planes[ch];
         for (y = 0; y < h; y++) {
             const uint8_t *in = p + (size_t)y * w;
             float *out = rows + (size_t)y * w;
-            for (x = 0; x < w; x++) {
-                double s = 0.0;
-                for (i = 0; i < kx; i++)
-                    s += (double)wx[i] * in[at[x + i]];
-                out[x] = (float)s;
+            for (x = 0; x < w + kx - 1; x++)
+                line[x] = in[reflect(x - kx / 2, w)];
+            for (x = 0; x < w; x++)
+                acc[x] = 0.0;
+            for (i = 0; i < kx; i++) {
+                const double wi = wx[i], *src = line + i;
+                for (x = 0; x < w; x++)
+                    acc[x] += wi * src[x];
             }
+            for (x = 0; x < w; x++)
+                out[x] = (float)acc[x];
         }
         for (y = 0; y < h; y++) {
             uint8_t *out = p + (size_t)y * w;
+            for (x = 0; x < w; x++)
+                acc[x] = 0.0;
+            for (i = 0; i < ky; i++) {
+                const double wi = wy[i];
+                const float *src = rows + (size_t)reflect(y + i - ky / 2, h) * w;
+                for (x = 0; x < w; x++)
+                    acc[x] += wi * src[x];
+            }
             for (x = 0; x < w; x++) {
-                double s = 0.0, v;
-                for (i = 0; i < ky; i++)
-                    s += (double)wy[i] * rows[(size_t)reflect(y + i - ky / 2, h) * w + x];
-                v = nearbyint(s);
+                double v = nearbyint(acc[x]);
                 out[x] = (uint8_t)(v < 0.0 ? 0.0 : v > 255.0 ? 255.0 : v);
             }
         }
     }
     free(rows);
-    free(at);
+    free(line);
+    free(acc);
     return 0;
 }
 
