@@ -125,8 +125,6 @@ static void random_plan(jl_plan *p, int width, int height, int out_w, int out_h)
         p->pad_fill = (int32_t)(next_u64() & 0xFFFFFF);
         for (i = 0; i < 2; i++) {
             jl_axis *a = axes[i];
-            a->out_start = 0;
-            a->count = a->out_size;
             a->pad_lo = below(8);
             a->pad_len = a->out_size + a->pad_lo + below(8);
             a->pad_start = below(a->pad_len + 2 * sides[i]) - sides[i];

@@ -37,8 +37,7 @@ def _record(name: str, fields: list[tuple[str, object]], offsets: dict, sizes: d
 
 _AXIS = _record("jl_axis", [("in0", "<f8"), ("in1", "<f8"), ("src_lo", "<i4"),
                             ("src_size", "<i4"), ("out_size", "<i4"), ("out_start", "<i4"),
-                            ("count", "<i4"), ("pad_start", "<i4"), ("pad_lo", "<i4"),
-                            ("pad_len", "<i4")],
+                            ("pad_start", "<i4"), ("pad_lo", "<i4"), ("pad_len", "<i4")],
                 _jpeg.AXIS_OFFSETS, _jpeg.AXIS_SIZES, _jpeg.AXIS_SIZE)
 _COLOUR = _record("jl_colour", [("op", ("<i4", (COLOUR_STEPS,))),
                                 ("value", ("<f4", (COLOUR_STEPS,))),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import PIL
 
-from .jpeg import COLOUR_STEPS, PAD_MODES, PLAN_DTYPE, empty_plans
+from .jpeg import COLOUR_STEPS, PLAN_DTYPE, empty_plans
 
 
 @dataclass
@@ -43,7 +43,6 @@ class Geometry:
     pad_fill: int = 0
     pad_x: np.ndarray | None = None
     pad_y: np.ndarray | None = None
-    out_size: tuple[int, int] | None = None  # (height, width), for a padded crop
 
 
 @dataclass
@@ -145,40 +144,13 @@ def to_plans(g: Geometry, widths, heights, allow_dct_scaling: bool,
     return plans
 
 
-def pad_index(c: np.ndarray, n: np.ndarray, mode: int) -> np.ndarray:
-    """csrc/pipeline.c's pad_index, vectorised: the resized sample a padded window's
-    sample c shows (-1: the fill)."""
-    inside = (c >= 0) & (c < n)
-    if mode == PAD_MODES["edge"]:
-        out = np.clip(c, 0, n - 1)
-    elif mode == PAD_MODES["reflect"]:
-        period = np.maximum(2 * (n - 1), 1)
-        m = np.mod(c, period)
-        out = np.where(n == 1, 0, np.where(m < n, m, period - m))
-    elif mode == PAD_MODES["symmetric"]:
-        m = np.mod(c, 2 * n)
-        out = np.where(m < n, m, 2 * n - 1 - m)
-    else:
-        out = np.full_like(c, -1)
-    return np.where(inside, c, out)
-
-
 def _padded_window(plans: np.ndarray, g: Geometry) -> None:
-    """A padded crop's plans: per axis, the part of the resize its window reads."""
+    """A padded crop's plans: the paddings and the window (the C core derives what of
+    the resize to make from them)."""
     plans["pad_mode"] = g.pad_mode
     plans["pad_fill"] = g.pad_fill
-    for axis, keep, pad, side in (("x", g.keep_x, g.pad_x, g.out_size[1]),
-                                  ("y", g.keep_y, g.pad_y, g.out_size[0])):
+    for axis, keep, pad in (("x", g.keep_x, g.pad_x), ("y", g.keep_y, g.pad_y)):
         a = plans[axis]
-        first = pad_index(keep[:, None] + np.arange(side)[None, :], pad[:, 1:], g.pad_mode)
-        index = np.where(first < 0, -1, pad_index(first - pad[:, :1], a["out_size"][:, None],
-                                                  g.pad_mode))
-        used = index >= 0
-        lo = np.where(used, index, np.iinfo(np.int64).max).min(axis=1)
-        hi = np.where(used, index, -1).max(axis=1) + 1
-        lo, hi = np.where(hi > 0, lo, 0), np.where(hi > 0, hi, 1)  # all fill: any sample
-        a["out_start"] = lo
-        a["count"] = hi - lo
         a["pad_start"] = keep
         a["pad_lo"], a["pad_len"] = pad[:, 0], pad[:, 1]
 

@@ -382,12 +382,12 @@ static const named_value plan_sizes[] = {
     FIELD_SIZE(jl_plan, x), FIELD_SIZE(jl_plan, y), FIELD_SIZE(jl_plan, colour), {NULL, 0}};
 static const named_value axis_offsets[] = {
     FIELD(jl_axis, in0), FIELD(jl_axis, in1), FIELD(jl_axis, src_lo), FIELD(jl_axis, src_size),
-    FIELD(jl_axis, out_size), FIELD(jl_axis, out_start), FIELD(jl_axis, count),
-    FIELD(jl_axis, pad_start), FIELD(jl_axis, pad_lo), FIELD(jl_axis, pad_len), {NULL, 0}};
+    FIELD(jl_axis, out_size), FIELD(jl_axis, out_start), FIELD(jl_axis, pad_start),
+    FIELD(jl_axis, pad_lo), FIELD(jl_axis, pad_len), {NULL, 0}};
 static const named_value axis_sizes[] = {
     FIELD_SIZE(jl_axis, in0), FIELD_SIZE(jl_axis, in1), FIELD_SIZE(jl_axis, src_lo),
     FIELD_SIZE(jl_axis, src_size), FIELD_SIZE(jl_axis, out_size),
-    FIELD_SIZE(jl_axis, out_start), FIELD_SIZE(jl_axis, count), FIELD_SIZE(jl_axis, pad_start),
+    FIELD_SIZE(jl_axis, out_start), FIELD_SIZE(jl_axis, pad_start),
     FIELD_SIZE(jl_axis, pad_lo), FIELD_SIZE(jl_axis, pad_len), {NULL, 0}};
 static const named_value colour_offsets[] = {
     FIELD(jl_colour, op), FIELD(jl_colour, value), FIELD(jl_colour, arg), {NULL, 0}};

@@ -53,12 +53,10 @@ static int plan_is_valid(const jl_plan *p, int out_h, int out_w)
         return 0;
     for (i = 0; i < 2; i++) {
         const jl_axis *a = ax[i];
-        int m = jl_axis_made(a, n[i]);
-        if (a->src_lo < 0 || a->src_size <= 0 || a->out_size <= 0 || m <= 0 ||
-            a->out_start < 0 || a->out_start > a->out_size - m ||
+        if (a->src_lo < 0 || a->src_size <= 0 || a->out_size <= 0 ||
             !(a->in0 >= 0.0) || !(a->in1 > a->in0) || a->in1 > a->src_size)
             return 0;
-        if (p->pad_mode == JL_PAD_NONE ? m != n[i] : !jl_pad_fits(a, n[i], p->pad_mode))
+        if (p->pad_mode == JL_PAD_NONE && (a->out_start < 0 || a->out_start > a->out_size - n[i]))
             return 0;
     }
     return 1;
@@ -190,11 +188,13 @@ static int decode_block(jl_decoder *dec, int rows, jl_rows *block, char *msg,
     return status;
 }
 
-/* A view: one plan's coefficients and the block of the scaled image they read,
- * [x0, x1) x [y0, y1). */
+/* A view: one plan's coefficients, the block of the scaled image they read,
+ * [x0, x1) x [y0, y1), and the part of the resize they make, cols x rows from
+ * (x_start, y_start): the output itself unless the plan pads (jl_axis_part). */
 typedef struct {
     jl_coeffs cx, cy;
     int x0, x1, y0, y1;
+    int x_start, y_start, cols, rows;
 } jl_view_taps;
 
 /* Validates the plan and computes its coefficients; 0, or a status with msg. */
@@ -202,14 +202,16 @@ static int view_taps(const jl_plan *p, int out_h, int out_w, jl_view_taps *t, ch
 {
     int xlo, xhi, ylo, yhi;
     memset(t, 0, sizeof(*t));
-    if (!plan_is_valid(p, out_h, out_w)) {
+    if (!plan_is_valid(p, out_h, out_w) ||
+        jl_axis_part(&p->x, out_w, p->pad_mode, &t->x_start, &t->cols) ||
+        jl_axis_part(&p->y, out_h, p->pad_mode, &t->y_start, &t->rows)) {
         snprintf(msg, JL_MSG_LEN, "invalid sample plan");
         return JL_ERROR;
     }
     if (jl_coeffs_compute(&t->cx, p->filter, p->x.src_size, p->x.in0, p->x.in1, p->x.out_size,
-                          p->x.out_start, jl_axis_made(&p->x, out_w)) ||
+                          t->x_start, t->cols) ||
         jl_coeffs_compute(&t->cy, p->filter, p->y.src_size, p->y.in0, p->y.in1, p->y.out_size,
-                          p->y.out_start, jl_axis_made(&p->y, out_h))) {
+                          t->y_start, t->rows)) {
         jl_coeffs_free(&t->cx);
         memset(t, 0, sizeof(*t));
         snprintf(msg, JL_MSG_LEN, "out of memory for resample coefficients");
@@ -301,8 +303,9 @@ static int fuses_output(const jl_plan *p, int out_type)
 
 /* From the resampled planes in s->d (padded into s->e first where the plan
  * pads): colour, flip, and the output. */
-static int write_output(jl_scratch *s, const jl_plan *p, void *out, int out_type, int out_h,
-                        int out_w, const float *lut, const float *norm, char *msg)
+static int write_output(jl_scratch *s, const jl_plan *p, const jl_view_taps *t, void *out,
+                        int out_type, int out_h, int out_w, const float *lut, const float *norm,
+                        char *msg)
 {
     size_t plane = (size_t)out_h * out_w;
     uint8_t *d = s->d;
@@ -313,7 +316,8 @@ static int write_output(jl_scratch *s, const jl_plan *p, void *out, int out_type
             snprintf(msg, JL_MSG_LEN, "out of memory for the padding");
             return JL_NO_MEMORY;
         }
-        jl_pad_planes(s->d, s->e, s->map, p, out_h, out_w);
+        jl_pad_planes(s->d, s->e, s->map, p, out_h, out_w, t->x_start, t->y_start, t->cols,
+                      t->rows);
         d = s->e;
     }
     /* Every colour op is per pixel, uses a whole-image mean or is a blur with a
@@ -347,11 +351,11 @@ static int resample_view(jl_scratch *s, const jl_rows *block, int bx0, int by0,
     jl_gather g;
     jl_rows part;
     int rows = t->y1 - t->y0, cols = t->x1 - t->x0, fused = fuses_output(p, out_type);
-    int gathered, rs_w = jl_axis_made(&p->x, out_w), rs_h = jl_axis_made(&p->y, out_h);
+    int gathered;
     /* Taps index the source window; make them index the part. */
     jl_coeffs_shift(&t->cx, p->x.src_lo - t->x0);
     jl_coeffs_shift(&t->cy, p->y.src_lo - t->y0);
-    if (grow_scratch(s, &t->cx, 0, fused, rows, cols, rs_h, rs_w)) {
+    if (grow_scratch(s, &t->cx, 0, fused, rows, cols, t->rows, t->cols)) {
         snprintf(msg, JL_MSG_LEN, "out of memory for resample buffers");
         return JL_NO_MEMORY;
     }
@@ -360,8 +364,8 @@ static int resample_view(jl_scratch *s, const jl_rows *block, int bx0, int by0,
     part.rows = rows;
     gathered = jl_gather_build(&g, &t->cx, cols, s->gather);
     resample_planes(s, &part, cols, &t->cx, gathered ? &g : NULL, &t->cy, p->vertical_first,
-                    rs_h, rs_w, lut, norm, p->flip, out_type, fused ? out : NULL);
-    return fused ? JL_OK : write_output(s, p, out, out_type, out_h, out_w, lut, norm, msg);
+                    t->rows, t->cols, lut, norm, p->flip, out_type, fused ? out : NULL);
+    return fused ? JL_OK : write_output(s, p, t, out, out_type, out_h, out_w, lut, norm, msg);
 }
 
 static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
@@ -373,8 +377,7 @@ static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
     jl_region r;
     jl_gather g;
     jl_rows block;
-    int status, rows, cols, ch, fused, strips, rs_w = jl_axis_made(&p->x, out_w),
-        rs_h = jl_axis_made(&p->y, out_h);
+    int status, rows, cols, ch, fused, strips;
     double start;
 
     status = view_taps(p, out_h, out_w, &t, msg);
@@ -410,20 +413,20 @@ static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
         goto done;
     }
     jl_coeffs_shift(&t.cy, p->y.src_lo - r.y0);
-    if (grow_scratch(s, &t.cx, 1, fused, rows, cols, rs_h, rs_w)) {
+    if (grow_scratch(s, &t.cx, 1, fused, rows, cols, t.rows, t.cols)) {
         jl_jpeg_region_close(dec, NULL);
         snprintf(msg, JL_MSG_LEN, "out of memory for resample buffers");
         status = JL_NO_MEMORY;
         goto done;
     }
-    status = decode_strips(dec, s, &g, rows, cols, rs_w, msg, decode_seconds);
+    status = decode_strips(dec, s, &g, rows, cols, t.cols, msg, decode_seconds);
     if (status != JL_OK)
         goto done;
     for (ch = 0; ch < 3; ch++)
-        vertical_pass(s, s->c + ch * (size_t)rows * rs_w, &t.cy, ch, rs_h, rs_w, lut,
+        vertical_pass(s, s->c + ch * (size_t)rows * t.cols, &t.cy, ch, t.rows, t.cols, lut,
                       norm, p->flip, out_type, fused ? out : NULL);
     if (!fused)
-        status = write_output(s, p, out, out_type, out_h, out_w, lut, norm, msg);
+        status = write_output(s, p, &t, out, out_type, out_h, out_w, lut, norm, msg);
 done:
     view_taps_free(&t);
     return status;

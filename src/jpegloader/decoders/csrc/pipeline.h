@@ -16,16 +16,16 @@
 /* One axis of a fused geometry, in pixels of the decoded (scaled) image.
  * The source window [src_lo, src_lo + src_size) plays the part of the
  * image Pillow resizes; [in0, in1) is the resize box inside it; the full
- * resize has out_size samples of which `count` from out_start are made
- * (0: the output's side).  A padded plan pads the resize by pad_lo before
- * (and to pad_len in all), pads that again as far as it needs, and keeps
- * the window starting at pad_start of the first padding's coordinates
- * (NOTE [ Padding a crop ]). */
+ * resize has out_size samples of which the output's side from out_start
+ * are kept.  A padded plan instead pads the resize by pad_lo before (and to
+ * pad_len in all), pads that again as far as it needs, and keeps the window
+ * starting at pad_start of the first padding's coordinates (NOTE [ Padding
+ * a crop ]); out_start is then unused. */
 typedef struct {
     double in0, in1;
     int32_t src_lo, src_size;
     int32_t out_size, out_start;
-    int32_t count, pad_start, pad_lo, pad_len;
+    int32_t pad_start, pad_lo, pad_len;
 } jl_axis;
 
 /* How a padded crop fills what lies outside the resized image: torchvision's

@@ -272,8 +272,7 @@ def draw(program: ClassificationProgram, widths, heights, seed: int, indices) ->
     if resize_w is None:
         resize_w, resize_h = crop_w.copy(), crop_h.copy()
     geometry = Geometry(crop_x, crop_y, crop_w, crop_h, resize_w, resize_h, keep_x, keep_y,
-                        flip, padding, filters, pad_mode, pad_fill, pad_x, pad_y,
-                        program.output_size if pad_mode else None)
+                        flip, padding, filters, pad_mode, pad_fill, pad_x, pad_y)
     steps = []
     for op in program.colour:
         if isinstance(op, ops.ColorJitter):
