@@ -132,19 +132,26 @@ class _CropWindow:
     too_small: np.ndarray  # torchvision raises: the Python path does
 
 
-def _padded_crop(op: ops.RandomCrop, width, height, u: np.ndarray, flip) -> _CropWindow:
-    """RandomCrop's padding, then pad_if_needed's (what a side of the padded image lacks,
-    on both of its ends), and get_params (torch.randint(0, side - crop + 1) for the top,
-    then the left), vectorised."""
-    th, tw = op.size
+def _paddings(op: ops.RandomCrop, width, height) -> tuple[tuple, tuple]:
+    """RandomCrop's first padding (left, top, right, bottom) of an image of this size,
+    and pad_if_needed's (what each side of the padded image lacks, added to both of its
+    ends: (width, height)); v2 adds that to the first padding instead.  Scalars or
+    arrays."""
     left, top, right, bottom = op.padding
+    extra_w = np.maximum(op.size[1] - (width + left + right), 0) * op.pad_if_needed
+    extra_h = np.maximum(op.size[0] - (height + top + bottom), 0) * op.pad_if_needed
+    if op.pad_once:
+        return (left + extra_w, top + extra_h, right + extra_w, bottom + extra_h), \
+            (0 * extra_w, 0 * extra_h)
+    return (left, top, right, bottom), (extra_w, extra_h)
+
+
+def _padded_crop(op: ops.RandomCrop, width, height, u: np.ndarray, flip) -> _CropWindow:
+    """RandomCrop's paddings (_paddings) and get_params (torch.randint(0, side - crop + 1)
+    for the top, then the left), vectorised."""
+    th, tw = op.size
+    (left, top, right, bottom), (extra_w, extra_h) = _paddings(op, width, height)
     pw, ph = width + left + right, height + top + bottom
-    extra_w = np.maximum(tw - pw, 0) if op.pad_if_needed else np.zeros_like(pw)
-    extra_h = np.maximum(th - ph, 0) if op.pad_if_needed else np.zeros_like(ph)
-    if op.pad_once:  # v2: one padding, both amounts together
-        left, right, top, bottom = left + extra_w, right + extra_w, top + extra_h, bottom + extra_h
-        pw, ph = pw + 2 * extra_w, ph + 2 * extra_h
-        extra_w, extra_h = np.zeros_like(pw), np.zeros_like(ph)
     i = np.floor(u[:, 0] * np.maximum(ph + 2 * extra_h - th + 1, 1)).astype(np.int64)
     j = np.floor(u[:, 1] * np.maximum(pw + 2 * extra_w - tw + 1, 1)).astype(np.int64)
     # NOTE [ Flips are applied last ]: under a flip, the mirrored window of the image
@@ -168,19 +175,10 @@ def _rgb(fill) -> int:
 def padded_for_crop(image: Image.Image, op: ops.RandomCrop) -> Image.Image:
     """torchvision's RandomCrop padding of a PIL image."""
     fill = tuple(op.fill)
-    if op.pad_once:
-        left, top, right, bottom = op.padding
-        extra_w = max(op.size[1] - (image.width + left + right), 0) * op.pad_if_needed
-        extra_h = max(op.size[0] - (image.height + top + bottom), 0) * op.pad_if_needed
-        padding = [left + extra_w, top + extra_h, right + extra_w, bottom + extra_h]
+    first, (extra_w, extra_h) = _paddings(op, image.width, image.height)
+    for padding in ([int(v) for v in first], [int(extra_w), 0], [0, int(extra_h)]):
         if any(padding):
             image = F.pad(image, padding, fill, op.mode)
-    elif any(op.padding):
-        image = F.pad(image, list(op.padding), fill, op.mode)
-    if op.pad_if_needed and image.width < op.size[1]:
-        image = F.pad(image, [op.size[1] - image.width, 0], fill, op.mode)
-    if op.pad_if_needed and image.height < op.size[0]:
-        image = F.pad(image, [0, op.size[0] - image.height], fill, op.mode)
     if image.width < op.size[1] or image.height < op.size[0]:
         raise ValueError(f"Required crop size {op.size} is larger than input image size "
                          f"{(image.height, image.width)}")
