@@ -1,7 +1,6 @@
 #include "colour.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <sched.h>
 
 /* Pillow computes these without fused multiply-adds; so must we: the build
@@ -355,18 +354,13 @@ static int reflect(int i, int n)
 /* Each output sample's sum runs over the taps in order, as one double, so the
  * loops over x below (a row padded by reflection, then rows chosen by
  * reflection) vectorise without changing a result. */
-static int blur(uint8_t *planes[3], int h, int w, float sigma, int32_t arg)
+static void blur(uint8_t *planes[3], int h, int w, float sigma, int32_t arg, void *scratch)
 {
     int kx = arg & 0xFFFF, ky = (arg >> 16) & 0xFFFF, x, y, i, ch;
     float wx[JL_BLUR_MAX_KERNEL], wy[JL_BLUR_MAX_KERNEL];
-    float *rows = malloc(sizeof(float) * (size_t)h * w);
-    double *line = malloc(sizeof(double) * (size_t)(w + kx)), *acc = malloc(sizeof(double) * w);
-    if (!rows || !line || !acc) {
-        free(rows);
-        free(line);
-        free(acc);
-        return -1;
-    }
+    /* scratch (jl_colour_scratch_size): the row and the sums, then the rows */
+    double *line = scratch, *acc = line + w + JL_BLUR_MAX_KERNEL;
+    float *rows = (float *)(acc + w);
     gaussian_kernel(kx, sigma, wx);
     gaussian_kernel(ky, sigma, wy);
     for (ch = 0; ch < 3; ch++) {
@@ -402,10 +396,6 @@ static int blur(uint8_t *planes[3], int h, int w, float sigma, int32_t arg)
             }
         }
     }
-    free(rows);
-    free(line);
-    free(acc);
-    return 0;
 }
 
 static int blur_kernel_ok(int32_t arg)
@@ -434,6 +424,16 @@ int jl_colour_is_valid(const jl_colour *c)
     return 1;
 }
 
+size_t jl_colour_scratch_size(const jl_colour *c, int h, int w)
+{
+    int k;
+    for (k = 0; k < JL_COLOUR_STEPS; k++)
+        if (c->op[k] == JL_COLOUR_BLUR)
+            return sizeof(double) * (2 * (size_t)w + JL_BLUR_MAX_KERNEL) +
+                   sizeof(float) * (size_t)h * w;
+    return 0;
+}
+
 int jl_colour_fits(const jl_colour *c, int h, int w)
 {
     int k;
@@ -453,7 +453,8 @@ int jl_colour_is_active(const jl_colour *c)
     return 0;
 }
 
-int jl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, int h, int w, const jl_colour *c)
+void jl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, int h, int w, const jl_colour *c,
+                     void *scratch)
 {
     size_t n = (size_t)h * w;
     uint8_t *planes[3] = {r, g, b};
@@ -466,12 +467,8 @@ int jl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, int h, int w, const jl_c
         case JL_COLOUR_SATURATION: saturation(r, g, b, n, v); break;
         case JL_COLOUR_HUE: hue(r, g, b, n, (int)v); break;
         case JL_COLOUR_GRAYSCALE: grayscale(r, g, b, n); break;
-        case JL_COLOUR_BLUR:
-            if (blur(planes, h, w, v, c->arg[k]))
-                return -1;
-            break;
+        case JL_COLOUR_BLUR: blur(planes, h, w, v, c->arg[k], scratch); break;
         default: break;
         }
     }
-    return 0;
 }

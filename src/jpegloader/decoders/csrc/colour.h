@@ -49,10 +49,13 @@ int jl_colour_fits(const jl_colour *c, int h, int w);
 /* 1 when the program does anything. */
 int jl_colour_is_active(const jl_colour *c);
 
-/* Applies the program in place to an h x w image held as three planes.
- * Returns 0, or -1 when out of memory for a blur (the planes are then
- * unspecified). */
-int jl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, int h, int w, const jl_colour *c);
+/* Bytes of scratch jl_colour_apply needs for an h x w image (0 without a blur). */
+size_t jl_colour_scratch_size(const jl_colour *c, int h, int w);
+
+/* Applies the program in place to an h x w image held as three planes, with
+ * jl_colour_scratch_size bytes of 8-byte-aligned scratch. */
+void jl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, int h, int w, const jl_colour *c,
+                     void *scratch);
 
 /* Runs all 2^24 RGB values through the table-driven hue step and the
  * per-pixel reference; returns how many differ (0).  For tests. */

@@ -12,8 +12,8 @@
 #include "resample.h"
 
 typedef struct {
-    uint8_t *a, *b, *c, *d, *e, *strip, *gather;
-    size_t a_size, b_size, c_size, d_size, e_size, strip_size, gather_size;
+    uint8_t *a, *b, *c, *d, *e, *strip, *gather, *colour;
+    size_t a_size, b_size, c_size, d_size, e_size, strip_size, gather_size, colour_size;
     int32_t *acc, *map;
     size_t acc_size, map_size;
 } jl_scratch;
@@ -32,6 +32,7 @@ static void scratch_free(jl_scratch *s)
     free(s->c);
     free(s->d);
     free(s->e);
+    free(s->colour);
     free(s->strip);
     free(s->gather);
     free(s->acc);
@@ -323,10 +324,13 @@ static int write_output(jl_scratch *s, const jl_plan *p, const jl_view_taps *t, 
     /* Every colour op is per pixel, uses a whole-image mean or is a blur with a
      * symmetric kernel and mirrored edges, so it commutes with the flip, which
      * stays last (as in the Python draws). */
-    if (jl_colour_is_active(&p->colour) &&
-        jl_colour_apply(d, d + plane, d + 2 * plane, out_h, out_w, &p->colour)) {
-        snprintf(msg, JL_MSG_LEN, "out of memory for the blur");
-        return JL_NO_MEMORY;
+    if (jl_colour_is_active(&p->colour)) {
+        if (jl_grow((void **)&s->colour, &s->colour_size,
+                    jl_colour_scratch_size(&p->colour, out_h, out_w))) {
+            snprintf(msg, JL_MSG_LEN, "out of memory for the blur");
+            return JL_NO_MEMORY;
+        }
+        jl_colour_apply(d, d + plane, d + 2 * plane, out_h, out_w, &p->colour, s->colour);
     }
     if (out_type == JL_OUT_UINT8_HWC) {
         jl_planes_interleave(d, plane, out_h, out_w, p->flip, (uint8_t *)out);
