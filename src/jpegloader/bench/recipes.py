@@ -196,7 +196,7 @@ PIPELINES = {
              "GaussianBlur and Solarization (yours), ToTensor, Normalize",
              DinoMultiCrop),
     "simclr": ("SimCLR two views: RandomResizedCrop(224), flip, ColorJitter(0.4, 0.4, 0.4, "
-               "0.1) p=0.8, RandomGrayscale(0.2), GaussianBlur(23) p=0.5 (yours), ToTensor, "
+               "0.1) p=0.8, RandomGrayscale(0.2), GaussianBlur(23) p=0.5, ToTensor, "
                "Normalize", _simclr),
     "ssd": ("SSD-300 training (crop, flip, Resize, ColorJitter, Normalize, encode boxes)",
             lambda: SSDTransformer(dboxes300_coco(), (300, 300), val=False)),
