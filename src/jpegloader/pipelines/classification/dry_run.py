@@ -56,7 +56,7 @@ def _dry_run_once(size, yours_pil, stage, yours_tensor, handover) -> Sample:
                 x = t(x)
         except Exception as e:  # noqa: BLE001 - the user's objects; their error is the reason
             raise DryRunFailed(f"the transform fails on a {size[1]}x{size[0]} image: "
-                           f"{type(e).__name__}: {e}") from None
+                               f"{type(e).__name__}: {e}") from None
     if isinstance(x, torch.Tensor):
         x = x.as_subclass(torch.Tensor)
     sample = sample_of(x)
