@@ -12,14 +12,20 @@ so an epoch reads each shard from the local disk.
 NOTE [ A shard's index ]
 Each shard's members are listed from its tar headers alone (tarfile seeks past
 the data), once: the index (each sample's image offset and size, its target and
-key) is cached on disk under the shard's identity (path, size and modification
-time), and shared with workers as compact arrays in the loader's file table,
-never as Python objects.  A sample's bytes are then read at their offset in the
-shard, by this dataset's ``__getitem__`` (torch's loader) and by the accelerated
-path alike.
+key) is cached on disk under the shard's identity, and shared with workers as
+compact arrays in the loader's file table, never as Python objects.  The
+identity is (device, inode, size, mtime, ctime): a rewrite in place that keeps
+the size and the mtime (``rsync -t``, ``cp -p``, ``os.utime``) still moves the
+ctime, which no call can set back, and a replacement moves the inode.  The
+dataset checks it again at every epoch start (``members``, which the loader
+reads) and before each ``__getitem__`` read (one ``stat``), and indexes a changed
+shard again: a stale offset or label is never served.  The cache is an
+optimisation only: an entry that cannot be read is rebuilt, one that cannot be
+written is skipped with one warning.
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import io
@@ -47,11 +53,19 @@ _BRACE = re.compile(r"\{([^{}]*)\}")
 _KEY_EXT = re.compile(r"^((?:.*/|)[^./]+)\.([^/]*)$")
 INDEX_VERSION = 1
 _LG = logging.getLogger("jpegloader")
+#: cache folders whose index could not be written (warned once each)
+_UNWRITABLE: set[str] = set()
 
 
 class ShardError(ValueError):
     """A shard that cannot be read as WebDataset samples; the message names the shard
     (and the member and the sample's index where there is one)."""
+
+
+def shard_identity(path: str) -> tuple[int, ...]:
+    """What changes whenever a local shard's content can have: NOTE [ A shard's index ]."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def expand_braces(pattern: str) -> list[str]:
@@ -96,12 +110,48 @@ def default_cache_dir() -> Path:
     return Path(base) / "jpegloader" / "shards"
 
 
+#: fsspec ``info`` fields that change when an object is replaced: its size and the
+#: version the store gives (S3's ETag and version id, GCS's generation, HTTP's
+#: validators, the memory filesystem's creation time)
+_VERSION_FIELDS = ("size", "ETag", "etag", "VersionId", "version_id", "generation",
+                   "LastModified", "last_modified", "Last-Modified", "mtime", "created",
+                   "md5Hash", "Content-MD5", "crc32c")
+
+
+def _object_version(info: dict) -> dict:
+    return {k: str(info[k]) for k in _VERSION_FIELDS if info.get(k) is not None}
+
+
+def _retried(action, what: str, retries: int):
+    """``action()``, tried again with backoff on errors that a retry can mend; a missing
+    or forbidden object fails at once (FileNotFoundError, PermissionError, naming
+    ``what``).  Every failure keeps its cause; network errors that are not OSErrors
+    (botocore's, aiohttp's) are caught too."""
+    for attempt in range(retries):
+        try:
+            return action()
+        except (FileNotFoundError, PermissionError) as e:
+            raise type(e)(f"{what}: {e}") from e
+        except Exception as e:  # noqa: BLE001 - any client's network error
+            if attempt + 1 == retries:
+                raise OSError(f"{what}: failed {retries} times, the last with "
+                              f"{type(e).__name__}: {e}") from e
+            time.sleep(0.5 * 2 ** attempt)
+    raise AssertionError("unreachable")
+
+
 def local_copy(url: str, cache_dir: Path, retries: int = 3,
                storage_options: dict | None = None) -> str:
-    """A remote shard copied whole into the cache (once; fsspec reads it), or a local
-    path as it is.  Processes sharing the cache (the ranks on one node) download each
-    shard once: the others wait on its lock.  Network errors are retried with
-    backoff, then raised naming the URL."""
+    """A remote shard copied whole into the cache, or a local path as it is.
+
+    NOTE [ Cached copies are revalidated ]
+    A copy is served only while the object is the one copied: each use asks the
+    store for the object's size and version (one ``info`` call, a HEAD on S3) and
+    copies it again when they differ, with a log line.  When the store cannot be
+    reached the copy is served with a warning saying it could not be checked.
+    Processes sharing the cache (the ranks on one node) copy each shard once:
+    the others wait on its lock.  Recent use is recorded on the lock file, never
+    on the copy, so that it leaves the copy's identity (its index key) alone."""
     if "://" not in url or url.startswith("file://"):
         return url[len("file://"):] if url.startswith("file://") else url
     import fcntl
@@ -109,32 +159,49 @@ def local_copy(url: str, cache_dir: Path, retries: int = 3,
     import fsspec
     name = hashlib.sha256(url.encode()).hexdigest()[:24]
     target, lock_path = cache_dir / "remote" / name, cache_dir / "locks" / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    version_path = cache_dir / "versions" / f"{name}.json"
+    for folder in (target.parent, lock_path.parent, version_path.parent):
+        folder.mkdir(parents=True, exist_ok=True)
+    fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if target.exists():
-            os.utime(target)  # recently used: bound_cache keeps it longest
+        os.utime(lock_path)  # recently used: bound_cache keeps it longest
+        try:
+            version = _object_version(_retried(lambda: fs.info(path),
+                                               f"shard {url} in object storage", retries))
+        except (FileNotFoundError, PermissionError):
+            raise
+        except OSError as e:
+            if not target.exists():
+                raise
+            _LG.warning("jpegloader: could not check that the cached copy of %s is current "
+                        "(%s); serving the copy", url, e)
             return str(target)
-        for attempt in range(retries):
-            partial = target.with_suffix(f".part{os.getpid()}")
+        if target.exists():
             try:
-                start = time.monotonic()
-                with fsspec.open(url, "rb", **(storage_options or {})) as src, \
-                        open(partial, "wb") as dst:
-                    shutil.copyfileobj(src, dst, 8 << 20)
-                os.replace(partial, target)
-                size, took = target.stat().st_size, max(time.monotonic() - start, 1e-9)
-                _LG.info("jpegloader: copied %s into the cache: %.1f MB at %.1f MB/s", url,
-                         size / 1e6, size / 1e6 / took)
+                copied = json.loads(version_path.read_text())
+            except (OSError, ValueError):
+                copied = None
+            if copied == version:
                 return str(target)
-            except OSError as e:  # fsspec's network errors are OSErrors (or subclasses)
-                partial.unlink(missing_ok=True)
-                if attempt + 1 == retries:
-                    raise OSError(f"could not read shard {url} after {retries} tries: "
-                                  f"{e}") from e
-                time.sleep(0.5 * 2 ** attempt)
-    raise AssertionError("unreachable")
+            _LG.info("jpegloader: %s changed in object storage since it was copied "
+                     "(%s, now %s): copying it again", url, copied, version)
+        partial = target.with_suffix(f".part{os.getpid()}")
+        try:
+            start = time.monotonic()
+
+            def copy():
+                with fs.open(path, "rb") as src, open(partial, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 8 << 20)
+            _retried(copy, f"shard {url}: copying it into the cache {target.parent}", retries)
+            os.replace(partial, target)
+            version_path.write_text(json.dumps(version))  # after: a crash between re-copies
+        finally:
+            partial.unlink(missing_ok=True)
+        size, took = target.stat().st_size, max(time.monotonic() - start, 1e-9)
+        _LG.info("jpegloader: copied %s into the cache: %.1f MB at %.1f MB/s", url,
+                 size / 1e6, size / 1e6 / took)
+        return str(target)
 
 
 def bound_cache(cache_dir: Path, limit: int, keep: set[str]) -> None:
@@ -143,12 +210,17 @@ def bound_cache(cache_dir: Path, limit: int, keep: set[str]) -> None:
     remote = cache_dir / "remote"
     copies = [p for p in remote.glob("*") if ".part" not in p.name] if remote.is_dir() else []
     total = sum(p.stat().st_size for p in copies)
-    for p in sorted(copies, key=lambda p: p.stat().st_mtime):
+
+    def last_used(p: Path) -> float:
+        lock = cache_dir / "locks" / p.name
+        return lock.stat().st_mtime if lock.exists() else p.stat().st_mtime
+    for p in sorted(copies, key=last_used):
         if total <= limit:
             break
         if str(p) not in keep:
             total -= p.stat().st_size
             p.unlink(missing_ok=True)
+            (cache_dir / "versions" / f"{p.name}.json").unlink(missing_ok=True)
     if total > limit:
         raise ShardError(f"the dataset's remote shards need {total / 2**30:.1f} GiB in "
                          f"{remote}, over cache_limit={limit / 2**30:.1f} GiB: raise the limit "
@@ -207,24 +279,66 @@ class ShardIndex:
     @classmethod
     def load(cls, path: str, target: str | None, image_exts: Sequence[str],
              cache_dir: Path | None) -> ShardIndex:
-        """The cached index when the shard is unchanged, else built and cached."""
+        """The cached index when the shard is unchanged (NOTE [ A shard's index ]),
+        else built, and cached where the cache can be written."""
         if cache_dir is None:
             return cls.build(path, target, image_exts)
-        st = os.stat(path)
-        ident = json.dumps([INDEX_VERSION, os.path.abspath(path), st.st_size, st.st_mtime_ns,
-                            target, list(image_exts)])
-        cached = cache_dir / "index" / (hashlib.sha256(ident.encode()).hexdigest()[:24] + ".npz")
-        if cached.exists():
+        folder = cache_dir / "index"
+        # one entry per (shard, target, extensions): a new identity replaces the old
+        stem = _digest([INDEX_VERSION, os.path.abspath(path), target, list(image_exts)])
+        cached = folder / f"{stem}-{_digest(shard_identity(path))}.npz"
+        try:
             with np.load(cached) as z:
                 return cls(z["offsets"], z["sizes"], z["targets"],
                            bytes(z["keys"]).decode().split("\n") if z["offsets"].size else [])
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        except Exception as e:  # noqa: BLE001 - a damaged entry is rebuilt, whatever numpy says
+            _LG.warning("jpegloader: the cached index %s of shard %s cannot be read (%s: %s); "
+                        "indexing the shard again", cached, path, type(e).__name__, e)
         index = cls.build(path, target, image_exts)
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.tmp.npz")
-        np.savez(partial, offsets=index.offsets, sizes=index.sizes, targets=index.targets,
-                 keys=np.frombuffer("\n".join(index.keys).encode(), np.uint8))
-        os.replace(partial, cached)
+        index._save(cached, stem)
         return index
+
+    def _save(self, cached: Path, stem: str) -> None:
+        partial = cached.with_name(f"{cached.stem}.{os.getpid()}.tmp.npz")
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(partial, offsets=self.offsets, sizes=self.sizes, targets=self.targets,
+                     keys=np.frombuffer("\n".join(self.keys).encode(), np.uint8))
+            os.replace(partial, cached)
+        except OSError as e:
+            if str(cached.parent) not in _UNWRITABLE:
+                _UNWRITABLE.add(str(cached.parent))
+                _LG.warning("jpegloader: cannot write shard indexes into %s (%s); going on "
+                            "without caching them (pass cache_dir= a writable folder, or "
+                            "None)", cached.parent, e)
+            return
+        finally:
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+        stale = time.time() - 600  # a temporary file that old lost its writer
+        for old in cached.parent.glob(f"{stem}-*.npz"):
+            if old != cached and (".tmp." not in old.name or _mtime(old) < stale):
+                old.unlink(missing_ok=True)
+
+
+def _digest(value) -> str:
+    return hashlib.sha256(json.dumps(value).encode()).hexdigest()[:24]
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return float("inf")
+
+
+def _identity_or_none(path: str) -> tuple[int, ...] | None:
+    try:
+        return shard_identity(path)
+    except OSError:
+        return None
 
 
 def _key_ext(name: str) -> tuple[str, str]:
@@ -341,7 +455,13 @@ class WebDataset(EncodedImages):
                        for u in self.urls]
         if cache_limit is not None:
             bound_cache(copies, cache_limit, set(self.shards))
-        indexes = _load_all(self.shards, target, tuple(image_extensions), cache)
+        self._cache, self._image_exts = cache, tuple(image_extensions)
+        # taken before indexing: a change while indexing shows at the next check
+        self._identities = [_identity_or_none(s) for s in self.shards]
+        self._set_indexes(_load_all(self.shards, target, self._image_exts, cache))
+
+    def _set_indexes(self, indexes: list[ShardIndex]) -> None:
+        self._indexes = indexes
         counts = np.array([len(ix) for ix in indexes], np.int64)
         #: per sample: its shard, image offset and size, target; keys for messages
         self.shard_of = np.repeat(np.arange(len(indexes), dtype=np.int32), counts)
@@ -353,6 +473,33 @@ class WebDataset(EncodedImages):
         self._key_offsets = np.zeros(len(keys) + 1, np.int64)
         np.cumsum([len(k) for k in keys], out=self._key_offsets[1:])
         self._keys = np.frombuffer(b"".join(keys), np.uint8) if keys else np.zeros(0, np.uint8)
+
+    def refresh(self) -> list[str]:
+        """Indexes again every shard whose content changed since it was indexed
+        (NOTE [ A shard's index ]); returns their URLs.  A shard that cannot be
+        opened now is left as it is: reading its samples says why."""
+        now = [_identity_or_none(s) for s in self.shards]
+        changed = [k for k, (was, is_) in enumerate(zip(self._identities, now))
+                   if is_ is not None and is_ != was]
+        if not changed:
+            return []
+        indexes = list(self._indexes)
+        for k in changed:
+            indexes[k] = ShardIndex.load(self.shards[k], self.target, self._image_exts,
+                                         self._cache)
+            _LG.info("jpegloader: shard %s changed since it was indexed; indexed it again: "
+                     "%d samples (were %d)", self.urls[k], len(indexes[k]),
+                     len(self._indexes[k]))
+            self._identities[k] = now[k]
+        self._set_indexes(indexes)
+        return [self.urls[k] for k in changed]
+
+    def members(self) -> tuple:
+        """(shard paths, shard of each sample, (offset, size) spans, targets), as
+        the loader reads them at each epoch start: changed shards indexed again first."""
+        self.refresh()
+        return (list(self.shards), self.shard_of, np.stack([self.offsets, self.sizes], axis=1),
+                self.targets)
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -367,7 +514,21 @@ class WebDataset(EncodedImages):
                f"(index {index})"
 
     def read(self, index: int) -> bytes:
-        """The sample's image bytes, read at their offset in the shard."""
+        """The sample's image bytes, read at their offset in the shard (indexed again
+        first if it changed: NOTE [ A shard's index ])."""
+        shard = int(self.shard_of[index])
+        if _identity_or_none(self.shards[shard]) not in (None, self._identities[shard]):
+            where, count = self.where(index), len(self)
+            try:
+                self.refresh()
+            except ShardError as e:
+                raise ShardError(f"{where}: the shard changed since it was indexed and "
+                                 f"cannot be indexed again: {e}") from None
+            if len(self) != count:
+                raise ShardError(f"{where}: the shard was rewritten during the epoch and "
+                                 f"the dataset now holds {len(self)} samples, not {count}: "
+                                 "the sampler's indices no longer name the same samples; "
+                                 "start the epoch again")
         size = int(self.sizes[index])
         try:
             data = read_span(self.shards[self.shard_of[index]], (self.offsets[index], size))

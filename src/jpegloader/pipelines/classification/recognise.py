@@ -212,9 +212,7 @@ def recognise(dataset) -> tuple[ImageSource | None, list[Check]]:
     if not all(c.passed for c in checks):
         return None, checks
     if shards:
-        members = base.members() if isinstance(base, HuggingFaceImages) else (
-            list(base.shards), base.shard_of, np.stack([base.offsets, base.sizes], axis=1),
-            base.targets)
+        members = base.members()
         return ImageSource((), indices, base.transform, False, f"{wrapped} {_name(base)}",
                            members), checks
     if timm and _hfds_members(base.reader) is not None:
