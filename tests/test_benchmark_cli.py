@@ -74,6 +74,13 @@ def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
                     assert len(runs) == 2 and min(runs) > 0
                     assert r[name][key] == pytest.approx(sum(runs) / 2)  # the median
     assert "PSS MiB" in text and "held MiB" in text and "the median of 2 runs" in text
+    # the sweep's curve in one table: a row per pipeline and worker count
+    sweep = text.split("scaling against num_workers")[1].split("where jpegloader's")[0]
+    rows = [line.split() for line in sweep.splitlines() if line.startswith(("train", "eval"))]
+    assert [(r[0], r[1]) for r in rows] == [("train", "0"), ("train", "2"), ("eval", "0"),
+                                            ("eval", "2")]
+    for by_workers in report["results"].values():
+        assert all(0 < r["jpegloader"]["main_busy"] for r in by_workers.values())
     if util.find_spec("matplotlib") is not None:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

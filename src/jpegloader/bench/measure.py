@@ -98,6 +98,13 @@ def _cpu_seconds() -> float:
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime + _live_children_cpu()
 
 
+def _main_cpu_seconds() -> float:
+    """This process's CPU time alone (every thread of it): the main process's share,
+    which no number of workers can take over."""
+    s = resource.getrusage(resource.RUSAGE_SELF)
+    return s.ru_utime + s.ru_stime
+
+
 def native_pil() -> dict:
     """Which distribution provides PIL here: pillow-simd or Pillow."""
     for name in ("pillow-simd", "Pillow"):
@@ -118,6 +125,7 @@ def run_epoch(loader, label: str = "", consumer_ms: float = 0.0, others=()) -> d
     an accelerator leaves the CPU to the loader).  ``others``: loaders alternated
     with this one, whose kept workers are not waited for either."""
     stages0 = dict(getattr(loader, "stage_seconds", {}))
+    main0 = _main_cpu_seconds()
     cpu0, t0 = _cpu_seconds(), time.perf_counter()
     first = None
     images = 0
@@ -139,9 +147,11 @@ def run_epoch(loader, label: str = "", consumer_ms: float = 0.0, others=()) -> d
             for w in held._workers()]
     _wait_for_children_to_exit(timeout=10.0, keep=kept)
     cpu = _cpu_seconds() - cpu0
+    main = _main_cpu_seconds() - main0
     stages = {k: v - stages0.get(k, 0.0) for k, v in getattr(loader, "stage_seconds", {}).items()}
     return dict(images=images, seconds=wall, img_per_s=images / wall,
                 cpu_ms_per_img=1000 * cpu / max(images, 1), first_batch_s=first,
+                main_busy=main / wall if wall else 0.0,
                 worker_peak_mib=max(mem.workers.values(), default=0) / 1024,
                 stage_seconds=stages)
 
@@ -243,6 +253,7 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
             "img_per_s": statistics.median(r["img_per_s"] for r in rs),
             "cpu_ms_per_img": statistics.median(r["cpu_ms_per_img"] for r in rs),
             "first_batch_s": statistics.median(r["first_batch_s"] for r in rs),
+            "main_busy": statistics.median(r["main_busy"] for r in rs),
             "worker_peak_mib": max(r["worker_peak_mib"] for r in rs),
             "epochs": rs,
         }

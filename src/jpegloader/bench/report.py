@@ -42,6 +42,9 @@ def _table(results: dict, pil: dict) -> str:
     lines.append(f"native = torch.utils.data.DataLoader, PIL from {pil['distribution']} "
                  f"{pil['version']}" + (" (SIMD resize: a faster native path than Pillow's)"
                                         if pil["distribution"] == "pillow-simd" else ""))
+    sweep = _sweep(results)
+    if sweep:
+        lines += ["", *sweep]
     lines.append("")
     lines.append("where jpegloader's time goes, ms per image (worker stages summed over "
                  "workers; 'waited' is the training loop blocked on the next batch):")
@@ -53,6 +56,36 @@ def _table(results: dict, pil: dict) -> str:
             lines.append(f"  {pipeline:9s} workers={workers}: {parts}")
             lines.append(f"    -> {r['advice']}")
     return "\n".join(lines)
+
+
+def _sweep(results: dict) -> list[str]:
+    """The curve against num_workers, one table for every pipeline measured at several
+    worker counts: how each loader scales and where jpegloader bends (its img/s per
+    worker, its share of libjpeg-turbo's ceiling at that many processes, and how busy
+    the main process is, which no number of workers can relieve)."""
+    swept = {p: by for p, by in results.items() if len(by) > 1}
+    if not swept:
+        return []
+    lines = ["scaling against num_workers (torch = torch.utils.data.DataLoader; main busy: "
+             "jpegloader's main process CPU over wall time, 100% = one core):",
+             f"{'pipeline':14s} {'workers':>7s} {'torch img/s':>11s} {'jpegloader':>10s} "
+             f"{'ratio':>6s} {'per worker':>10s} {'ceiling':>7s} {'of it':>6s} "
+             f"{'CPU ms/img torch/ours':>21s} {'main busy':>9s} {'1st batch s':>11s} "
+             f"{'PSS MiB torch/ours':>18s}"]
+    for pipeline, by_workers in swept.items():
+        for workers, r in sorted(by_workers.items()):
+            n, t = r["native"], r["jpegloader"]
+            ceiling = f"{r['ceiling']['img_per_s']:.0f}" if "ceiling" in r else "-"
+            pss = (f"{n['pss_mib']:.0f}/{t['pss_mib']:.0f}" if "pss_mib" in t else "-")
+            lines.append(
+                f"{pipeline:14s} {workers:>7} {n['img_per_s']:11.0f} {t['img_per_s']:10.0f} "
+                f"{r['ratio']:5.2f}x {t['img_per_s'] / max(workers, 1):10.0f} "
+                f"{ceiling:>7s} "
+                f"{_maybe(t, 'of_ceiling', '{:.0%}'):>6s} "
+                f"{n['cpu_ms_per_img']:10.2f}/{t['cpu_ms_per_img']:<10.2f} "
+                f"{_maybe(t, 'main_busy', '{:.0%}'):>9s} {t['first_batch_s']:11.2f} "
+                f"{pss:>18s}")
+    return lines
 
 
 def _maybe(summary: dict, key: str, form: str) -> str:
