@@ -51,7 +51,7 @@ def test_kept_workers_give_the_batches_fresh_ones_give(small_folder, monkeypatch
     runs = {}
     for keep in (True, False):
         if not keep:
-            monkeypatch.setattr(loader_module.Engine, "keep_idle", lambda self, pool: False)
+            monkeypatch.setattr(loader_module.Engine, "_keep_idle", lambda self, pool: False)
         loader = jpegloader.DataLoader(ds, batch_size=5, shuffle=True, num_workers=2,
                                        generator=torch.Generator().manual_seed(3))
         runs[keep], pids = zip(*(_epoch(loader) for _ in range(3)), strict=True)
@@ -129,3 +129,36 @@ def test_close_and_drop_stop_kept_workers_at_once(small_folder, monkeypatch):
             del loader
         _wait_gone(pids, 5)
     assert shm_entries() <= before
+
+
+def _torch_pids(loader) -> list[int]:
+    return [w.pid for w in loader._iterator._workers] if loader._iterator is not None else []
+
+
+@pytest.mark.parametrize("cls", [torch.utils.data.DataLoader, jpegloader.DataLoader],
+                         ids=["torch", "jpegloader"])
+def test_persistent_workers_outlive_abandoned_epochs(small_folder, cls):
+    """persistent_workers=True: the workers that start with the first epoch serve every
+    later one, whether the first is abandoned mid-way (``it = iter(loader); next(it);
+    del it``), a later one is, or one runs to its end, as torch's loader keeps them."""
+    ds = datasets.ImageFolder(str(small_folder), eval_transform())
+    loader = cls(ds, batch_size=2, num_workers=2, persistent_workers=True)
+    pids = _pids if cls is jpegloader.DataLoader else _torch_pids
+    it = iter(loader)
+    next(it)
+    first = pids(loader)
+    assert len(first) == 2
+    del it  # the first epoch abandoned
+    seen = []
+    for abandon in (True, False, True, False):
+        it = iter(loader)
+        if abandon:
+            next(it)
+        else:
+            assert sum(len(b[1]) for b in it) == len(ds)
+        seen.append(pids(loader))
+        del it
+    assert all(p == first for p in seen), (first, seen)
+    assert all(_alive(p) for p in first)
+    if cls is jpegloader.DataLoader:
+        loader.close()

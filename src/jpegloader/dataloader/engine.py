@@ -5,11 +5,14 @@ The loader holds configuration and the verdict and starts epochs; it never runs
 anything itself.  An ``Engine`` exists for one verdict's decoder (a new pipeline
 is a new engine) and owns what lasts from epoch to epoch: the decoder, the
 shared-memory ring (its pages stay allocated), the persistent pool, the pool
-kept idle between epochs, and the statistics of the epochs that ended.  An
-``Epoch`` (epoch.py) owns one pass and asks the engine, never the loader, for a
-pool and to take its idle one back; it hands its statistics back as a value.
-Nothing here points back to the loader, so dropping the loader drops the engine
-and its workers (NOTE [ No cycle through the loader ] in resume.py).
+kept idle between epochs, and every epoch's statistics.  The engine alone
+decides a pool's fate: once per epoch (the persistent pool, the idle one
+reclaimed, or a new one) it hands the ``Epoch`` (epoch.py) a ``PoolLease``
+carrying that decision, and the lease, not the epoch, carries it out when the
+epoch ends, however it ends (run through, closed, or garbage collected).  The
+epoch never calls back: the engine reads its statistics.  Nothing here points
+back to the loader, so dropping the loader drops the engine and its workers
+(NOTE [ No cycle through the loader ] in resume.py).
 
 NOTE [ Workers kept between epochs ]
 With persistent_workers=False torch starts fresh workers every epoch: each
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 import torch
 
 from ..pipelines import BatchDecoder
-from .epoch import Epoch, EpochSettings, EpochStats
+from .epoch import Epoch, EpochSettings, EpochStats, PoolLease
 from .pool import WorkerPool
 from .ring import MIB, BatchRing, fit_prefetch, layout_bytes, shared_memory_free
 
@@ -74,7 +77,7 @@ class Engine:
         self.decoder = decoder
         self.key = key  # the lowering's key: equal keys, the same program on the same samples
         self.config = config
-        self.finished = EpochStats()  # of the epochs that ended
+        self._epoch_stats: list[EpochStats] = []  # each epoch's, read when asked
         self._ring: BatchRing | None = None
         self._prefetch = 0  # the ring's prefetch factor, fitted to /dev/shm
         self._pools = _Pools()
@@ -86,35 +89,46 @@ class Engine:
     # -- epochs ------------------------------------------------------------------------
     def start_epoch(self, sampler_iter, base_seed: int, index: int, seed: int, length: int,
                     yielded: int, pin: bool, device, threads: int) -> Epoch:
-        """An epoch over ``sampler_iter``, with the persistent pool, the pool kept idle
-        since the last epoch, or (the epoch makes it) a new one."""
+        """An epoch over ``sampler_iter``, on the pool ``_lease`` decides."""
         c = self.config
-        persistent = self._pools.persistent
-        pool = persistent if (persistent is not None and persistent.alive) else None
-        kept, self._pools.idle = self._pools.idle, None
-        reclaimed = pool is None and kept is not None and kept.reclaim()
-        if reclaimed:  # the epoch owns it, and offers it back at its end
-            pool = kept
         settings = EpochSettings(self.decoder, c.num_workers, c.timeout, pin, device, threads)
-        epoch = Epoch(settings, self, sampler_iter, base_seed, index, seed, pool, length,
-                      yielded=yielded, owns_pool=reclaimed)
-        if c.persistent and epoch.owns_pool:
-            epoch.owns_pool = False  # the engine keeps it for the next epochs
-            self._pools.persistent = epoch.pool
+        epoch = Epoch(settings, self._lease(base_seed), sampler_iter, index, seed, length,
+                      yielded=yielded)
+        self._epoch_stats.append(epoch.stats)
         self._epoch_ref = weakref.ref(epoch)
         return epoch
+
+    def _lease(self, base_seed: int) -> PoolLease:
+        """The one decision about an epoch's workers: the persistent pool (kept by the
+        engine whatever the epoch does), the pool kept idle since the last epoch
+        (reclaimed: the epoch's to end or offer back), or a new pool (persistent,
+        or the epoch's)."""
+        c = self.config
+        if c.num_workers == 0:
+            return PoolLease(None, owned=False)
+        persistent = self._pools.persistent
+        if persistent is not None and persistent.alive:
+            return PoolLease(persistent, owned=False)
+        kept, self._pools.idle = self._pools.idle, None
+        if kept is not None and kept.reclaim():
+            return PoolLease(kept, owned=True, keep_idle=self._keep_idle)
+        pool = self.new_pool(base_seed)
+        if c.persistent:
+            self._pools.persistent = pool
+            return PoolLease(pool, owned=False)
+        return PoolLease(pool, owned=True, keep_idle=self._keep_idle)
 
     def running_epoch(self) -> Epoch | None:
         epoch = self._epoch_ref() if self._epoch_ref is not None else None
         return epoch if epoch is not None and not epoch.ended else None
 
-    def epoch_ended(self, stats: EpochStats) -> None:
-        self.finished = self.finished.merged(stats)
-
     @property
     def stats(self) -> EpochStats:
-        running = self.running_epoch()
-        return self.finished if running is None else self.finished.merged(running.stats)
+        """Every epoch's statistics, the running one's so far included."""
+        total = EpochStats()
+        for stats in self._epoch_stats:
+            total = total.merged(stats)
+        return total
 
     # -- pools -------------------------------------------------------------------------
     def new_pool(self, base_seed: int) -> WorkerPool:
@@ -148,9 +162,9 @@ class Engine:
                 slot_bytes / MIB, fitted)
         return fitted
 
-    def keep_idle(self, pool: WorkerPool) -> bool:
-        """An epoch that ran to its end offers its idle pool: True when it is kept for
-        the next epoch (NOTE [ Workers kept between epochs ])."""
+    def _keep_idle(self, pool: WorkerPool) -> bool:
+        """An epoch that ran to its end offers its idle pool (through its lease): True
+        when it is kept for the next epoch (NOTE [ Workers kept between epochs ])."""
         if (self.config.persistent or self.config.worker_init_fn is not None
                 or self.decoder.runs_user_code or pool.decoder is not self.decoder
                 or not pool.alive):

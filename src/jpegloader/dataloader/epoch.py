@@ -2,23 +2,22 @@
 
 NOTE [ One object owns an epoch ]
 An ``Epoch`` holds everything of one pass: the sampler's iterator, the epoch
-seed, its worker pool (its own, or the engine's persistent one, borrowed), the
-batches in flight, the batch the user still holds and the statistics.  It ends
-when the sampler is exhausted, when ``close`` is called (a new epoch starts
-while this one is unfinished) or when it is garbage collected; then it stops
-its own workers (or offers them to the engine to keep: NOTE [ Workers kept
-between epochs ] in engine.py) and hands its statistics back, once, as a value.
+seed, the lease on its workers (NOTE [ One owner per job ] in engine.py), the
+batches in flight, the batch the user still holds and the statistics, which
+the engine reads.  It ends when the sampler is exhausted, when ``close`` is
+called (a new epoch starts while this one is unfinished) or when it is garbage
+collected; then its lease ends, as the engine decided when it made it.
 """
 from __future__ import annotations
 
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Protocol
+from collections.abc import Callable
 
 import torch
 
-from ..pipelines.contract import BatchDecoder, BatchReport, SampleFailure
+from ..pipelines.contract import IN_MAIN, BatchDecoder, BatchReport, SampleFailure
 from .delivery import DeviceFeed
 from .pool import WorkerPool
 from .ring import ZERO_COPY_SUPPORTED
@@ -63,23 +62,34 @@ class EpochSettings:
     inline_threads: int = 1  # num_workers=0: threads a batch's C work is shared over
 
 
-class PoolOwner(Protocol):
-    """Where an epoch gets a pool and gives back its idle one and its statistics
-    (engine.Engine)."""
+@dataclass(frozen=True)
+class PoolLease:
+    """An epoch's workers and what becomes of them when it ends, as the engine
+    decided: ``owned`` pools are stopped, or offered to ``keep_idle`` when the
+    epoch ran to its end with them idle (NOTE [ Workers kept between epochs ] in
+    engine.py); others (persistent) stay as they are, whatever the epoch did."""
 
-    def new_pool(self, base_seed: int) -> WorkerPool: ...
+    pool: WorkerPool | None
+    owned: bool
+    keep_idle: Callable[[WorkerPool], bool] | None = None
 
-    def keep_idle(self, pool: WorkerPool) -> bool: ...
-
-    def epoch_ended(self, stats: EpochStats) -> None: ...
+    def end(self, completed: bool) -> None:
+        """The epoch is over: ``completed`` when it ran to its end (its workers are
+        idle then); otherwise its workers may be busy and are stopped now."""
+        pool = self.pool
+        if pool is None or not self.owned:
+            return
+        if not completed:
+            pool.shutdown()
+        elif not (pool.idle and self.keep_idle is not None and self.keep_idle(pool)):
+            pool.stop()  # reaped in the background
 
 
 class Epoch:
     """Yields batches with default_collate's structure (the decoder's ``assemble``)."""
 
-    def __init__(self, settings: EpochSettings, owner: PoolOwner, sampler_iter,
-                 base_seed: int, epoch: int, seed: int, pool: WorkerPool | None, length: int,
-                 yielded: int = 0, owns_pool: bool = False):
+    def __init__(self, settings: EpochSettings, lease: PoolLease, sampler_iter, epoch: int,
+                 seed: int, length: int, yielded: int = 0):
         self.settings = settings
         self.index = epoch
         #: batches handed to the user in this epoch (a resumed epoch starts at its count)
@@ -89,11 +99,8 @@ class Epoch:
         self._decoder = settings.decoder
         self._length = length
         self.stats = EpochStats()
-        self._owner = owner
-        # An epoch without a pool handed in makes (and owns) its own; one handed in
-        # is borrowed (persistent workers) unless the epoch is to own it (kept workers).
-        self.owns_pool = (pool is None or owns_pool) and settings.num_workers > 0
-        self.pool = owner.new_pool(base_seed) if self.owns_pool and pool is None else pool
+        self._lease = lease
+        self.pool = lease.pool
         self._feed = DeviceFeed(settings.device) if settings.device is not None else None
         self._staged = None
         # batch numbers continue a resumed epoch's (a collate_fn is seeded by them)
@@ -103,8 +110,8 @@ class Epoch:
         self._holding = None  # the result whose batch the user has now
         self._inline_batch = yielded  # num_workers=0: the batch number (collate_fn seeds)
         self._ended = False
-        self._finalizer = weakref.finalize(self, Epoch._abandon, self.pool, self.owns_pool,
-                                           self.stats, owner)
+        # garbage collected mid-epoch: no worker may go on writing a slot
+        self._finalizer = weakref.finalize(self, lease.end, False)
         if self.pool is not None:
             self._fill()
 
@@ -119,16 +126,7 @@ class Epoch:
     def ended(self) -> bool:
         return self._ended
 
-    @staticmethod
-    def _abandon(pool: WorkerPool | None, owned: bool, stats: EpochStats,
-                 owner: PoolOwner) -> None:
-        """Garbage collected mid-epoch: no worker may go on writing a slot, and the
-        statistics still go back."""
-        if pool is not None and owned:
-            pool.shutdown()
-        owner.epoch_ended(stats)
-
-    def _end(self) -> None:
+    def _end(self, completed: bool) -> None:
         if self._ended:
             return
         self._ended = True
@@ -137,19 +135,13 @@ class Epoch:
             self.pool.finished(self._holding)
             self._holding = None
             self.pool.holding(None)
-        if self.owns_pool and not (self.pool.idle and self._owner.keep_idle(self.pool)):
-            self.pool.stop()  # reaped in the background
-        self._owner.epoch_ended(self.stats)
+        self._lease.end(completed)
 
     def close(self) -> None:
         """Ends the epoch now (a new one is starting): its own workers are stopped
         and waited for if busy, so none still writes a slot; a persistent pool is
         kept, its stale results are drained by the next epoch."""
-        if self._ended:
-            return
-        if self.owns_pool and not self.pool.idle:
-            self.pool.shutdown()
-        self._end()
+        self._end(completed=self.pool is not None and self.pool.idle)
 
     # -- producing batches -----------------------------------------------------------------
     def _fill(self) -> None:
@@ -175,7 +167,7 @@ class Epoch:
             try:
                 report = self._decoder.decode(indices, self._seed,
                                               tuple(t.numpy() for t in tensors),
-                                              "in the main process", self._inline_batch,
+                                              IN_MAIN, self._inline_batch,
                                               self.settings.inline_threads)
             except SampleFailure as failure:
                 failure.wrapper.reraise()
@@ -265,7 +257,7 @@ class Epoch:
                 return self._next_inline()
             return self._next_from_workers()
         except StopIteration:
-            self._end()
+            self._end(completed=True)
             raise
 
     # -- delivering them ---------------------------------------------------------------

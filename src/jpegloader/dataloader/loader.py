@@ -183,7 +183,7 @@ class DataLoader(TorchDataLoader[T_co]):
     def _drop_engine(self) -> None:
         if self._engine is not None:
             self._engine.shutdown()
-            self._past_stats = self._past_stats.merged(self._engine.finished)
+            self._past_stats = self._past_stats.merged(self._engine.stats)
             self._engine = None
 
     def _renew_verdict(self) -> None:
