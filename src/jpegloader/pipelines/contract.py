@@ -13,6 +13,7 @@ this; the C core (decoders/) knows nothing of datasets.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import time
@@ -24,6 +25,9 @@ import torch
 from torch._utils import ExceptionWrapper
 
 from ..decoders import DEFAULT_MAX_PIXELS
+from ..decoders import status as st
+from .file_table import FileTable, forget_changed, image_sizes
+from .read_files import read_in_groups
 
 _LG = logging.getLogger("jpegloader")
 
@@ -34,6 +38,8 @@ DECODE_CHOICES = ("auto", "exact")
 WORKER_STAGES = ("read", "decode", "augment", "python_path", "yours")
 #: A batch layout: per field, the shape of one sample's entry and its dtype.
 Layout = tuple[tuple[tuple[int, ...], torch.dtype], ...]
+#: ``where`` for a batch decoded by the loop's own process (num_workers=0)
+IN_MAIN = "in the main process"
 
 
 @dataclass(frozen=True)
@@ -150,6 +156,29 @@ def compact(arrays: Sequence[np.ndarray], keep: np.ndarray) -> int:
     return len(kept)
 
 
+@dataclass
+class BatchWork:
+    """One batch on its way through ``BatchDecoder.decode``: what the skeleton was
+    given, what the decoder's hooks find (``rows`` and ``paths`` from ``begin``, and
+    any state of their own as further attributes), and which samples are still in
+    the batch (``keep``)."""
+
+    indices: np.ndarray
+    seed: int
+    arrays: tuple[np.ndarray, ...]
+    where: str
+    batch_no: int
+    threads: int
+    report: BatchReport
+    rows: np.ndarray | None = None
+    paths: list[str] | None = None
+    keep: np.ndarray | None = None
+
+    @property
+    def in_main(self) -> bool:
+        return self.where == IN_MAIN
+
+
 class BatchDecoder:
     """Turns a batch of dataset indices into a batch's tensors, in one process
     (each worker, or the main process with num_workers=0).
@@ -177,8 +206,91 @@ class BatchDecoder:
                where: str, batch_no: int = 0, threads: int = 1) -> BatchReport:
         """Fills the batch of the samples at ``indices`` into ``arrays`` (the slot's
         fields) and returns its report; ``where`` names this process in errors; the
-        C core's work may be shared out over ``threads`` threads."""
+        C core's work may be shared out over ``threads`` threads.
+
+        NOTE [ One batch skeleton ]
+        Every pipeline's batch goes through these steps, written here once; a
+        decoder fills in the hooks.  ``begin`` (the rows and paths, buffers, draws
+        that need no file) -> the files read in groups (NOTE [ Reading a batch in
+        groups ] in read_files.py) -> each group's image sizes (remembered in the
+        file table) -> ``draw_and_decode`` (its random parameters from (seed,
+        index), the C core) -> files found changed forgotten -> ``targets``
+        (labels, ids, boxes; may drop a sample) -> the samples the C core did not
+        do, ``redo``ne through the dataset's own reading with the same draws (a
+        failure there too is skipped or raised, per on_error) -> the kept samples
+        moved to the front of ``fields`` -> ``finish`` (the user's own code)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        n = len(indices)
+        work = BatchWork(indices, seed, arrays, where, batch_no, threads, BatchReport(n),
+                         keep=np.ones(n, dtype=bool))
+        watch = Stopwatch(work.report.seconds)
+        self.begin(work)
+        status = np.zeros(n, np.int32)
+        messages: list[str] = [""] * n
+        files = self.files
+        with contextlib.closing(read_in_groups(work.paths, spans=files.spans_of(work.rows))) \
+                as groups:
+            for part, encoded in groups:
+                watch.lap("read")
+                sizes = image_sizes(files, work.rows[part], encoded)
+                c_seconds = np.zeros(2)
+                status[part], messages[part] = self.draw_and_decode(
+                    work, part, encoded, np.maximum(sizes[:, 0], 1),
+                    np.maximum(sizes[:, 1], 1), sizes[:, 0] > 0, c_seconds)
+                forget_changed(files, work.rows[part], status[part])
+                watch.lap_c_core(c_seconds, threads)
+        self.targets(work)
+        watch.lap("augment")
+        for k in np.flatnonzero((status != st.OK) & work.keep):
+            work.report.python_path += 1
+            try:
+                self.redo(work, int(k))
+            except Exception:
+                work.keep[k] = False
+                self._python_path_failed(work.report, int(indices[k]), work.paths[k],
+                                         messages[k] or st.DESCRIPTIONS[int(status[k])],
+                                         where)
+        watch.lap("python_path")
+        count = n if work.keep.all() else compact(self.fields(work), work.keep)
+        work.report.count = count
+        self.finish(work, count)
+        watch.lap("yours")
+        return work.report
+
+    # -- the skeleton's hooks ---------------------------------------------------------
+    @property
+    def files(self) -> FileTable:
+        """The file table the batch's files are read through."""
         raise NotImplementedError
+
+    def begin(self, work: BatchWork) -> None:
+        """Sets ``work.rows`` (file table rows of the batch's samples) and
+        ``work.paths``, and whatever the other hooks need that needs no file."""
+        work.rows = work.indices
+        work.paths = self.files.paths(work.rows)
+
+    def draw_and_decode(self, work: BatchWork, part: slice, encoded, widths: np.ndarray,
+                        heights: np.ndarray, known: np.ndarray,
+                        c_seconds: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """One group of samples (``part`` of the batch, their files in ``encoded``,
+        their image sizes, ``known`` False where the header could not be read):
+        their random parameters drawn and the C core run; its (status, messages)."""
+        raise NotImplementedError
+
+    def targets(self, work: BatchWork) -> None:
+        """Writes what goes with the images (labels, ids, boxes); a sample whose
+        target fails is dropped through ``_python_path_failed`` and ``work.keep``."""
+
+    def redo(self, work: BatchWork, k: int) -> None:
+        """Sample ``k`` through the dataset's own reading, with its draws."""
+        raise NotImplementedError
+
+    def fields(self, work: BatchWork) -> Sequence[np.ndarray]:
+        """The per-sample arrays whose kept samples are moved to the front."""
+        return work.arrays
+
+    def finish(self, work: BatchWork, count: int) -> None:
+        """After the batch is complete in ``count`` samples: the user's own code."""
 
     def assemble(self, tensors: list[torch.Tensor]) -> list:
         raise NotImplementedError

@@ -2,7 +2,6 @@
 or what the user's collate_fn makes of the samples (NOTE [ Hybrid pipelines ])."""
 from __future__ import annotations
 
-import contextlib
 import io
 import logging
 from collections.abc import Sequence
@@ -12,17 +11,9 @@ import torch
 from PIL import Image
 
 from ...decoders import decode_batch
-from ...decoders import status as st
 from ...decoders.plans import to_plans
-from ..contract import (
-    BatchDecoder,
-    BatchReport,
-    DecodeOptions,
-    Stopwatch,
-    compact,
-)
-from ..file_table import FileTable, forget_changed, image_sizes
-from ..read_files import read_in_groups
+from ..contract import BatchDecoder, BatchWork, DecodeOptions
+from ..file_table import FileTable
 from ..tensor_stage import division_form
 from .draw import draw, replay
 from .hybrid import CollatePlan, Yours, as_collate_input, sample_layout
@@ -80,50 +71,48 @@ class ClassificationBatchDecoder(BatchDecoder):
         indices = np.asarray(indices, dtype=np.int64)
         return indices if self.index_map is None else self.index_map.numpy()[indices]
 
-    def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
-               where: str, batch_no: int = 0, threads: int = 1) -> BatchReport:
+    # -- NOTE [ One batch skeleton ] (contract.py): the hooks --------------------------
+    @property
+    def files(self) -> FileTable:
+        return self.table
+
+    def begin(self, work: BatchWork) -> None:
+        work.rows = self.rows(work.indices)
+        work.paths = self.table.paths(work.rows)
+        work.native, work.final, work.labels = self._buffers(len(work.indices), work.arrays)
+
+    def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
         p = self.program
-        n = len(indices)
-        report = BatchReport(n)
-        watch = Stopwatch(report.seconds)
-        rows = self.rows(indices)
-        paths = self.table.paths(rows)
-        native, final, labels = self._buffers(n, arrays)
+        d = draw(p, widths, heights, work.seed, work.indices[part])
+        plans = to_plans(d.geometry, widths, heights, self.options.allow_dct_scaling,
+                         skip=~known, colour=d.colour)
+        return decode_batch(encoded, plans, work.native[part], self.lut,
+                            self.options.max_pixels, c_seconds, hwc=p.handover == "pil",
+                            threads=work.threads, norm=self.norm)
 
-        def run(part, batch, widths, heights, fast, c_seconds):
-            d = draw(p, widths, heights, seed, indices[part])
-            plans = to_plans(d.geometry, widths, heights, self.options.allow_dct_scaling,
-                             skip=~fast, colour=d.colour)
-            return decode_batch(batch, plans, native[part], self.lut, self.options.max_pixels,
-                                c_seconds, hwc=p.handover == "pil", threads=threads,
-                                norm=self.norm)
+    def targets(self, work: BatchWork) -> None:
+        work.labels[:len(work.rows)] = self.table.targets_of(work.rows)
 
-        def redo(k: int) -> None:
-            native[k], labels[k] = self._python_path(int(indices[k]), int(rows[k]), seed)
+    def redo(self, work: BatchWork, k: int) -> None:
+        work.native[k], work.labels[k] = self._python_path(int(work.indices[k]),
+                                                           int(work.rows[k]), work.seed)
 
-        status, messages = decode_in_groups(self.table, rows, paths, watch, threads, run)
-        labels[:n] = self.table.targets_of(rows)
-        keep = redo_in_python(self, status, messages, indices, paths, report, where, redo)
-        watch.lap("python_path")
-        if not keep.all():
-            count = compact((native, labels), keep)
-            indices = np.asarray(indices)[keep]
-        else:
-            count = n
-        report.count = count
-        in_main = where == "in the main process"
+    def fields(self, work: BatchWork):
+        return (work.native, work.labels)
+
+    def finish(self, work: BatchWork, count: int) -> None:
+        p, native, final = self.program, work.native, work.final
+        indices = work.indices[work.keep]
         samples = None
         if p.hybrid:
-            samples = self.yours.run(native[:count], indices, seed,
-                                     final[:count] if final is not None else None, where,
-                                     in_main)
+            samples = self.yours.run(native[:count], indices, work.seed,
+                                     final[:count] if final is not None else None,
+                                     work.where, work.in_main)
         elif final is not None and final is not native:
             final[:count] = native[:count]
         if self.collate is not None and count:
-            self._collate(samples, native, final, labels, count, arrays, report, batch_no, seed,
-                          in_main)
-        watch.lap("yours")
-        return report
+            self._collate(samples, native, final, work.labels, count, work.arrays,
+                          work.report, work.batch_no, work.seed, work.in_main)
 
     def _buffers(self, n: int, arrays):
         """(native: what the C core writes, final: where finished samples go (None when
@@ -196,43 +185,6 @@ class ClassificationBatchDecoder(BatchDecoder):
         else:
             raise RuntimeError(f"Failed to load {TIMM_RETRIES} consecutive samples")
         return row, image.convert("RGB")
-
-
-def decode_in_groups(table: FileTable, rows: np.ndarray, paths, watch: Stopwatch, threads: int,
-                     run) -> tuple[np.ndarray, list[str]]:
-    """NOTE [ Reading a batch in groups ]: each group read, then drawn and decoded by
-    ``run(part, batch, widths, heights, fast, c_seconds)`` -> (status, messages); a
-    file found changed is forgotten in the size table."""
-    status = np.zeros(len(rows), np.int32)
-    messages: list[str] = [""] * len(rows)
-    with contextlib.closing(read_in_groups(paths, spans=table.spans_of(rows))) as groups:
-        for part, batch in groups:
-            watch.lap("read")
-            sizes = image_sizes(table, rows[part], batch)
-            widths, heights = np.maximum(sizes[:, 0], 1), np.maximum(sizes[:, 1], 1)
-            c_seconds = np.zeros(2)
-            status[part], messages[part] = run(part, batch, widths, heights, sizes[:, 0] > 0,
-                                               c_seconds)
-            forget_changed(table, rows[part], status[part])
-            watch.lap_c_core(c_seconds, threads)
-    return status, messages
-
-
-def redo_in_python(decoder: BatchDecoder, status: np.ndarray, messages: list[str], indices,
-                   paths, report: BatchReport, where: str, redo) -> np.ndarray:
-    """Samples the C core did not do, redone by ``redo(k)`` through the dataset's own
-    reading; returns which samples are kept (a sample failing there too is dropped with
-    on_error="skip", else raises)."""
-    keep = np.ones(len(status), dtype=bool)
-    for k in np.flatnonzero(status != st.OK):
-        report.python_path += 1
-        try:
-            redo(int(k))
-        except Exception:
-            keep[k] = False
-            decoder._python_path_failed(report, int(indices[k]), paths[k],
-                                        messages[k] or st.DESCRIPTIONS[int(status[k])], where)
-    return keep
 
 
 def _numpy_dtype(sample) -> np.dtype:

@@ -3,16 +3,13 @@ views.py): default_collate's [[view 0 images[B, ...], view 1 images, ...],
 labels int64[B]], each JPEG decoded once for all its views."""
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
 import torch
 
 from ...decoders import decode_views
 from ...decoders.plans import view_plans
-from ..contract import BatchDecoder, BatchReport, DecodeOptions, Stopwatch, compact
+from ..contract import BatchDecoder, BatchWork, DecodeOptions
 from ..file_table import FileTable
-from .decode import ClassificationBatchDecoder, decode_in_groups, redo_in_python
+from .decode import ClassificationBatchDecoder
 from .draw import draw
 from .hybrid import sample_layout
 from .views import Views, view_seed
@@ -40,50 +37,52 @@ class ViewsBatchDecoder(BatchDecoder):
     def assemble(self, tensors: list[torch.Tensor]):
         return [list(tensors[:-1]), tensors[-1]]
 
-    def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
-               where: str, batch_no: int = 0, threads: int = 1) -> BatchReport:
+    # -- NOTE [ One batch skeleton ] (contract.py): the hooks --------------------------
+    @property
+    def files(self) -> FileTable:
+        return self.table
+
+    def begin(self, work: BatchWork) -> None:
         parts = self.parts
-        indices = np.asarray(indices, dtype=np.int64)
-        n = len(indices)
-        report = BatchReport(n)
-        watch = Stopwatch(report.seconds)
-        rows = parts[0].rows(indices)
-        paths = self.table.paths(rows)
-        labels = arrays[-1]
+        work.rows = parts[0].rows(work.indices)
+        work.paths = self.table.paths(work.rows)
+        work.labels = work.arrays[-1]
         # per view: (native: what the C core writes, final: the slot's array, labels)
-        buffers = [d._buffers(n, (arrays[v], labels)) for v, d in enumerate(parts)]
-        natives = [b[0] for b in buffers]
-        keys = [view_seed(seed, v) for v in range(len(parts))]
+        work.buffers = [d._buffers(len(work.indices), (work.arrays[v], work.labels))
+                        for v, d in enumerate(parts)]
+        work.natives = [b[0] for b in work.buffers]
+        work.keys = [view_seed(work.seed, v) for v in range(len(parts))]
 
-        def run(part, batch, widths, heights, fast, c_seconds):
-            draws = [draw(d.program, widths, heights, keys[v], indices[part])
-                     for v, d in enumerate(parts)]
-            plans = view_plans([(x.geometry, x.colour) for x in draws], widths, heights,
-                               self.options.allow_dct_scaling, skip=~fast)
-            return decode_views(batch, plans, [a[part] for a in natives], [d.lut for d in parts],
-                                [d.norm for d in parts],
-                                [d.program.handover == "pil" for d in parts],
-                                self.options.max_pixels, c_seconds, threads)
+    def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
+        parts = self.parts
+        draws = [draw(d.program, widths, heights, work.keys[v], work.indices[part])
+                 for v, d in enumerate(parts)]
+        plans = view_plans([(x.geometry, x.colour) for x in draws], widths, heights,
+                           self.options.allow_dct_scaling, skip=~known)
+        return decode_views(encoded, plans, [a[part] for a in work.natives],
+                            [d.lut for d in parts], [d.norm for d in parts],
+                            [d.program.handover == "pil" for d in parts],
+                            self.options.max_pixels, c_seconds, work.threads)
 
-        def redo(k: int) -> None:  # the image opened once for all its views
-            row, image = parts[0].open_row(int(rows[k]))
-            for v, d in enumerate(parts):
-                natives[v][k] = d.native_from_image(image, int(indices[k]), keys[v])
-            labels[k] = int(self.table.targets_of([row])[0])
+    def targets(self, work: BatchWork) -> None:
+        work.labels[:len(work.rows)] = self.table.targets_of(work.rows)
 
-        status, messages = decode_in_groups(self.table, rows, paths, watch, threads, run)
-        labels[:n] = self.table.targets_of(rows)
-        keep = redo_in_python(self, status, messages, indices, paths, report, where, redo)
-        watch.lap("python_path")
-        count = n if keep.all() else compact((*natives, labels), keep)
-        indices = indices[keep]
-        report.count = count
-        in_main = where == "in the main process"
-        for v, d in enumerate(parts):
-            native, final, _ = buffers[v]
+    def redo(self, work: BatchWork, k: int) -> None:  # the image opened once for all views
+        row, image = self.parts[0].open_row(int(work.rows[k]))
+        for v, d in enumerate(self.parts):
+            work.natives[v][k] = d.native_from_image(image, int(work.indices[k]),
+                                                     work.keys[v])
+        work.labels[k] = int(self.table.targets_of([row])[0])
+
+    def fields(self, work: BatchWork):
+        return (*work.natives, work.labels)
+
+    def finish(self, work: BatchWork, count: int) -> None:
+        indices = work.indices[work.keep]
+        for v, d in enumerate(self.parts):
+            native, final, _ = work.buffers[v]
             if d.program.hybrid:
-                d.yours.run(native[:count], indices, keys[v], final[:count], where, in_main)
+                d.yours.run(native[:count], indices, work.keys[v], final[:count], work.where,
+                            work.in_main)
             elif final is not native:
                 final[:count] = native[:count]
-        watch.lap("yours")
-        return report

@@ -1,32 +1,23 @@
 """COCO + SSD-300 batches: the C core for pixels, torch for boxes.
 
-Per batch: the files are read, each image's header size checked against the
-JSON's (a mismatch, or a file the C core cannot decode, takes the Python
-path), crop/flip/jitter drawn (training), the C core decodes only each crop
-window, resizes, jitters, flips and normalizes into the slot, and the boxes
-are cropped, flipped and encoded against the default boxes with the
-reference's own operations (boxes.py).  Validation batches carry
+Per batch (NOTE [ One batch skeleton ] in contract.py): crop/flip/jitter drawn
+from the JSON's image sizes (training), the files read in groups, each image's
+header size checked against the JSON's (a mismatch, or a file the C core cannot
+decode, takes the Python path), the C core decodes only each crop window,
+resizes, jitters, flips and normalizes into the slot, and the boxes are cropped,
+flipped and encoded against the default boxes with the reference's own
+operations (boxes.py).  Validation batches carry
 the boxes zero-padded to ``max_num``.
 """
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import numpy as np
 import torch
 from PIL import Image
 
 from ...decoders import decode_batch
-from ...decoders import status as st
-from ..contract import (
-    BatchDecoder,
-    BatchReport,
-    DecodeOptions,
-    Stopwatch,
-    compact,
-)
-from ..file_table import forget_changed, image_sizes
-from ..read_files import read_files
+from ..contract import BatchDecoder, BatchWork, DecodeOptions
+from ..file_table import FileTable
 from ..tensor_stage import division_form
 from . import boxes as B
 from .draw import boxes_for, draw_ssd, plans_for, replay_image
@@ -65,57 +56,56 @@ class CocoBatchDecoder(BatchDecoder):
         img, ids, h, w, bbox, label = tensors
         return [img, ids, [h, w], bbox, label]  # default_collate's structure
 
-    def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
-               where: str, batch_no: int = 0, threads: int = 1) -> BatchReport:
-        images, ids, heights, widths, bboxes, labels = arrays
+    # -- NOTE [ One batch skeleton ] (contract.py): the hooks --------------------------
+    @property
+    def files(self) -> FileTable:
+        return self.table.files
+
+    def begin(self, work: BatchWork) -> None:
+        table, lowered, indices = self.table, self.lowered, work.indices
+        work.rows = indices
+        work.paths = table.files.paths(indices)
+        # The crop box is computed from the JSON's size, as in the reference, so the
+        # draws need no file; a file whose real size differs goes to PIL, which crops
+        # it the same way.
+        work.json_hw = table.json_sizes(indices)
+        work.annotations = [table.annotations(int(i)) for i in indices]
+        work.draws = None if lowered.val else draw_ssd(
+            lowered, [a[0].numpy() for a in work.annotations],
+            [a[1] for a in work.annotations], work.seed, indices)
+        work.plans, out_hw = plans_for(lowered, work.draws, work.json_hw,
+                                       self.options.allow_dct_scaling,
+                                       np.zeros(len(indices), dtype=bool))
+        images, ids, heights, widths, _, _ = work.arrays
         n = len(indices)
-        table, lowered = self.table, self.lowered
-        report = BatchReport(n)
-        watch = Stopwatch(report.seconds)
-        paths = table.files.paths(indices)
-        batch = read_files(paths)
-        watch.lap("read")
-        header_wh = image_sizes(table.files, indices, batch)
-        json_hw = table.json_sizes(indices)
-        # The crop box is computed from the JSON's size, as in the reference; a
-        # file whose real size differs goes to PIL, which crops it the same way.
-        fast = (header_wh[:, 0] == json_hw[:, 1]) & (header_wh[:, 1] == json_hw[:, 0])
-        annotations = [table.annotations(int(i)) for i in indices]
-        d = None
-        if not lowered.val:
-            d = draw_ssd(lowered, [a[0].numpy() for a in annotations],
-                         [a[1] for a in annotations], seed, indices)
-        plans, out_hw = plans_for(lowered, d, json_hw, self.options.allow_dct_scaling, ~fast)
-        c_seconds = np.zeros(2)
-        status, messages = decode_batch(batch, plans, images[:n], self.lut,
-                                        self.options.max_pixels, c_seconds, threads=threads,
-                                        norm=self.norm)
-        forget_changed(table.files, indices, status)
         ids[:n] = table.files.targets_of(indices)
         heights[:n], widths[:n] = out_hw[:, 0], out_hw[:, 1]
-        watch.lap_c_core(c_seconds, threads)
-        keep = np.ones(n, dtype=bool)
-        for k in range(n):
+
+    def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
+        json_hw = work.json_hw[part]
+        same = known & (widths == json_hw[:, 1]) & (heights == json_hw[:, 0])
+        plans = work.plans[part].copy()
+        plans["skip"] |= ~same
+        return decode_batch(encoded, plans, work.arrays[0][part], self.lut,
+                            self.options.max_pixels, c_seconds, threads=work.threads,
+                            norm=self.norm)
+
+    def targets(self, work: BatchWork) -> None:
+        """The boxes cropped, flipped and encoded with the reference's operations."""
+        bboxes, labels = work.arrays[4], work.arrays[5]
+        for k in range(len(work.indices)):
             try:
-                self._write_boxes(d, k, *annotations[k], bboxes[k], labels[k])
+                self._write_boxes(work.draws, k, *work.annotations[k], bboxes[k], labels[k])
             except ValueError:
-                keep[k] = False
-                self._python_path_failed(report, int(indices[k]), paths[k], "boxes", where)
-        watch.lap("augment")  # box cropping, flipping and encoding
-        for k in np.flatnonzero((status != st.OK) & keep):
-            report.python_path += 1
-            try:
-                image = _load_rgb(paths[k])
-                images[k] = replay_image(lowered, lowered.tensor_stage, d, k, image,
-                                         json_hw[k]).numpy()
-            except Exception:
-                keep[k] = False
-                self._python_path_failed(report, int(indices[k]), paths[k],
-                                         messages[k] or st.DESCRIPTIONS[int(status[k])], where)
-        watch.lap("python_path")
-        if not keep.all():
-            report.count = compact(arrays, keep)
-        return report
+                work.keep[k] = False
+                self._python_path_failed(work.report, int(work.indices[k]), work.paths[k],
+                                         "boxes", work.where)
+
+    def redo(self, work: BatchWork, k: int) -> None:
+        lowered = self.lowered
+        image = _load_rgb(work.paths[k])
+        work.arrays[0][k] = replay_image(lowered, lowered.tensor_stage, work.draws, k, image,
+                                         work.json_hw[k]).numpy()
 
     def _write_boxes(self, d, k: int, boxes: torch.Tensor, labels: torch.Tensor,
                      out_boxes: np.ndarray, out_labels: np.ndarray) -> None:
