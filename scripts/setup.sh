@@ -209,7 +209,7 @@ sys.exit(not (spec and glob.glob(os.path.join(spec.submodule_search_locations[0]
         return
     fi
     _build_backend
-    say "building and installing jpegloader${_extra:+[$_extra]} (editable; compiles the C core, about 30 s) ..."
+    say "building and installing jpegloader${_extra:+[$_extra]} (editable; compiles the C core and, the first time, downloads its dependencies: 1-3 minutes) ..."
     (cd "$_repo" && "$JPEGLOADER_PY" -m pip install -qq --no-build-isolation -e "$target") \
         || die "building or installing jpegloader failed (see the message above)"
     grep -vF " $_repo $target" "$stamp" 2>/dev/null > "$stamp.new" || true

@@ -1,6 +1,9 @@
 """The package's shape, checked: imports point one way (no cycles, the layers
-downward), modules stay a size a reader can hold, and every NOTE a comment or a
-document cites exists."""
+downward, nothing below the top imports the package root), each pipeline package
+has its four roles, the loader imports none of the engine's parts, modules stay a
+size a reader can hold, and every NOTE a comment or a document cites exists.  Each
+import check is also run on a small planted package that breaks it, so that none
+can pass vacuously."""
 from __future__ import annotations
 
 import ast
@@ -15,21 +18,29 @@ SRC = REPO / "src"
 PACKAGE = SRC / "jpegloader"
 #: lower layers never import higher ones (NOTE [ A pipeline's contract ]; docs/design.md)
 LAYERS = ("decoders", "pipelines", "dataloader")
+#: top-level tools no layer may import
+TOOLS = ("bench", "diagnose", "patching", "benchmark")
+#: what each pipeline package holds (NOTE [ A pipeline's contract ])
+ROLES = ("recognise.py", "lower.py", "draw.py", "decode.py")
+#: the engine's parts, which the loader reaches only through the engine
+ENGINE_PARTS = ("ring", "pool", "shared_budget")
 MAX_LINES = 600
 #: the C resampler: each pass's vector loops for two instruction sets
 LONG_ALLOWED = {"decoders/csrc/resample.c"}
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(SRC).with_suffix("").parts)
+def _module_name(path: Path, src: Path = SRC) -> str:
+    parts = list(path.relative_to(src).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def _imports(path: Path) -> set[str]:
-    """Every jpegloader module this file imports, at module level or in a function."""
-    name = _module_name(path)
+def _imports(path: Path, modules: set[str], src: Path = SRC) -> set[str]:
+    """Every module of the package this file imports, at module level or in a
+    function: ``from . import x`` names the module x when x is one, and the package
+    only when a name comes from its ``__init__``."""
+    name = _module_name(path, src)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -42,59 +53,183 @@ def _imports(path: Path) -> set[str]:
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
-            found.add(module)
-            found |= {f"{module}.{a.name}" for a in node.names}
-    modules = {_module_name(p) for p in PACKAGE.rglob("*.py")}
+            submodules = {f"{module}.{a.name}" for a in node.names} & modules
+            found |= submodules
+            if len(submodules) < len(node.names):
+                found.add(module)
     return {m for m in found if m in modules and m != name}
 
 
-def _graph() -> dict[str, set[str]]:
-    return {_module_name(p): _imports(p) for p in PACKAGE.rglob("*.py")}
+def _graph(src: Path = SRC, top: str = "jpegloader") -> dict[str, set[str]]:
+    files = list((src / top).rglob("*.py"))
+    # C extensions are modules too (their .pyi stubs name them)
+    modules = {_module_name(p, src) for p in files} | \
+        {_module_name(p, src) for p in (src / top).rglob("*.pyi")}
+    return {_module_name(p, src): _imports(p, modules, src) for p in files}
 
 
-def test_no_import_cycles():
-    graph = _graph()
-    # A package's __init__ re-exporting its modules is not a cycle through them.
-    edges = {m: {d for d in deps if not (m.startswith(d + ".") and
-                                         _is_package(d))} for m, deps in graph.items()}
+def _is_package(name: str, src: Path) -> bool:
+    return (src / name.replace(".", "/") / "__init__.py").exists()
+
+
+def _cycle(graph: dict[str, set[str]], src: Path = SRC) -> list[str]:
+    """An import cycle, if any.  Only a package's ``__init__`` importing its own
+    modules is set aside (re-exporting them is not a cycle through them)."""
+    edges = {m: {d for d in deps if not (d.startswith(m + ".") and _is_package(m, src))}
+             for m, deps in graph.items()}
     state: dict[str, int] = {}
     path: list[str] = []
 
-    def visit(m: str) -> None:
+    def visit(m: str) -> list[str]:
         state[m] = 1
         path.append(m)
         for d in sorted(edges.get(m, ())):
             if state.get(d) == 1:
-                cycle = path[path.index(d):] + [d]
-                pytest.fail("import cycle: " + " -> ".join(cycle))
+                return path[path.index(d):] + [d]
             if d not in state:
-                visit(d)
+                found = visit(d)
+                if found:
+                    return found
         path.pop()
         state[m] = 2
+        return []
     for m in sorted(edges):
         if m not in state:
-            visit(m)
+            found = visit(m)
+            if found:
+                return found
+    return []
 
 
-def _is_package(name: str) -> bool:
-    return (SRC / name.replace(".", "/") / "__init__.py").exists()
-
-
-def test_layers_import_downward_only():
-    graph = _graph()
+def _upward(graph: dict[str, set[str]], top: str = "jpegloader") -> list[str]:
+    """Imports that point up: a layer importing a higher layer or a tool, a layer's
+    module importing the package root, or a module importing a package it is in."""
     bad = []
     for module, deps in graph.items():
         parts = module.split(".")
-        if len(parts) < 2 or parts[1] not in LAYERS:
-            continue
-        rank = LAYERS.index(parts[1])
         for d in deps:
             dp = d.split(".")
-            if len(dp) >= 2 and dp[1] in LAYERS and LAYERS.index(dp[1]) > rank:
-                bad.append(f"{module} imports {d}")
-            if len(dp) >= 2 and dp[1] in ("bench", "diagnose", "patching", "benchmark"):
-                bad.append(f"{module} imports {d}")
-    assert not bad, bad
+            if module.startswith(d + ".") and d != top:  # the root: the next rule
+                bad.append(f"{module} imports {d}, a package it is in")
+            if len(parts) < 2 or parts[1] not in LAYERS:
+                continue
+            if d == top:
+                bad.append(f"{module} imports the package root {d}")
+            elif dp[1] in LAYERS and LAYERS.index(dp[1]) > LAYERS.index(parts[1]):
+                bad.append(f"{module} imports {d}, a higher layer")
+            elif dp[1] in TOOLS:
+                bad.append(f"{module} imports {d}, a tool")
+    return bad
+
+
+def _shape_problems(src: Path = SRC, top: str = "jpegloader") -> list[str]:
+    """Layer folders that are missing, pipeline packages without their four roles,
+    and the engine's parts imported by the loader."""
+    package = src / top
+    problems = [f"no layer folder {layer}/" for layer in LAYERS
+                if not (package / layer / "__init__.py").is_file()]
+    pipelines = package / "pipelines"
+    for folder in sorted(p for p in pipelines.iterdir() if (p / "__init__.py").is_file()) \
+            if pipelines.is_dir() else ():
+        problems += [f"pipelines/{folder.name} has no {role}" for role in ROLES
+                     if not (folder / role).is_file()]
+    loader = package / "dataloader" / "loader.py"
+    if loader.is_file():
+        graph = _graph(src, top)
+        problems += [f"dataloader/loader.py imports {d}"
+                     for d in sorted(graph.get(f"{top}.dataloader.loader", ()))
+                     if d.split(".")[-1] in ENGINE_PARTS]
+    else:
+        problems.append("no dataloader/loader.py")
+    return problems
+
+
+def test_the_import_graph_is_the_package():
+    graph = _graph()
+    assert len(graph) > 50 and sum(map(len, graph.values())) > 100
+    assert {f"jpegloader.{layer}" for layer in LAYERS} <= set(graph)
+
+
+def test_no_import_cycles():
+    assert not _cycle(_graph()), " -> ".join(_cycle(_graph()))
+
+
+def test_layers_import_downward_only():
+    assert not _upward(_graph()), _upward(_graph())
+
+
+def test_layers_pipeline_roles_and_the_loaders_imports():
+    assert not _shape_problems(), _shape_problems()
+
+
+# -- the checks, each shown failing on a planted violation ------------------------------
+def _plant(root: Path, files: dict[str, str]) -> Path:
+    """A small package ``jpegloader`` under ``root``: the layers, one pipeline with its
+    roles and a loader, each file empty unless ``files`` says otherwise."""
+    base = {"__init__.py": "", **{f"{layer}/__init__.py": "" for layer in LAYERS},
+            **{f"pipelines/demo/{role}": "" for role in ("__init__.py", *ROLES)},
+            "dataloader/loader.py": "from .engine import Engine\n",
+            "dataloader/engine.py": "from .ring import Ring\n", "dataloader/ring.py": "",
+            "decoders/jpeg.py": ""}
+    for rel, text in {**base, **files}.items():
+        if text is None:
+            continue
+        path = root / "jpegloader" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_the_planted_package_itself_passes(tmp_path):
+    src = _plant(tmp_path, {})
+    graph = _graph(src)
+    assert not _cycle(graph, src) and not _upward(graph) and not _shape_problems(src)
+
+
+def test_a_cycle_is_caught(tmp_path):
+    src = _plant(tmp_path, {"pipelines/demo/draw.py": "from .decode import plans\n",
+                            "pipelines/demo/decode.py": "from . import draw\n"})
+    assert _cycle(_graph(src), src) == ["jpegloader.pipelines.demo.decode",
+                                        "jpegloader.pipelines.demo.draw",
+                                        "jpegloader.pipelines.demo.decode"]
+    # a package's __init__ importing its own modules is not a cycle
+    src = _plant(tmp_path / "ok", {"pipelines/__init__.py": "from .demo import decode\n"})
+    assert not _cycle(_graph(src), src)
+
+
+def test_a_layer_importing_the_package_root_is_caught(tmp_path):
+    src = _plant(tmp_path, {"decoders/jpeg.py": "import jpegloader\n"})
+    assert _upward(_graph(src)) == ["jpegloader.decoders.jpeg imports the package root "
+                                    "jpegloader"]
+    src = _plant(tmp_path / "b", {"decoders/jpeg.py": "from .. import DataLoader\n"})
+    assert _upward(_graph(src)) == ["jpegloader.decoders.jpeg imports the package root "
+                                    "jpegloader"]
+
+
+def test_a_lower_layer_importing_a_higher_one_is_caught(tmp_path):
+    src = _plant(tmp_path, {"decoders/jpeg.py": "from ..dataloader.loader import x\n"})
+    assert _upward(_graph(src)) == ["jpegloader.decoders.jpeg imports "
+                                    "jpegloader.dataloader.loader, a higher layer"]
+
+
+def test_a_module_importing_its_own_package_is_caught(tmp_path):
+    # the package's __init__ imports its module, which imports the package back
+    src = _plant(tmp_path, {"pipelines/__init__.py": "from .demo import Pipeline\n",
+                            "pipelines/demo/__init__.py": "from .. import CHOICES\n"})
+    assert _upward(_graph(src)) == ["jpegloader.pipelines.demo imports "
+                                    "jpegloader.pipelines, a package it is in"]
+    src = _plant(tmp_path / "b", {"pipelines/demo/draw.py": "from . import SETTINGS\n"})
+    assert _upward(_graph(src)) == ["jpegloader.pipelines.demo.draw imports "
+                                    "jpegloader.pipelines.demo, a package it is in"]
+
+
+def test_missing_layers_roles_and_the_loader_reaching_the_ring_are_caught(tmp_path):
+    src = _plant(tmp_path, {"pipelines/demo/draw.py": None,
+                            "dataloader/loader.py": "from .ring import Ring\n"})
+    assert _shape_problems(src) == ["pipelines/demo has no draw.py",
+                                    "dataloader/loader.py imports jpegloader.dataloader.ring"]
+    src = _plant(tmp_path / "b", {"decoders/__init__.py": None, "decoders/jpeg.py": None})
+    assert _shape_problems(src) == ["no layer folder decoders/"]
 
 
 def test_modules_stay_readable():

@@ -25,7 +25,8 @@ from PIL import UnidentifiedImageError
 from torchvision import datasets
 
 import jpegloader
-from jpegloader.dataloader.ring import SharedMemoryError, fit_prefetch
+from jpegloader.dataloader.ring import SharedMemoryError
+from jpegloader.dataloader.shared_budget import SharedBudget
 from jpegloader.pipelines import CLASSIFICATION, DecodeOptions
 from tests.conftest import (
     REPO,
@@ -301,13 +302,13 @@ def test_skipped_hostile_files_leave_no_stale_pixels(tmp_path):
 # -- 6. /dev/shm too small ----------------------------------------------------------------
 def test_ring_shrinks_or_refuses_to_fit_free_shared_memory():
     slot = 10 << 20
-    assert fit_prefetch(2, 2, slot, None) == 2
-    assert fit_prefetch(2, 2, slot, 1 << 30) == 2
+    assert SharedBudget().fit_prefetch(2, 2, slot, None) == 2
+    assert SharedBudget().fit_prefetch(2, 2, slot, 1 << 30) == 2
     # One ring for all workers: prefetch x workers slots and the one the user holds.
-    assert fit_prefetch(4, 2, slot, 50 << 20) == 1  # 45 MiB usable: 3 slots, not 5
-    assert fit_prefetch(4, 2, slot, 60 << 20) == 2  # 54 MiB usable: 5 slots
+    assert SharedBudget().fit_prefetch(4, 2, slot, 50 << 20) == 1  # 45 MiB usable: 3 slots, not 5
+    assert SharedBudget().fit_prefetch(4, 2, slot, 60 << 20) == 2  # 54 MiB usable: 5 slots
     with pytest.raises(SharedMemoryError, match=r"needs at least 30 MiB \(3 slots.*--shm-size"):
-        fit_prefetch(2, 2, slot, 30 << 20)
+        SharedBudget().fit_prefetch(2, 2, slot, 30 << 20)
 
 
 def _can_mount_private_shm() -> bool:
@@ -369,13 +370,13 @@ def test_a_pipeline_refused_for_shared_memory_is_not_rebuilt_every_epoch(small_f
                                                                          monkeypatch):
     """The verdict is renewed at every epoch start; the decoder whose tables did not fit
     is built again only once more /dev/shm is free."""
-    from jpegloader.dataloader import loader as loader_module
+    from jpegloader.dataloader import ring, shared_budget
     from jpegloader.pipelines import Check
     built, free = [], [100 << 20]
     refuse = Check("loader.shared_memory", False, "too little /dev/shm (test)", "more")
-    monkeypatch.setattr(loader_module, "share_tables", lambda decoder, *a: built.append(1)
-                        or refuse)
-    monkeypatch.setattr(loader_module, "shared_memory_free", lambda: free[0])
+    monkeypatch.setattr(shared_budget, "_share_tables", lambda budget, decoder, *a:
+                        built.append(1) or refuse)
+    monkeypatch.setattr(ring, "shared_memory_free", lambda: free[0])
     ds = datasets.ImageFolder(str(small_folder), eval_transform())
     loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2)
     for _ in range(3):

@@ -33,10 +33,12 @@ from dataclasses import dataclass
 
 import torch
 
-from ..pipelines import BatchDecoder
-from .epoch import Epoch, EpochSettings, EpochStats, PoolLease
+from ..pipelines import BatchDecoder, Check
+from ..pipelines.contract import Tally
+from .epoch import Epoch, EpochSettings, PoolLease
 from .pool import WorkerPool
-from .ring import MIB, BatchRing, fit_prefetch, layout_bytes, shared_memory_free
+from .ring import MIB, BatchRing, layout_bytes, shared_memory_free
+from .shared_budget import SharedBudget
 
 _LG = logging.getLogger("jpegloader")
 #: NOTE [ Workers kept between epochs ]: how long idle workers wait for the next epoch
@@ -72,12 +74,33 @@ class _Pools:
         self.persistent = self.idle = None
 
 
+class Admission:
+    """Whether an engine may start for a pipeline, within the shared-memory budget
+    (NOTE [ One shared-memory budget ] in shared_budget.py); a refusal stands, and the
+    pipeline's decoder is not built again, until it changes or more is free."""
+
+    def __init__(self):
+        self.budget = SharedBudget()
+
+    def refusal(self, key) -> Check | None:
+        return self.budget.refusal(key)
+
+    def start(self, decoder: BatchDecoder, key, config: WorkerConfig) -> Engine | Check:
+        """An engine for ``decoder``, its tables moved into shared memory; or the
+        failed check to fall back with."""
+        refused = self.budget.admit(decoder, key, config.num_workers, config.batch_size,
+                                    config.prefetch_factor)
+        return refused if refused is not None else Engine(decoder, key, config, self.budget)
+
+
 class Engine:
-    def __init__(self, decoder: BatchDecoder, key: object, config: WorkerConfig):
+    def __init__(self, decoder: BatchDecoder, key: object, config: WorkerConfig,
+                 budget: SharedBudget):
         self.decoder = decoder
+        self.budget = budget
         self.key = key  # the lowering's key: equal keys, the same program on the same samples
         self.config = config
-        self._epoch_stats: list[EpochStats] = []  # each epoch's, read when asked
+        self._epoch_stats: list[Tally] = []  # each epoch's, read when asked
         self._ring: BatchRing | None = None
         self._prefetch = 0  # the ring's prefetch factor, fitted to /dev/shm
         self._pools = _Pools()
@@ -123,9 +146,9 @@ class Engine:
         return epoch if epoch is not None and not epoch.ended else None
 
     @property
-    def stats(self) -> EpochStats:
+    def stats(self) -> Tally:
         """Every epoch's statistics, the running one's so far included."""
-        total = EpochStats()
+        total = Tally()
         for stats in self._epoch_stats:
             total = total.merged(stats)
         return total
@@ -151,7 +174,7 @@ class Engine:
         c = self.config
         slot_bytes = layout_bytes(self.decoder.layout, c.batch_size)
         free = shared_memory_free()
-        fitted = fit_prefetch(c.prefetch_factor, c.num_workers, slot_bytes, free)
+        fitted = self.budget.fit_prefetch(c.prefetch_factor, c.num_workers, slot_bytes, free)
         if fitted < c.prefetch_factor:
             _LG.warning(
                 "/dev/shm has %.0f MiB free, too little for prefetch_factor=%d (a ring of "

@@ -12,42 +12,15 @@ from __future__ import annotations
 
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from collections.abc import Callable
 
 import torch
 
-from ..pipelines.contract import IN_MAIN, BatchDecoder, BatchReport, SampleFailure
+from ..pipelines.contract import IN_MAIN, BatchDecoder, SampleFailure, Tally
 from .delivery import DeviceFeed
 from .pool import WorkerPool
 from .ring import ZERO_COPY_SUPPORTED
-
-
-@dataclass
-class EpochStats:
-    """What an epoch (or several, merged) did: samples skipped (index, path, why),
-    samples that took the Python path, and seconds per stage (NOTE [ Stage times ]
-    in loader.py)."""
-
-    skipped: list[tuple[int, str, str]] = field(default_factory=list)
-    python_path: int = 0
-    seconds: dict[str, float] = field(default_factory=dict)
-
-    def add_report(self, report: BatchReport) -> None:
-        self.skipped.extend(report.skipped)
-        self.python_path += report.python_path
-        self.add_seconds(report.seconds)
-
-    def add_seconds(self, seconds: dict[str, float]) -> None:
-        for stage, t in seconds.items():
-            self.seconds[stage] = self.seconds.get(stage, 0.0) + t
-
-    def merged(self, other: EpochStats) -> EpochStats:
-        out = EpochStats(list(self.skipped), self.python_path, dict(self.seconds))
-        out.skipped.extend(other.skipped)
-        out.python_path += other.python_path
-        out.add_seconds(other.seconds)
-        return out
 
 
 @dataclass(frozen=True)
@@ -98,7 +71,7 @@ class Epoch:
         self._seed = seed
         self._decoder = settings.decoder
         self._length = length
-        self.stats = EpochStats()
+        self.stats = Tally()
         self._lease = lease
         self.pool = lease.pool
         self._feed = DeviceFeed(settings.device) if settings.device is not None else None
@@ -172,7 +145,7 @@ class Epoch:
             except SampleFailure as failure:
                 failure.wrapper.reraise()
             self._inline_batch += 1
-            self.stats.add_report(report)
+            self.stats.add(report)
             if report.payload is not None:
                 return report.payload
             if report.count:
@@ -231,7 +204,7 @@ class Epoch:
 
     def _take(self, result, slot):
         report = result.report
-        self.stats.add_report(report)
+        self.stats.add(report)
         if report.payload is not None:  # a collate_fn's batch, sent as torch sends it
             self.pool.release(slot)
             return _pinned(report.payload) if self.settings.pin else report.payload

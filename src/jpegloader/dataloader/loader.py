@@ -18,14 +18,12 @@ import torch.utils.data
 from .._env import DECODE_ENV, ON_ERROR_ENV, env_choice
 from ..decoders import DEFAULT_MAX_PIXELS
 from ..pipelines import DECODE_CHOICES, ON_ERROR_CHOICES, DecodeOptions, pipeline_for
+from ..pipelines.contract import Tally
 from ..pipelines.random_stream import epoch_seed
 from .delivery import accelerator_available, map_tensors
 from .eligibility import Eligibility, evaluate, fallback_message
-from .engine import IDLE_WORKERS_SECONDS, Engine, WorkerConfig
-from .epoch import EpochStats
+from .engine import IDLE_WORKERS_SECONDS, Admission, Engine, WorkerConfig
 from .resume import CountingIterator, Progress
-from .ring import shared_memory_free
-from .shared_budget import share_tables
 
 _LG = logging.getLogger("jpegloader")
 # NOTE [ The global swap ]
@@ -106,10 +104,8 @@ class DataLoader(TorchDataLoader[T_co]):
         self._loader_args = {"batch_size": batch_size, "batch_sampler": batch_sampler,
                              "collate_fn": collate_fn}
         self._engine: Engine | None = None
-        #: (lowering key, free /dev/shm bytes, the failed check) of a pipeline whose
-        #: tables did not fit (NOTE [ One shared-memory budget ] in shared_budget.py)
-        self._refused = None
-        self._past_stats = EpochStats()  # of engines dropped when the pipeline changed
+        self._admission = Admission()  # NOTE [ One shared-memory budget ]
+        self._past_stats = Tally()  # of engines dropped when the pipeline changed
         self._progress = Progress()
         self._pin_note_given = False
         self._logged_key = None
@@ -117,7 +113,7 @@ class DataLoader(TorchDataLoader[T_co]):
         self._adopt(self.eligibility, first=True)
 
     # -- statistics ------------------------------------------------------------------------
-    def _stats(self) -> EpochStats:
+    def _stats(self) -> Tally:
         return self._past_stats if self._engine is None else \
             self._past_stats.merged(self._engine.stats)
 
@@ -158,27 +154,24 @@ class DataLoader(TorchDataLoader[T_co]):
         self._drop_engine()
         # The verdict is renewed every epoch: a pipeline that did not fit /dev/shm is not
         # built again (its tables cover every sample) until more is free.
-        if self._refused is not None and self._refused[0] == verdict.lowering.key and \
-                (shared_memory_free() or 0) <= self._refused[1]:
-            self._adopt(Eligibility(False, None, (*verdict.checks, self._refused[2])))
-            return
-        decoder = pipeline_for(self.dataset).decoder(verdict.lowering, self._options)
-        config = WorkerConfig(self.num_workers, self.batch_size or 1, self.prefetch_factor or 2,
-                              self.persistent_workers, self.timeout, self.worker_init_fn,
-                              self.multiprocessing_context, self.dataset)
-        # NOTE [ One shared-memory budget ] (shared_budget.py)
-        refused = share_tables(decoder, config.num_workers, config.batch_size,
-                               config.prefetch_factor)
-        if refused is not None:
-            self._refused = (verdict.lowering.key, shared_memory_free() or 0, refused)
-            self._adopt(Eligibility(False, None, (*verdict.checks, refused)))
-            return
-        self._refused = None
-        self._logged_key = None
-        if not first:
-            _LG.info("jpegloader: the dataset changed since the last epoch (its transform or "
-                     "samples); running the new pipeline: %s", verdict.report().splitlines()[0])
-        self._engine = Engine(decoder, verdict.lowering.key, config)
+        refused = self._admission.refusal(verdict.lowering.key)
+        if refused is None:
+            decoder = pipeline_for(self.dataset).decoder(verdict.lowering, self._options)
+            config = WorkerConfig(self.num_workers, self.batch_size or 1,
+                                  self.prefetch_factor or 2, self.persistent_workers,
+                                  self.timeout, self.worker_init_fn,
+                                  self.multiprocessing_context, self.dataset)
+            started = self._admission.start(decoder, verdict.lowering.key, config)
+            if isinstance(started, Engine):
+                self._logged_key = None
+                if not first:
+                    _LG.info("jpegloader: the dataset changed since the last epoch (its "
+                             "transform or samples); running the new pipeline: %s",
+                             verdict.report().splitlines()[0])
+                self._engine = started
+                return
+            refused = started
+        self._adopt(Eligibility(False, None, (*verdict.checks, refused)))
 
     def _drop_engine(self) -> None:
         if self._engine is not None:

@@ -71,7 +71,7 @@ def _joined(flight: _Flight) -> Result:
     failed = next((r for r in results if not isinstance(r.report, BatchReport)), None)
     if failed is not None:
         return dataclasses.replace(failed, worker_id=flight.owner)
-    report = BatchReport(0)
+    report = BatchReport()
     for r, (_, start, _) in zip(results, flight.parts):
         part = r.report
         if part.count and report.count != start:

@@ -18,7 +18,8 @@ NOTE [ When /dev/shm is small ]
 Slots live in /dev/shm, which containers often keep at 64 MB.  torch reserves
 each slot's pages when it creates it (posix_fallocate), so a full /dev/shm is
 an allocation error, never a bus error on first touch.  Before the first
-epoch the loader sizes the ring to the free space (``fit_prefetch``): fewer
+epoch the engine sizes the ring to the free space (``fit_prefetch`` in
+shared_budget.py): fewer
 batches in flight, with a warning, or a clear error when even one batch per
 worker and the one the user holds do not fit.
 """
@@ -103,25 +104,6 @@ def layout_bytes(layout: Layout, capacity: int) -> int:
 SHM_ADVICE = ("Give the machine more shared memory (Docker: --shm-size=2g; Kubernetes: an "
                "emptyDir with medium Memory on /dev/shm), or lower batch_size or num_workers "
                "(num_workers=0 needs none).")
-
-
-def fit_prefetch(prefetch_factor: int, num_workers: int, slot_bytes: int,
-                 free: int | None) -> int:
-    """The largest prefetch factor up to ``prefetch_factor`` whose ring fits in
-    ``free`` bytes of /dev/shm (see NOTE [ When /dev/shm is small ])."""
-    if free is None:
-        return prefetch_factor
-    budget = free * 9 // 10  # leave room for other users of /dev/shm
-
-    def ring(p: int) -> int:
-        return BatchRing.slots_for(p, num_workers) * slot_bytes
-    for p in range(prefetch_factor, 0, -1):
-        if ring(p) <= budget:
-            return p
-    raise SharedMemoryError(
-        f"{SHM_DIR} has {free / MIB:.0f} MiB free, too little for the batch ring: it needs "
-        f"at least {ring(1) / MIB:.0f} MiB ({BatchRing.slots_for(1, num_workers)} slots of "
-        f"{slot_bytes / MIB:.1f} MiB for {num_workers} workers). {SHM_ADVICE}")
 
 
 def _storage_refs(t: torch.Tensor) -> int:

@@ -113,15 +113,37 @@ class SampleFailure(Exception):
 
 
 @dataclass
-class BatchReport:
-    """What became of a batch: how many samples were written, which were dropped,
-    how many took the Python path, and the seconds spent in each of WORKER_STAGES."""
+class Tally:
+    """What a batch, an epoch or a loader's whole life did: samples skipped (index,
+    path, why), samples that took the Python path, and seconds per stage (NOTE
+    [ Stage times ] in loader.py).  ``add`` and ``merged`` sum them."""
 
-    count: int
-    skipped: list[tuple[int, str, str]] = field(default_factory=list)  # (index, path, why)
+    skipped: list[tuple[int, str, str]] = field(default_factory=list)
     python_path: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
-    payload: object = None  # a collate_fn's batch sent as is (not through the ring)
+
+    def add(self, other: Tally) -> None:
+        self.skipped.extend(other.skipped)
+        self.python_path += other.python_path
+        self.add_seconds(other.seconds)
+
+    def add_seconds(self, seconds: dict[str, float]) -> None:
+        for stage, t in seconds.items():
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + t
+
+    def merged(self, other: Tally) -> Tally:
+        out = Tally(list(self.skipped), self.python_path, dict(self.seconds))
+        out.add(other)
+        return out
+
+
+@dataclass
+class BatchReport(Tally):
+    """A batch's tally, how many samples were written, and a collate_fn's batch that
+    travels as it is (not through the ring)."""
+
+    count: int = 0
+    payload: object = None
 
 
 class Stopwatch:
@@ -221,7 +243,7 @@ class BatchDecoder:
         moved to the front of ``fields`` -> ``finish`` (the user's own code)."""
         indices = np.asarray(indices, dtype=np.int64)
         n = len(indices)
-        work = BatchWork(indices, seed, arrays, where, batch_no, threads, BatchReport(n),
+        work = BatchWork(indices, seed, arrays, where, batch_no, threads, BatchReport(count=n),
                          keep=np.ones(n, dtype=bool))
         watch = Stopwatch(work.report.seconds)
         self.begin(work)
