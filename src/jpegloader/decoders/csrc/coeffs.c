@@ -79,11 +79,6 @@ static const struct {
     [JL_FILTER_LANCZOS] = {lanczos_filter, 3.0},
 };
 
-double jl_filter_support(int filter)
-{
-    return filter >= 0 && filter < JL_FILTER_COUNT ? FILTERS[filter].support : 0.0;
-}
-
 /* Each output's taps, normalised and in fixed point, as Pillow computes them.
  * Always inlined with fn a constant, so that the filter is inlined in the loop
  * over the taps (measured: a call per tap was most of this function's time). */

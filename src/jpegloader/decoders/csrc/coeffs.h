@@ -27,8 +27,6 @@ typedef struct {
 int jl_coeffs_compute(jl_coeffs *c, int filter, int in_size, double in0, double in1,
                       int out_size, int out_start, int n);
 
-/* The filter's support (half-width in input samples before scaling). */
-double jl_filter_support(int filter);
 void jl_coeffs_free(jl_coeffs *c);
 
 /* Smallest and one-past-largest input index used by any output sample. */

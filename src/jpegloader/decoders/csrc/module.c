@@ -14,6 +14,7 @@
 #include "colour.h"
 #include "dc_scans.h"
 #include "pipeline.h"
+#include "plan.h"
 #include "resample.h"
 #include "buffer_checks.h"
 

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "pipeline.h"
+#include "plan.h"
 
 /* The part of an axis's resize that a plan resamples, for an output side of
  * `side` samples: [*start, *start + *count).  Unpadded, the kept window

@@ -303,11 +303,12 @@ static int fuses_output(const jl_plan *p, int out_type)
 }
 
 /* From the resampled planes in s->d (padded into s->e first where the plan
- * pads): colour, flip, and the output. */
+ * pads): colour, flip, and the output: sample `out` of view `o`. */
 static int write_output(jl_scratch *s, const jl_plan *p, const jl_view_taps *t, void *out,
-                        int out_type, int out_h, int out_w, const float *lut, const float *norm,
-                        char *msg)
+                        const jl_view_out *o, char *msg)
 {
+    const int out_type = o->out_type, out_h = o->out_h, out_w = o->out_w;
+    const float *lut = o->lut, *norm = o->norm;
     size_t plane = (size_t)out_h * out_w;
     uint8_t *d = s->d;
     int ch;
@@ -347,14 +348,15 @@ static int write_output(jl_scratch *s, const jl_plan *p, const jl_view_taps *t, 
 }
 
 /* One view resampled from a decoded block (rows of the scaled image starting at
- * (bx0, by0)): its taps re-based onto the part of the block it reads. */
+ * (bx0, by0)) into sample `out` of view `o`: its taps re-based onto the part of
+ * the block it reads. */
 static int resample_view(jl_scratch *s, const jl_rows *block, int bx0, int by0,
-                         jl_view_taps *t, const jl_plan *p, void *out, int out_type, int out_h,
-                         int out_w, const float *lut, const float *norm, char *msg)
+                         jl_view_taps *t, const jl_plan *p, void *out, const jl_view_out *o,
+                         char *msg)
 {
     jl_gather g;
     jl_rows part;
-    int rows = t->y1 - t->y0, cols = t->x1 - t->x0, fused = fuses_output(p, out_type);
+    int rows = t->y1 - t->y0, cols = t->x1 - t->x0, fused = fuses_output(p, o->out_type);
     int gathered;
     /* Taps index the source window; make them index the part. */
     jl_coeffs_shift(&t->cx, p->x.src_lo - t->x0);
@@ -368,15 +370,19 @@ static int resample_view(jl_scratch *s, const jl_rows *block, int bx0, int by0,
     part.rows = rows;
     gathered = jl_gather_build(&g, &t->cx, cols, s->gather);
     resample_planes(s, &part, cols, &t->cx, gathered ? &g : NULL, &t->cy, p->vertical_first,
-                    t->rows, t->cols, lut, norm, p->flip, out_type, fused ? out : NULL);
-    return fused ? JL_OK : write_output(s, p, t, out, out_type, out_h, out_w, lut, norm, msg);
+                    t->rows, t->cols, o->lut, o->norm, p->flip, o->out_type,
+                    fused ? out : NULL);
+    return fused ? JL_OK : write_output(s, p, t, out, o, msg);
 }
 
+/* One sample of one view (the strip path where it can run): into `out`, sample
+ * of view `o`. */
 static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
-                      size_t size, const jl_plan *p, void *out, int out_type, int out_h,
-                      int out_w, const float *lut, const float *norm, int64_t max_pixels,
-                      char *msg, double *decode_seconds)
+                      size_t size, const jl_plan *p, void *out, const jl_view_out *o,
+                      int64_t max_pixels, char *msg, double *decode_seconds)
 {
+    const int out_type = o->out_type, out_h = o->out_h, out_w = o->out_w;
+    const float *lut = o->lut, *norm = o->norm;
     jl_view_taps t;
     jl_region r;
     jl_gather g;
@@ -412,8 +418,7 @@ static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
         jl_coeffs_shift(&t.cx, r.x0 - p->x.src_lo);
         status = decode_block(dec, rows, &block, msg, decode_seconds);
         if (status == JL_OK)
-            status = resample_view(s, &block, r.x0, r.y0, &t, p, out, out_type, out_h, out_w,
-                                   lut, norm, msg);
+            status = resample_view(s, &block, r.x0, r.y0, &t, p, out, o, msg);
         goto done;
     }
     jl_coeffs_shift(&t.cy, p->y.src_lo - r.y0);
@@ -430,7 +435,7 @@ static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
         vertical_pass(s, s->c + ch * (size_t)rows * t.cols, &t.cy, ch, t.rows, t.cols, lut,
                       norm, p->flip, out_type, fused ? out : NULL);
     if (!fused)
-        status = write_output(s, p, &t, out, out_type, out_h, out_w, lut, norm, msg);
+        status = write_output(s, p, &t, out, o, msg);
 done:
     view_taps_free(&t);
     return status;
@@ -497,8 +502,7 @@ static int run_views(jl_decoder *dec, jl_scratch *s, const uint8_t *data, size_t
         const jl_view_out *o = &outs[v];
         size_t bytes;
         uint8_t *dst = view_sample(o, index, &bytes);
-        status = resample_view(s, &block, r.x0, r.y0, &t[v], &p[v], dst, o->out_type,
-                               o->out_h, o->out_w, o->lut, o->norm, msg);
+        status = resample_view(s, &block, r.x0, r.y0, &t[v], &p[v], dst, o, msg);
     }
 done:
     for (v = 0; v < made; v++)
@@ -533,8 +537,7 @@ static void decode_samples(const uint8_t *data, const int64_t *offsets, const jl
             double start = now(), decoding = 0.0;
             if (views == 1)
                 status[i] = run_sample(dec, &s, file, size, p, view_sample(outs, i, &bytes),
-                                       outs->out_type, outs->out_h, outs->out_w, outs->lut,
-                                       outs->norm, max_pixels, msg, &decoding);
+                                       outs, max_pixels, msg, &decoding);
             else
                 status[i] = run_views(dec, &s, file, size, p, views, outs, (size_t)i,
                                       max_pixels, msg, &decoding);

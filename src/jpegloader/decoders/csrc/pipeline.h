@@ -10,48 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "colour.h"
 #include "jpeg_region.h"
-
-/* One axis of a fused geometry, in pixels of the decoded (scaled) image.
- * The source window [src_lo, src_lo + src_size) plays the part of the
- * image Pillow resizes; [in0, in1) is the resize box inside it; the full
- * resize has out_size samples of which the output's side from out_start
- * are kept.  A padded plan instead pads the resize by pad_lo before (and to
- * pad_len in all), pads that again as far as it needs, and keeps the window
- * starting at pad_start of the first padding's coordinates (NOTE [ Padding
- * a crop ]); out_start is then unused. */
-typedef struct {
-    double in0, in1;
-    int32_t src_lo, src_size;
-    int32_t out_size, out_start;
-    int32_t pad_start, pad_lo, pad_len;
-} jl_axis;
-
-/* How a padded crop fills what lies outside the resized image: torchvision's
- * padding modes (constant: pad_fill's bytes, R | G << 8 | B << 16). */
-enum { JL_PAD_NONE = 0, JL_PAD_CONSTANT = 1, JL_PAD_EDGE = 2, JL_PAD_REFLECT = 3,
-       JL_PAD_SYMMETRIC = 4 };
-
-/* Layout mirrored by jpegloader.decoders.jpeg.PLAN_DTYPE. */
-typedef struct {
-    int32_t skip;           /* non-zero: the Python path handles this sample */
-    int32_t scale_denom;    /* 1, 2, 4 or 8 */
-    int32_t flip;           /* mirror the output horizontally */
-    int32_t filter;         /* JL_FILTER_* (resample.h) */
-    int32_t vertical_first; /* run the vertical pass first (Pillow 13+ does for tall
-                               reductions; see NOTE [ Pillow's pass order ]) */
-    int32_t image_w, image_h; /* the size the plan was drawn for: NOTE [ A plan fits
-                                 one image size ] */
-    int32_t pad_mode;       /* JL_PAD_* */
-    int32_t pad_fill;       /* JL_PAD_CONSTANT's RGB bytes */
-    jl_axis x, y;
-    jl_colour colour;       /* applied after resampling */
-} jl_plan;
-
-/* Output element types of jl_decode_batch: float32 CHW through the table, uint8
- * CHW, or uint8 HWC (interleaved RGB rows: what a PIL image holds). */
-enum { JL_OUT_FLOAT32 = 0, JL_OUT_UINT8 = 1, JL_OUT_UINT8_HWC = 2 };
+#include "plan.h"
 
 /* Writes n samples of [3, out_h, out_w] into out: float32 values lut[ch][level]
  * (lut is float32 [3][256]: each 8-bit level after ToTensor and Normalize)
