@@ -58,6 +58,36 @@ class PoolLease:
             pool.stop()  # reaped in the background
 
 
+class _Handover:
+    """Batches an epoch received and has not handed over (by batch number, with their
+    slots), and the result of the batch the user holds: all counted against their
+    workers until the epoch gives them back, which it must however it ends, since a
+    persistent pool goes on to the next epoch."""
+
+    def __init__(self):
+        self.ready: dict[int, tuple] = {}
+        self.holding = None
+
+    def give_back(self, pool: WorkerPool | None) -> None:
+        if pool is None:
+            return
+        for result, slot in self.ready.values():
+            pool.finished(result)
+            if slot is not None:
+                pool.release(slot)
+        self.ready.clear()
+        if self.holding is not None:
+            pool.finished(self.holding)
+            self.holding = None
+            pool.holding(None)
+
+
+def _abandoned(lease: PoolLease, handover: _Handover) -> None:
+    """An epoch garbage collected before its end."""
+    handover.give_back(lease.pool)
+    lease.end(False)
+
+
 class Epoch:
     """Yields batches with default_collate's structure (the decoder's ``assemble``)."""
 
@@ -79,12 +109,12 @@ class Epoch:
         # batch numbers continue a resumed epoch's (a collate_fn is seeded by them)
         self._sent = self._received = yielded
         self._sampler_done = False
-        self._ready: dict[int, tuple] = {}
-        self._holding = None  # the result whose batch the user has now
+        self._handover = _Handover()  # received batches not handed over, the one held
         self._inline_batch = yielded  # num_workers=0: the batch number (collate_fn seeds)
         self._ended = False
-        # garbage collected mid-epoch: no worker may go on writing a slot
-        self._finalizer = weakref.finalize(self, lease.end, False)
+        # garbage collected mid-epoch: no worker may go on writing a slot, and a pool
+        # that lives on gets back what the epoch had received
+        self._finalizer = weakref.finalize(self, _abandoned, lease, self._handover)
         if self.pool is not None:
             self._fill()
 
@@ -104,10 +134,7 @@ class Epoch:
             return
         self._ended = True
         self._finalizer.detach()
-        if self.pool is not None and self._holding is not None:
-            self.pool.finished(self._holding)
-            self._holding = None
-            self.pool.holding(None)
+        self._handover.give_back(self.pool)
         self._lease.end(completed)
 
     def close(self) -> None:
@@ -125,7 +152,7 @@ class Epoch:
             except StopIteration:
                 self._sampler_done = True
                 return
-            # NOTE [ The last batches shared out ] (pool.py)
+            # NOTE [ The last batches spread out ] (pool.py)
             last = self._sent >= self._length - self.settings.num_workers
             pool.submit(self.index, self._sent, indices, self._seed, spread_out=last)
             self._sent += 1
@@ -156,8 +183,8 @@ class Epoch:
         # The previous batch's slot may be free by now: NOTE [ The held batch let off ]
         self._fill()
         while True:
-            if self._received in self._ready:
-                result, slot = self._ready.pop(self._received)
+            if self._received in self._handover.ready:
+                result, slot = self._handover.ready.pop(self._received)
                 self._received += 1
                 batch = self._take(result, slot)
                 # NOTE [ A worker's quota includes the batch the user holds ]
@@ -168,9 +195,9 @@ class Epoch:
                 if batch is None:  # every sample skipped: nothing handed over
                     pool.finished(result)
                 else:
-                    if self._holding is not None:
-                        pool.finished(self._holding)
-                    self._holding = result
+                    if self._handover.holding is not None:
+                        pool.finished(self._handover.holding)
+                    self._handover.holding = result
                     pool.holding(result)
                 self._fill()
                 if batch is not None:
@@ -199,7 +226,7 @@ class Epoch:
                 pool.release(slot)
                 pool.shutdown()
                 result.report.reraise()
-            self._ready[result.batch_no] = (result, slot)
+            self._handover.ready[result.batch_no] = (result, slot)
             self._fill()  # its worker may be idle now: NOTE [ The held batch let off ]
 
     def _take(self, result, slot):
