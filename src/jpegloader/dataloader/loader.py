@@ -23,7 +23,7 @@ from ..pipelines.random_stream import epoch_seed
 from .delivery import accelerator_available, map_tensors
 from .eligibility import Eligibility, evaluate, fallback_message
 from .engine import IDLE_WORKERS_SECONDS, Admission, Engine, WorkerConfig
-from .resume import CountingIterator, Progress
+from .resume import CountingIterator, LoaderView, Progress
 
 _LG = logging.getLogger("jpegloader")
 # NOTE [ The global swap ]
@@ -100,7 +100,7 @@ class DataLoader(TorchDataLoader[T_co]):
         self.on_error = on_error
         self.decode = decode
         self.max_pixels = max_pixels
-        self._options = DecodeOptions(decode, on_error, max_pixels)
+        self._options = DecodeOptions.from_loader(decode, on_error, max_pixels)
         self._loader_args = {"batch_size": batch_size, "batch_sampler": batch_sampler,
                              "collate_fn": collate_fn}
         self._engine: Engine | None = None
@@ -213,11 +213,10 @@ class DataLoader(TorchDataLoader[T_co]):
             running.close()  # abandoned mid-epoch
         self._renew_verdict()
         progress = self._progress
-        skip = progress.begin(self, super()._index_sampler)
+        skip = progress.begin(LoaderView.of(self), super()._index_sampler)
         if not self.eligibility.accelerated:
-            progress.epochs += 1
             it = super().__iter__()
-            progress.resuming = None
+            progress.epoch_started()
             progress.skip_in_stream(it)
             return CountingIterator(self._to_device(it), progress.fallback_batch,
                                     progress.fallback_ended)
@@ -230,10 +229,8 @@ class DataLoader(TorchDataLoader[T_co]):
         # first, then the epoch's base seed is drawn from the loader's generator (or
         # the global RNG), so sample order matches torch's.
         sampler_iter = iter(self._index_sampler)
-        progress.resuming = None
-        base_seed = progress.base_seed(self)
-        index = progress.epochs
-        progress.epochs += 1
+        index = progress.epoch_started()
+        base_seed = progress.base_seed(LoaderView.of(self))
         return self._engine.start_epoch(
             sampler_iter, base_seed, index, epoch_seed(base_seed, index), len(self), skip,
             pin, self.device, self.decode_threads or torch.get_num_threads())
@@ -267,14 +264,14 @@ class DataLoader(TorchDataLoader[T_co]):
         source's state at the epoch's start and now, and the sampler's state.  See
         NOTE [ Resuming bit-identically ] (dataloader/resume.py)."""
         running = self._engine.running_epoch() if self._engine is not None else None
-        return self._progress.state(self, running).to_dict()
+        return self._progress.state(LoaderView.of(self), running).to_dict()
 
     def load_state_dict(self, state: dict) -> None:
         """Resume from ``state_dict()``'s result: the next ``iter(loader)`` continues
         the saved epoch after the batches already handed over (or starts the saved
         next epoch), and the loader's random source (its generator, or torch's global
         RNG) is set to where it stood when the state was saved."""
-        self._progress.load(state, self)
+        self._progress.load(state, LoaderView.of(self))
         running = self._engine.running_epoch() if self._engine is not None else None
         if running is not None:
             running.close()

@@ -218,6 +218,25 @@ class CountingIterator:
         return getattr(self._it, name)
 
 
+@dataclass(frozen=True)
+class LoaderView:
+    """What ``Progress`` reads of a loader, taken when it is called: the random source,
+    the sampler whose state decides the order, and three facts."""
+
+    generator: torch.Generator | None
+    sampler: object
+    iterable: bool          # an IterableDataset: a stream without indices to skip
+    accelerated: bool
+    keeps_workers: bool     # persistent_workers with workers: they keep their base seed
+
+    @classmethod
+    def of(cls, loader) -> LoaderView:
+        return cls(loader.generator, real_sampler(loader),
+                   isinstance(loader.dataset, torch.utils.data.IterableDataset),
+                   loader.eligibility.accelerated,
+                   bool(loader.persistent_workers and loader.num_workers > 0))
+
+
 class Progress:
     """Where a loader stands: the epochs counted, the base seed persistent workers
     keep, what ``state_dict()`` needs of the epoch in progress, and a loaded state
@@ -238,7 +257,7 @@ class Progress:
         self.fast_forward = None
 
     # -- an epoch's start --------------------------------------------------------------
-    def begin(self, loader, torch_index_sampler) -> int:
+    def begin(self, loader: LoaderView, torch_index_sampler) -> int:
         """Applies a loaded state (if any) and records what state_dict() needs of the
         epoch starting now; returns the batches to skip."""
         loaded, self._loaded = self._loaded, None
@@ -247,18 +266,18 @@ class Progress:
         if loaded is not None:
             skip = self._apply(loaded, loader, torch_index_sampler)
         self._start = {"epoch": self.epochs, "rng": rng_state(loader.generator),
-                       "sampler": sampler_state(real_sampler(loader), loader.generator),
+                       "sampler": sampler_state(loader.sampler, loader.generator),
                        "base_seed": None, "base_seed_drawn": False,
                        "sampler_started": False, "accelerated": False}
         self._in_epoch = True
         self._fallback_yielded = skip
         return skip
 
-    def _apply(self, state: LoaderState, loader, torch_index_sampler) -> int:
+    def _apply(self, state: LoaderState, loader: LoaderView, torch_index_sampler) -> int:
         mid_epoch = state.rng_at_epoch_start is not None
         set_rng_state(loader.generator, state.rng_at_epoch_start if mid_epoch
                       else state.rng_now)
-        restore_sampler(real_sampler(loader), state.sampler)
+        restore_sampler(loader.sampler, state.sampler)
         self.epochs = state.epoch
         # Persistent workers draw their base seed once: the resumed run does as the run
         # it resumes did, whatever its own num_workers.
@@ -276,7 +295,7 @@ class Progress:
             now = state.rng_now
             set_now = None if loader.generator is not None else \
                 (lambda: set_rng_state(None, now))
-            if isinstance(loader.dataset, torch.utils.data.IterableDataset):
+            if loader.iterable:
                 self.fast_forward = (skip, set_now)  # no indices to skip
             else:
                 self.resuming = ResumingSampler(torch_index_sampler,
@@ -284,7 +303,7 @@ class Progress:
                                                 set_now, state.sampler_started)
             if state.base_seed_drawn:
                 self._replay_seed = state.base_seed
-        if not loader.eligibility.accelerated:
+        if not loader.accelerated:
             _LG.warning("jpegloader: resuming on torch's DataLoader: the sample order and "
                         "the epoch's seed are restored; random augmentations run in "
                         "torch's workers are not (their draws depend on each worker's "
@@ -302,7 +321,7 @@ class Progress:
         if self._start is not None:
             self._start["sampler_started"] = True
 
-    def base_seed(self, loader) -> int:
+    def base_seed(self, loader: LoaderView) -> int:
         """The accelerated epoch's base seed: drawn from the loader's random source
         after the sampler started (torch's order), or the one persistent workers keep."""
         if self._persistent_base_seed is not None:
@@ -322,8 +341,15 @@ class Progress:
         self._start.update(base_seed=base_seed, base_seed_drawn=drawn, accelerated=True)
         return base_seed
 
-    def keeps_base_seed(self, loader) -> bool:
-        return (loader.persistent_workers and loader.num_workers > 0) or self._keep_base_seed
+    def keeps_base_seed(self, loader: LoaderView) -> bool:
+        return loader.keeps_workers or self._keep_base_seed
+
+    def epoch_started(self) -> int:
+        """An epoch's iterator has taken its sampler: the epoch is counted (its index
+        returned) and a resumed epoch's skipping sampler is no longer handed out."""
+        self.resuming = None
+        self.epochs += 1
+        return self.epochs - 1
 
     def skip_in_stream(self, it) -> None:
         """A resumed IterableDataset: its stream has no indices to skip, so the batches
@@ -348,7 +374,7 @@ class Progress:
         self._in_epoch = False
 
     # -- state -------------------------------------------------------------------------
-    def state(self, loader, running_epoch) -> LoaderState:
+    def state(self, loader: LoaderView, running_epoch) -> LoaderState:
         if self._loaded is not None:  # loaded and not yet iterated: still that position
             return self._loaded
         source = "generator" if loader.generator is not None else "global"
@@ -366,11 +392,10 @@ class Progress:
         return LoaderState(self.epochs, 0, self._persistent_base_seed, False,
                            self.keeps_base_seed(loader), False, source, None,
                            rng_state(loader.generator),
-                           sampler_state(real_sampler(loader), loader.generator,
-                                         with_epoch=False),
-                           loader.eligibility.accelerated)
+                           sampler_state(loader.sampler, loader.generator, with_epoch=False),
+                           loader.accelerated)
 
-    def load(self, state: dict, loader) -> None:
+    def load(self, state: dict, loader: LoaderView) -> None:
         loaded = LoaderState.from_dict(state)
         source = "generator" if loader.generator is not None else "global"
         if loaded.rng_source != source:
