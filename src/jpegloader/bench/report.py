@@ -8,8 +8,16 @@ STAGE_LABELS = {"read": "read", "decode": "decode", "augment": "augment",
                 "assembly": "assembly", "pin_copy": "pin/copy"}
 
 
+#: how the report names each loader (the JSON keeps "native" for torch's)
+SHOWN = {"native": "torch", "jpegloader": "jpegloader"}
+
+
 def _table(results: dict, pil: dict) -> str:
-    lines = [f"{'pipeline':14s} {'workers':>7s} {'loader':10s} {'img/s':>7s} {'ratio':>6s} "
+    lines = [f"torch = torch.utils.data.DataLoader, PIL from {pil['distribution']} "
+             f"{pil['version']}" + (" (SIMD resize: a faster path than Pillow's)"
+                                    if pil["distribution"] == "pillow-simd" else "")
+             + "; jpegloader's 'native' steps are the ones its C core runs",
+             f"{'pipeline':14s} {'workers':>7s} {'loader':10s} {'img/s':>7s} {'ratio':>6s} "
              f"{'ceiling':>7s} {'CPU ms/img':>10s} {'1st batch s':>11s} "
              f"{'worker RSS MiB':>14s} {'PSS MiB':>7s} {'held MiB':>8s}"]
     for pipeline, by_workers in results.items():
@@ -17,7 +25,7 @@ def _table(results: dict, pil: dict) -> str:
             for name in ("native", "jpegloader"):
                 s = r[name]
                 ratio = f"{r['ratio']:.2f}x" if name == "jpegloader" else ""
-                lines.append(f"{pipeline:14s} {workers:>7} {name:10s} {s['img_per_s']:7.0f} "
+                lines.append(f"{pipeline:14s} {workers:>7} {SHOWN[name]:10s} {s['img_per_s']:7.0f} "
                              f"{ratio:>6s} {_maybe(s, 'of_ceiling', '{:.0%}'):>7s} "
                              f"{s['cpu_ms_per_img']:10.2f} {s['first_batch_s']:11.2f} "
                              f"{s['worker_peak_mib']:14.0f} {_maybe(s, 'pss_mib', '{:.0f}'):>7s} "
@@ -39,9 +47,6 @@ def _table(results: dict, pil: dict) -> str:
                      f"new process, the median of {runs} run{'s' * (runs != 1)}; held: PSS plus "
                      "shared memory no process maps (torch's queued batches), see "
                      "jpegloader.bench.memory")
-    lines.append(f"native = torch.utils.data.DataLoader, PIL from {pil['distribution']} "
-                 f"{pil['version']}" + (" (SIMD resize: a faster native path than Pillow's)"
-                                        if pil["distribution"] == "pillow-simd" else ""))
     sweep = _sweep(results)
     if sweep:
         lines += ["", *sweep]
@@ -66,8 +71,8 @@ def _sweep(results: dict) -> list[str]:
     swept = {p: by for p, by in results.items() if len(by) > 1}
     if not swept:
         return []
-    lines = ["scaling against num_workers (torch = torch.utils.data.DataLoader; main busy: "
-             "jpegloader's main process CPU over wall time, 100% = one core):",
+    lines = ["scaling against num_workers (main busy: jpegloader's main process CPU over "
+             "wall time, 100% = one core):",
              f"{'pipeline':14s} {'workers':>7s} {'torch img/s':>11s} {'jpegloader':>10s} "
              f"{'ratio':>6s} {'per worker':>10s} {'ceiling':>7s} {'of it':>6s} "
              f"{'CPU ms/img torch/ours':>21s} {'main busy':>9s} {'1st batch s':>11s} "
@@ -107,7 +112,8 @@ def plot(results: dict, path: Path) -> None:
     top = counts[-1]
     for k, name in enumerate(("native", "jpegloader")):
         values = [results[p][top][name]["img_per_s"] for p in pipelines if top in results[p]]
-        bars.bar([i + 0.4 * k for i in range(len(values))], values, width=0.4, label=name)
+        bars.bar([i + 0.4 * k for i in range(len(values))], values, width=0.4,
+                 label=SHOWN[name])
     bars.set_xticks([i + 0.2 for i in range(len(pipelines))], pipelines)
     bars.set_ylabel("images / s")
     bars.set_title(f"throughput, num_workers={top}")
@@ -118,7 +124,7 @@ def plot(results: dict, path: Path) -> None:
             for name, style in (("native", "--o"), ("jpegloader", "-o")):
                 ws = [w for w in counts if w in results[p]]
                 lines.plot(ws, [results[p][w][name]["img_per_s"] for w in ws], style,
-                           label=f"{p} {name}")
+                           label=f"{p} {SHOWN[name]}")
         lines.set_xlabel("num_workers")
         lines.set_ylabel("images / s")
         lines.set_xticks(counts)
