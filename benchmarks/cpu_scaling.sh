@@ -73,9 +73,9 @@ bench() {  # name, then the benchmark's arguments
     "$PY" -m jpegloader.benchmark --data "$DATA" --warmup 1 --json "$OUT/$name.json" "$@" \
         > "$OUT/$name.txt" 2>> "$OUT/bench.log" || { status=1; tail -20 "$OUT/bench.log"; }
 }
-bench classification-few "${few[@]}" --pipeline train,eval --memory-runs 1 --ceiling "$LIMIT"
-bench classification-many "${many[@]}" --pipeline train,eval --memory-runs 1 --ceiling "$LIMIT"
-bench dino "${dino[@]}" --pipeline dino --memory-runs 0
+bench classification-few "${few[@]}" --recipe train,eval --memory-runs 1 --ceiling "$LIMIT"
+bench classification-many "${many[@]}" --recipe train,eval --memory-runs 1 --ceiling "$LIMIT"
+bench dino "${dino[@]}" --recipe dino --memory-runs 0
 kill $sampler 2>/dev/null
 "$PY" -m pytest -q -p no:cacheprovider tests/test_benchmark_cli.py -k "json_schema or advice" 2>&1 | tee "$OUT/tests.log" \
     | tail -3 || status=1

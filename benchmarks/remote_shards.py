@@ -3,7 +3,7 @@ server on localhost (moto's server mode) holds the shards, jpegloader's WebDatas
 copies them into its cache (the first epoch's download, its rate printed), then the
 epochs alternate between the remote dataset and the local one.
 
-    python benchmarks/remote_shards.py DATA_DIR [--files 2000] [--pipeline train|eval]
+    python benchmarks/remote_shards.py DATA_DIR [--files 2000] [--recipe train|eval]
         [--workers 2] [--epochs 5]
 """
 from __future__ import annotations

@@ -22,19 +22,19 @@ LIMIT=src/jpegloader/bench/jpeg_limit.c  # shipped with the package
 # Large photos, half of them progressive (downloaded once, see large_photos.sh).
 bash benchmarks/large_photos.sh "$HOME/.cache/jpegloader/large-photos-v1"
 "$PY" -m jpegloader.benchmark --data "$HOME/.cache/jpegloader/large-photos-v1" --files 140 \
-    --batch-size 14 --epochs 3 --pipeline eval,train --json "$OUT/large-photos-140.json"
+    --batch-size 14 --epochs 3 --recipe eval,train --json "$OUT/large-photos-140.json"
 
 "$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 5 \
-    --pipeline deit-eval,timm-train,eval,eval-uint8 --json "$OUT/recipes-2000.json"
+    --recipe deit-eval,timm-train,eval,eval-uint8 --json "$OUT/recipes-2000.json"
 
 "$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 4 \
-    --pipeline deit-train,tv-resnet50-v2,dle-train --json "$OUT/hybrid-2000.json"
+    --recipe deit-train,tv-resnet50-v2,dle-train --json "$OUT/hybrid-2000.json"
 "$PY" benchmarks/hybrid_line.py | tee "$OUT/hybrid-line.txt"
 "$PY" -m jpegloader.benchmark --data "$DATA/imagenet-sample" --files 2000 --epochs 3 \
-    --memory-runs 1 --pipeline dino,simclr,deit3-train --json "$OUT/views-2000.json"
+    --memory-runs 1 --recipe dino,simclr,deit3-train --json "$OUT/views-2000.json"
 "$PY" benchmarks/checkpoint_resume.py "$DATA/imagenet-sample" | tee "$OUT/checkpoint.json"
 
-"$PY" -m jpegloader.benchmark --pipeline ssd,ssd-val --data "$DATA/coco-sample" --files 1000 \
+"$PY" -m jpegloader.benchmark --recipe ssd,ssd-val --data "$DATA/coco-sample" --files 1000 \
     --batch-size 32 --epochs 5 --json "$OUT/coco-sample-1000.json"
 
 large=$(mktemp -d)

@@ -4,7 +4,7 @@ Face Arrow dataset (HuggingFaceImages), epochs alternating; prints each one's me
 img/s and its ratio to the ImageFolder's.  The shard index's build rate (from the page
 cache) and its size per sample are printed too.
 
-    python benchmarks/sources.py DATA_DIR [--files 2000] [--pipeline train|eval]
+    python benchmarks/sources.py DATA_DIR [--files 2000] [--recipe train|eval]
         [--workers 2] [--epochs 5]
 """
 from __future__ import annotations

@@ -11,12 +11,12 @@ ideal (all workers busy all the time).
 and round-robin (``--compare balance``), between the held batch let off its quota
 and counted (``--compare held``, NOTE [ The held batch let off ]), or between the
 epoch's last batches shared out by the workers' backlogs in seconds and by their
-queued samples (``--compare spread``, NOTE [ The last batches shared out ] in
+queued samples (``--compare spread``, NOTE [ The last batches spread out ] in
 pool.py), the same loader settings otherwise; ``--hog`` runs a busy loop at nice 5 on CPU 0 and pins worker k
 to CPU k, so that worker 0 is slower.
 
     python benchmarks/worker_balance.py model
-    python benchmarks/worker_balance.py live --data DIR [--pipeline eval] [--pairs 6]
+    python benchmarks/worker_balance.py live --data DIR [--recipe eval] [--pairs 6]
         [--compare balance|held|spread] [--prefetch-factor 2] [--hog]
 """
 from __future__ import annotations
@@ -146,7 +146,7 @@ def live(args) -> None:
 #: What ``live --compare`` alternates: the pool's way, then the one it replaced.
 RULES = {"balance": ("balanced", "round-robin"),     # NOTE [ Batches to the least loaded worker ]
          "held": ("held let off", "held counted"),  # NOTE [ The held batch let off ]
-         # NOTE [ The last batches shared out ] (pool.py)
+         # NOTE [ The last batches spread out ] (pool.py)
          "spread": ("spread by time", "spread by samples")}
 
 
@@ -160,7 +160,8 @@ def main() -> None:
     sub.add_parser("model").set_defaults(run=model)
     p = sub.add_parser("live")
     p.add_argument("--data", required=True)
-    p.add_argument("--pipeline", choices=("eval", "train"), default="eval")
+    p.add_argument("--recipe", "--pipeline", dest="pipeline", choices=("eval", "train"),
+                   default="eval")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--pairs", type=int, default=6)

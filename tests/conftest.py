@@ -129,7 +129,7 @@ def decode_natively(dataset, seed: int, decode: str = "exact"):
     from jpegloader.pipelines import CLASSIFICATION, DecodeOptions
     lowering = CLASSIFICATION.lower(dataset, {"batch_size": len(dataset)})
     assert lowering.ok, lowering.checks
-    decoder = CLASSIFICATION.decoder(lowering, DecodeOptions(decode=decode))
+    decoder = CLASSIFICATION.decoder(lowering, DecodeOptions.from_loader(decode))
     n = len(dataset)
     arrays = tuple(np.zeros((n, *shape), dtype=torch.empty((), dtype=dt).numpy().dtype)
                    for shape, dt in decoder.layout)

@@ -103,7 +103,7 @@ def test_round_robin_with_user_code_whatever_the_paces():
 
 
 def test_the_last_batch_is_spread_so_the_workers_finish_together():
-    """NOTE [ The last batches shared out ]: the backlog in seconds, from the fake clock
+    """NOTE [ The last batches spread out ]: the backlog in seconds, from the fake clock
     and what each worker has done of its current task."""
     clock = FakeClock()
     a = Assignment(2, 2, balanced=True, clock=clock)

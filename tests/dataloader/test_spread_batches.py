@@ -1,4 +1,4 @@
-"""NOTE [ The last batches shared out ] (dataloader/pool.py): an epoch's last
+"""NOTE [ The last batches spread out ] (dataloader/pool.py): an epoch's last
 batches are decoded in parts by several workers, and come out as if one process
 had decoded them."""
 from __future__ import annotations

@@ -37,7 +37,7 @@ def _decode(files: list[bytes], transform, sizes=None, seed=5):
     if sizes is None:
         sizes = np.array([[WIDTH, HEIGHT]] * n)
     d = draw(pipeline, sizes[:, 0], sizes[:, 1], seed, np.arange(n))
-    plans = to_plans(d.geometry, sizes[:, 0], sizes[:, 1], allow_dct_scaling=True,
+    plans = to_plans(d.geometry, sizes[:, 0], sizes[:, 1], dct_scaling=True,
                      colour=d.colour)
     sample = 3 * pipeline.output_size[0] * pipeline.output_size[1]
     fenced = np.full(sample * (n + 2), GUARD, np.float32)

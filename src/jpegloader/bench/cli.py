@@ -4,8 +4,8 @@
     python -m jpegloader.benchmark --data DIR        # any ImageFolder
     python -m jpegloader.benchmark --data DIR --files 2000 --json out.json
     python -m jpegloader.benchmark --data DIR --ceiling                # vs libjpeg-turbo alone
-    python -m jpegloader.benchmark --pipeline ssd,ssd-val              # built-in COCO-like set
-    python -m jpegloader.benchmark --pipeline ssd --data COCO_ROOT --files 1000
+    python -m jpegloader.benchmark --recipe ssd,ssd-val              # built-in COCO-like set
+    python -m jpegloader.benchmark --recipe ssd --data COCO_ROOT --files 1000
     python -m jpegloader.benchmark --workers 0,1,2,4 --plot scaling.png
     python -m jpegloader.benchmark --consumer-ms 120     # a model step of 120 ms per batch
 
@@ -96,8 +96,9 @@ def main(argv=None) -> int:
     p.add_argument("--files", type=int, default=0,
                    help="copy the dataset's files (byte for byte, repeated) into a temporary "
                         "dataset of exactly this many images")
-    p.add_argument("--pipeline", default="train,eval",
-                   help="comma-separated, of: " + "; ".join(f"{k}: {v[0]}"
+    p.add_argument("--recipe", "--pipeline", dest="pipeline", metavar="RECIPE", default="train,eval",
+                   help="the recipes' loaders to compare (--pipeline: the same), "
+                        "comma-separated, of: " + "; ".join(f"{k}: {v[0]}"
                                                           for k, v in PIPELINES.items())
                    + " (default: train,eval)")
     p.add_argument("--source", choices=sources.SOURCES, default="folder",

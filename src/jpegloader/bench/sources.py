@@ -92,7 +92,8 @@ def script_arguments(doc: str) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("data", type=Path, help="an ImageFolder of JPEGs")
     p.add_argument("--files", type=int, default=2000, help="copied to exactly this many")
-    p.add_argument("--pipeline", default="train", choices=("train", "eval"))
+    p.add_argument("--recipe", "--pipeline", dest="pipeline", default="train",
+                   choices=("train", "eval"))
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--epochs", type=int, default=5, help="measured epochs after one warm-up")

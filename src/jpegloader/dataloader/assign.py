@@ -134,7 +134,7 @@ class Assignment:
 
     def backlog(self) -> tuple[list[float], list[float]]:
         """(seconds until each worker is through what it has been sent, its seconds
-        per sample): NOTE [ The last batches shared out ] in pool.py.  Before any pace
+        per sample): NOTE [ The last batches spread out ] in pool.py.  Before any pace
         is known, samples stand for seconds."""
         if not any(self.pace):
             return [float(q) for q in self.queued], [1.0] * self.num_workers
@@ -154,7 +154,7 @@ def spread(size: int, ready: list[float], pace: list[float]) -> list[int]:
     """Samples per worker for a batch of ``size``, worker w being through its queue
     in ready[w] seconds and taking pace[w] seconds per sample: each sample to the
     worker that would finish it first, which makes the last finish as early as any
-    split can (NOTE [ The last batches shared out ] in pool.py)."""
+    split can (NOTE [ The last batches spread out ] in pool.py)."""
     parts = [0] * len(ready)
     for _ in range(size):
         w = min(range(len(ready)), key=lambda w: (ready[w] + (parts[w] + 1) * pace[w], w))

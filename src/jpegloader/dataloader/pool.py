@@ -7,7 +7,7 @@ unless a worker falls behind (NOTE [ Batches to the least loaded worker ] in
 assign.py).  Results are re-ordered so batches come out in the sampler's
 order, and results from an abandoned epoch are drained and their slots reused.
 
-NOTE [ The last batches shared out ]
+NOTE [ The last batches spread out ]
 Round-robin leaves an epoch's end uneven: one worker still decodes while the
 other idles.  When the decoder allows it (``BatchDecoder.splittable``: no user
 code in the workers), the epoch's last ``num_workers`` batches are each cut into
@@ -250,7 +250,7 @@ class WorkerPool:
                spread_out: bool = False) -> None:
         """Sends a batch to a worker (``Assignment.owner``), or, with ``spread_out`` and a
         decoder that allows it, in parts to the workers (NOTE [ The last batches
-        shared out ])."""
+        spread out ])."""
         owner = self.assign.owner(len(indices), spare_slot=not self.assign.has_room())
         shares = []
         if spread_out and self.num_workers > 1 and self.decoder.splittable:

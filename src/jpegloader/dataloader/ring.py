@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..pipelines.contract import Layout
+
 _use_count = getattr(torch._C, "_storage_Use_Count", None)
 ZERO_COPY_SUPPORTED = _use_count is not None
 
@@ -146,10 +148,6 @@ class Slot:
     def in_use(self) -> bool:
         """Does anything beyond the ring hold a view of this slot?"""
         return any(_storage_refs(t) > r for t, r in zip(self.tensors, self.refs_when_free))
-
-
-#: A batch layout: per field, the shape of one sample's entry and its dtype.
-Layout = tuple[tuple[tuple[int, ...], torch.dtype], ...]
 
 
 class BatchRing:

@@ -37,8 +37,8 @@ class Task:
     indices: list[int]
     seed: int
     slot_tensors: tuple[torch.Tensor, ...] | None  # sent once per slot generation
-    #: the slot row of the first sample: a part of a batch shared out starts past 0
-    #: (NOTE [ The last batches shared out ] in pool.py)
+    #: the slot row of the first sample: a part of a batch spread out starts past 0
+    #: (NOTE [ The last batches spread out ] in pool.py)
     start: int = 0
 
 

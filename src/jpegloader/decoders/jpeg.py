@@ -167,7 +167,7 @@ def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
     float32[3, 2], holds a mean and std per channel that give the table exactly:
     see pipelines/tensor_stage.py's division_form), uint8[n, 3, H, W] (the
     levels; no lut), or with ``hwc`` uint8[n, H, W, 3] (interleaved, as a PIL
-    image holds them).  With ``threads`` > 1 the samples are shared out over that
+    image holds them).  With ``threads`` > 1 the samples are split over that
     many threads (the C core runs without the GIL); the result is the same.
 
     Returns (status int32[n], messages).  Failed samples are zero-filled and

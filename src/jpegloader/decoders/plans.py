@@ -87,10 +87,10 @@ DCT_SCALES = (8, 4, 2)  # libjpeg-turbo has fast IDCTs for these; never the M/8 
 DCT_MARGIN = 1.1
 
 
-def dct_scales(g: Geometry, allow_dct_scaling: bool) -> np.ndarray:
+def dct_scales(g: Geometry, dct_scaling: bool) -> np.ndarray:
     """int64[n]: each sample's DCT scale denominator (1 when scaling is not allowed)."""
     scale = np.ones(len(g.flip), dtype=np.int64)
-    if allow_dct_scaling:
+    if dct_scaling:
         # NOTE [ How far to scale in the DCT domain ]
         for d in DCT_SCALES:
             fits = (scale == 1) & (g.crop_w / d >= DCT_MARGIN * g.resize_w) \
@@ -99,7 +99,7 @@ def dct_scales(g: Geometry, allow_dct_scaling: bool) -> np.ndarray:
     return scale
 
 
-def to_plans(g: Geometry, widths, heights, allow_dct_scaling: bool,
+def to_plans(g: Geometry, widths, heights, dct_scaling: bool,
              skip: np.ndarray | None = None, colour: ColourProgram | None = None,
              scale: np.ndarray | None = None) -> np.ndarray:
     """C plan records for a batch (PLAN_DTYPE[n]); ``scale``: the DCT scale
@@ -108,7 +108,7 @@ def to_plans(g: Geometry, widths, heights, allow_dct_scaling: bool,
     w0 = np.asarray(widths, dtype=np.int64)
     h0 = np.asarray(heights, dtype=np.int64)
     if scale is None:
-        scale = dct_scales(g, allow_dct_scaling)
+        scale = dct_scales(g, dct_scaling)
     plans = empty_plans(n)
     plans["skip"] = g.needs_padding if skip is None else (g.needs_padding | skip)
     plans["scale_denom"] = scale
@@ -156,15 +156,15 @@ def _padded_window(plans: np.ndarray, g: Geometry) -> None:
 
 
 def view_plans(views: list[tuple[Geometry, ColourProgram | None]], widths, heights,
-               allow_dct_scaling: bool, skip: np.ndarray | None = None) -> np.ndarray:
+               dct_scaling: bool, skip: np.ndarray | None = None) -> np.ndarray:
     """Plan records for several views of each sample (PLAN_DTYPE[n, V]), for
     decoders.decode_views: one DCT scale per sample, the finest any of its views
     would take alone, so that every view keeps the detail its own decode gives
     (NOTE [ Several views of one decode ] in csrc/pipeline.c)."""
-    scale = np.min([dct_scales(g, allow_dct_scaling) for g, _ in views], axis=0)
+    scale = np.min([dct_scales(g, dct_scaling) for g, _ in views], axis=0)
     skip = np.any([g.needs_padding for g, _ in views], axis=0) | (
         False if skip is None else skip)
     plans = np.empty((len(scale), len(views)), dtype=PLAN_DTYPE)  # np.stack drops its padding
     for v, (g, colour) in enumerate(views):
-        plans[:, v] = to_plans(g, widths, heights, allow_dct_scaling, skip, colour, scale)
+        plans[:, v] = to_plans(g, widths, heights, dct_scaling, skip, colour, scale)
     return plans

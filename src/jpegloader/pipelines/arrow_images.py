@@ -26,7 +26,16 @@ class HuggingFaceImages(EncodedImages):
     converted to RGB and passed through ``transform``, the target read from
     ``label_column`` and passed through ``target_transform``.  ``datasets`` never
     decodes an image here; jpegloader.DataLoader reads the bytes straight from the
-    dataset's Arrow files when it accelerates (NOTE [ Images in Arrow files ])."""
+    dataset's Arrow files when it accelerates (NOTE [ Images in Arrow files ]).
+
+    Args:
+        ds: the ``datasets.Dataset`` (saved to disk and loaded, or as ``load_dataset``
+            gives it, for the loader to read its Arrow files).
+        transform: applied to the image, opened by PIL and converted to RGB.
+        target_transform: applied to the target.
+        image_column: the column with the ``Image`` feature.
+        label_column: the column of integer targets; None: no target (-1).
+    """
 
     def __init__(self, ds, transform: Callable | None = None,
                  target_transform: Callable | None = None, image_column: str = "image",

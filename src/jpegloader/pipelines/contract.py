@@ -79,13 +79,15 @@ class Lowering:
 class DecodeOptions:
     """The loader's options every pipeline's decoder honours."""
 
-    decode: str = "auto"          # "exact": no DCT-domain downscaling
+    dct_scaling: bool = True      # decode at a smaller DCT scale where a resize allows
     on_error: str = "raise"       # "skip": drop samples that fail in C and in Python
     max_pixels: int = DEFAULT_MAX_PIXELS
 
-    @property
-    def allow_dct_scaling(self) -> bool:
-        return self.decode == "auto"
+    @classmethod
+    def from_loader(cls, decode: str = "auto", on_error: str = "raise",
+                    max_pixels: int = DEFAULT_MAX_PIXELS) -> DecodeOptions:
+        """From the DataLoader's options: ``decode="exact"`` turns DCT scaling off."""
+        return cls(decode == "auto", on_error, max_pixels)
 
 
 class Pipeline:
@@ -218,7 +220,7 @@ class BatchDecoder:
     #: whether the user's own objects (transforms, collate_fn) run in the workers
     runs_user_code: bool = False
     #: whether a batch may be decoded in parts by several workers, each writing its
-    #: samples' rows of the slot (NOTE [ The last batches shared out ] in pool.py)
+    #: samples' rows of the slot (NOTE [ The last batches spread out ] in pool.py)
     splittable: bool = False
 
     def __init__(self, options: DecodeOptions):
@@ -228,7 +230,7 @@ class BatchDecoder:
                where: str, batch_no: int = 0, threads: int = 1) -> BatchReport:
         """Fills the batch of the samples at ``indices`` into ``arrays`` (the slot's
         fields) and returns its report; ``where`` names this process in errors; the
-        C core's work may be shared out over ``threads`` threads.
+        C core's work may be split over ``threads`` threads.
 
         NOTE [ One batch skeleton ]
         Every pipeline's batch goes through these steps, written here once; a

@@ -140,7 +140,7 @@ def test_large_images_use_dct_scaling_within_tolerance():
     batch = EncodedBatch.from_files([f.read_bytes() for f in files])
     info, _, _ = probe(batch)
     d = draw(program, info[:, 0], info[:, 1], 0, np.arange(len(files)))
-    plans = to_plans(d.geometry, info[:, 0], info[:, 1], allow_dct_scaling=True)
+    plans = to_plans(d.geometry, info[:, 0], info[:, 1], dct_scaling=True)
     assert (plans["scale_denom"] >= 4).all(), plans["scale_denom"]
     diffs = run(files, eval_transform(), allow_dct=True)
     for name, diff in diffs.items():

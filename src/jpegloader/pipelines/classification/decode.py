@@ -84,7 +84,7 @@ class ClassificationBatchDecoder(BatchDecoder):
     def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
         p = self.program
         d = draw(p, widths, heights, work.seed, work.indices[part])
-        plans = to_plans(d.geometry, widths, heights, self.options.allow_dct_scaling,
+        plans = to_plans(d.geometry, widths, heights, self.options.dct_scaling,
                          skip=~known, colour=d.colour)
         return decode_batch(encoded, plans, work.native[part], self.lut,
                             self.options.max_pixels, c_seconds, hwc=p.handover == "pil",

@@ -58,7 +58,7 @@ class ViewsBatchDecoder(BatchDecoder):
         draws = [draw(d.program, widths, heights, work.keys[v], work.indices[part])
                  for v, d in enumerate(parts)]
         plans = view_plans([(x.geometry, x.colour) for x in draws], widths, heights,
-                           self.options.allow_dct_scaling, skip=~known)
+                           self.options.dct_scaling, skip=~known)
         return decode_views(encoded, plans, [a[part] for a in work.natives],
                             [d.lut for d in parts], [d.norm for d in parts],
                             [d.program.handover == "pil" for d in parts],

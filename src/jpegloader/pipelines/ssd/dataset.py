@@ -48,6 +48,15 @@ def _validate(data, path: str) -> None:
 
 
 class COCODetection(torch.utils.data.Dataset):
+    """The SSD reference's COCO dataset (this module's docstring says what a sample is).
+
+    Args:
+        img_folder: the folder of the images (``val2017/``, ``train2017/``).
+        annotate_file: the instances JSON (``instances_val2017.json``).
+        transform: called as ``transform(image, (h, w), boxes, labels)``, as the
+            reference's ``SSDTransformer`` is.
+    """
+
     def __init__(self, img_folder, annotate_file, transform=None):
         self.img_folder = img_folder
         self.annotate_file = annotate_file

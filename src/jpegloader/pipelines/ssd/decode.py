@@ -74,7 +74,7 @@ class CocoBatchDecoder(BatchDecoder):
             lowered, [a[0].numpy() for a in work.annotations],
             [a[1] for a in work.annotations], work.seed, indices)
         work.plans, out_hw = plans_for(lowered, work.draws, work.json_hw,
-                                       self.options.allow_dct_scaling,
+                                       self.options.dct_scaling,
                                        np.zeros(len(indices), dtype=bool))
         images, ids, heights, widths, _, _ = work.arrays
         n = len(indices)

@@ -138,7 +138,7 @@ def crop_pixels(window: np.ndarray, htot: int, wtot: int) -> tuple[int, int, int
 
 
 def plans_for(lowered: LoweredSSD, d: SSDDraw | None, json_hw: np.ndarray,
-              allow_dct_scaling: bool, skip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+              dct_scaling: bool, skip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """C plans for a batch and each sample's image size after the crop (int64[n, 2])."""
     n = len(json_hw)
     out_hw = json_hw.astype(np.int64).copy()
@@ -158,7 +158,7 @@ def plans_for(lowered: LoweredSSD, d: SSDDraw | None, json_hw: np.ndarray,
     skip = skip | (crop[:, 2] <= 0) | (crop[:, 3] <= 0)
     colour = None if d is None else \
         colour_program(jitter_steps(np.ones(n, dtype=bool), d.order, d.factors), n)
-    plans = to_plans(g, json_hw[:, 1], json_hw[:, 0], allow_dct_scaling, skip=skip,
+    plans = to_plans(g, json_hw[:, 1], json_hw[:, 0], dct_scaling, skip=skip,
                      colour=colour)
     return plans, out_hw
 
