@@ -18,7 +18,7 @@ from torch.utils.data import DistributedSampler
 from torchvision import datasets
 
 import jpegloader
-from jpegloader.datasets import ShardError, WebDataset
+from jpegloader.datasets import CacheLimitError, ShardError, WebDataset
 from jpegloader.pipelines.shards import expand_braces
 from tests.conftest import (
     assert_resumes_bit_identically,
@@ -242,7 +242,7 @@ def test_the_remote_cache_keeps_within_its_bound(tmp_path):
                         cache_limit=2 * size + 100)
         kept = sorted(p.name for p in (cache / "remote").iterdir())
         assert len(kept) == 2 and {Path(s).name for s in ds.shards} == set(kept)
-        with pytest.raises(ShardError, match="over cache_limit"):
+        with pytest.raises(CacheLimitError, match="over cache_limit"):
             WebDataset("memory://cachebound/shard-00000{0..2}.tar", cache_dir=cache,
                        cache_limit=size)
     finally:

@@ -3,8 +3,9 @@
 (jpegloader.pipelines.arrow_images), and the SSD reference's COCODetection (it lives
 with the SSD pipeline, jpegloader.pipelines.ssd.dataset)."""
 from ..pipelines.arrow_images import HuggingFaceImages
+from ..pipelines.remote_cache import CacheLimitError
 from ..pipelines.shards import ShardError, ShardSampler, WebDataset
 from ..pipelines.ssd.dataset import COCODetection, COCOFormatError
 
-__all__ = ["COCODetection", "COCOFormatError", "HuggingFaceImages", "ShardError", "ShardSampler",
-           "WebDataset"]
+__all__ = ["CacheLimitError", "COCODetection", "COCOFormatError", "HuggingFaceImages",
+           "ShardError", "ShardSampler", "WebDataset"]

@@ -34,7 +34,6 @@ import json
 import logging
 import os
 import re
-import shutil
 import sys
 import tarfile
 import time
@@ -46,12 +45,13 @@ import torch
 from PIL import Image
 
 from .read_files import read_span
+from .remote_cache import copy_all
 
 IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "ppm", "bmp")
 _BRACE = re.compile(r"\{([^{}]*)\}")
 #: webdataset's split of a member name into key and extension
 _KEY_EXT = re.compile(r"^((?:.*/|)[^./]+)\.([^/]*)$")
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 _LG = logging.getLogger("jpegloader")
 #: cache folders whose index could not be written (warned once each)
 _UNWRITABLE: set[str] = set()
@@ -110,193 +110,90 @@ def default_cache_dir() -> Path:
     return Path(base) / "jpegloader" / "shards"
 
 
-#: fsspec ``info`` fields that change when an object is replaced: its size and the
-#: version the store gives (S3's ETag and version id, GCS's generation, HTTP's
-#: validators, the memory filesystem's creation time)
-_VERSION_FIELDS = ("size", "ETag", "etag", "VersionId", "version_id", "generation",
-                   "LastModified", "last_modified", "Last-Modified", "mtime", "created",
-                   "md5Hash", "Content-MD5", "crc32c")
-
-
-def _object_version(info: dict) -> dict:
-    return {k: str(info[k]) for k in _VERSION_FIELDS if info.get(k) is not None}
-
-
-def _retried(action, what: str, retries: int):
-    """``action()``, tried again with backoff on errors that a retry can mend; a missing
-    or forbidden object fails at once (FileNotFoundError, PermissionError, naming
-    ``what``).  Every failure keeps its cause; network errors that are not OSErrors
-    (botocore's, aiohttp's) are caught too."""
-    for attempt in range(retries):
-        try:
-            return action()
-        except (FileNotFoundError, PermissionError) as e:
-            raise type(e)(f"{what}: {e}") from e
-        except Exception as e:  # noqa: BLE001 - any client's network error
-            if attempt + 1 == retries:
-                raise OSError(f"{what}: failed {retries} times, the last with "
-                              f"{type(e).__name__}: {e}") from e
-            time.sleep(0.5 * 2 ** attempt)
-    raise AssertionError("unreachable")
-
-
-def local_copy(url: str, cache_dir: Path, retries: int = 3,
-               storage_options: dict | None = None) -> str:
-    """A remote shard copied whole into the cache, or a local path as it is.
-
-    NOTE [ Cached copies are revalidated ]
-    A copy is served only while the object is the one copied: each use asks the
-    store for the object's size and version (one ``info`` call, a HEAD on S3) and
-    copies it again when they differ, with a log line.  When the store cannot be
-    reached the copy is served with a warning saying it could not be checked.
-    Processes sharing the cache (the ranks on one node) copy each shard once:
-    the others wait on its lock.  Recent use is recorded on the lock file, never
-    on the copy, so that it leaves the copy's identity (its index key) alone."""
-    if "://" not in url or url.startswith("file://"):
-        return url[len("file://"):] if url.startswith("file://") else url
-    import fcntl
-
-    import fsspec
-    name = hashlib.sha256(url.encode()).hexdigest()[:24]
-    target, lock_path = cache_dir / "remote" / name, cache_dir / "locks" / name
-    version_path = cache_dir / "versions" / f"{name}.json"
-    for folder in (target.parent, lock_path.parent, version_path.parent):
-        folder.mkdir(parents=True, exist_ok=True)
-    fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
-    with open(lock_path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        os.utime(lock_path)  # recently used: bound_cache keeps it longest
-        try:
-            version = _object_version(_retried(lambda: fs.info(path),
-                                               f"shard {url} in object storage", retries))
-        except (FileNotFoundError, PermissionError):
-            raise
-        except OSError as e:
-            if not target.exists():
-                raise
-            _LG.warning("jpegloader: could not check that the cached copy of %s is current "
-                        "(%s); serving the copy", url, e)
-            return str(target)
-        if target.exists():
-            try:
-                copied = json.loads(version_path.read_text())
-            except (OSError, ValueError):
-                copied = None
-            if copied == version:
-                return str(target)
-            _LG.info("jpegloader: %s changed in object storage since it was copied "
-                     "(%s, now %s): copying it again", url, copied, version)
-        partial = target.with_suffix(f".part{os.getpid()}")
-        try:
-            start = time.monotonic()
-
-            def copy():
-                with fs.open(path, "rb") as src, open(partial, "wb") as dst:
-                    shutil.copyfileobj(src, dst, 8 << 20)
-            _retried(copy, f"shard {url}: copying it into the cache {target.parent}", retries)
-            os.replace(partial, target)
-            version_path.write_text(json.dumps(version))  # after: a crash between re-copies
-        finally:
-            partial.unlink(missing_ok=True)
-        size, took = target.stat().st_size, max(time.monotonic() - start, 1e-9)
-        _LG.info("jpegloader: copied %s into the cache: %.1f MB at %.1f MB/s", url,
-                 size / 1e6, size / 1e6 / took)
-        return str(target)
-
-
-def bound_cache(cache_dir: Path, limit: int, keep: set[str]) -> None:
-    """Removes the least recently used remote copies until the cache holds at most
-    ``limit`` bytes, never one in ``keep`` (the shards a dataset reads)."""
-    remote = cache_dir / "remote"
-    copies = [p for p in remote.glob("*") if ".part" not in p.name] if remote.is_dir() else []
-    total = sum(p.stat().st_size for p in copies)
-
-    def last_used(p: Path) -> float:
-        lock = cache_dir / "locks" / p.name
-        return lock.stat().st_mtime if lock.exists() else p.stat().st_mtime
-    for p in sorted(copies, key=last_used):
-        if total <= limit:
-            break
-        if str(p) not in keep:
-            total -= p.stat().st_size
-            p.unlink(missing_ok=True)
-            (cache_dir / "versions" / f"{p.name}.json").unlink(missing_ok=True)
-    if total > limit:
-        raise ShardError(f"the dataset's remote shards need {total / 2**30:.1f} GiB in "
-                         f"{remote}, over cache_limit={limit / 2**30:.1f} GiB: raise the limit "
-                         "or give cache_dir a larger disk")
-
-
 class ShardIndex:
     """One shard's samples: image offset and size, target and key, as arrays."""
 
     def __init__(self, offsets: np.ndarray, sizes: np.ndarray, targets: np.ndarray,
-                 keys: list[str]):
+                 keys: list[str], skipped: list[tuple[str, str]] | None = None):
         self.offsets, self.sizes, self.targets, self.keys = offsets, sizes, targets, keys
+        self.skipped = skipped or []  # (key, why) of samples left out (on_error="skip")
 
     def __len__(self) -> int:
         return len(self.offsets)
 
     @classmethod
-    def build(cls, path: str, target: str | None, image_exts: Sequence[str]) -> ShardIndex:
-        """From the tar headers: NOTE [ A shard's index ]."""
+    def build(cls, path: str, target: str | None, image_exts: Sequence[str],
+              skip_bad: bool = False) -> ShardIndex:
+        """From the tar headers: NOTE [ A shard's index ].  With ``skip_bad`` a sample
+        whose members cannot be indexed is left out and listed in ``skipped`` (key,
+        why) instead of failing the shard."""
         try:
             tar = tarfile.open(path, mode="r:")
         except tarfile.TarError as e:
             raise ShardError(f"{path} is not a tar file ({e}); a WebDataset shard is a tar "
                              "of samples") from None
-        offsets, sizes, targets, keys = [], [], [], []
+        offsets, sizes, targets, keys, skipped = [], [], [], [], []
         with tar:
-            members = []
+            members, regular = [], {}
             try:
                 for info in tar:
                     if info.isfile():
+                        regular[info.name] = info
+                    if info.isfile() or info.islnk() or info.issym():
                         members.append(info)
             except tarfile.TarError as e:
                 raise ShardError(f"{path}: the tar ends early or is damaged after "
                                  f"{len(members)} members ({e})") from None
             end = os.path.getsize(path)
             for key, group in itertools.groupby(members, key=lambda m: _key_ext(m.name)[0]):
-                group = list(group)
-                by_ext = {_key_ext(m.name)[1].lower(): m for m in group}
-                images = [by_ext[e] for e in by_ext if e in image_exts]
                 where = f"shard {path}, sample {key!r} (sample {len(keys)} of the shard)"
-                if len(images) != 1:
-                    raise ShardError(f"{where}: {len(images)} image members "
-                                     f"({', '.join(sorted(by_ext))}); a sample holds one "
-                                     f"image, one of {', '.join(image_exts)}")
-                image = images[0]
-                if image.offset_data + image.size > end:
-                    raise ShardError(f"{where}: the image member runs past the end of the "
-                                     "shard (truncated)")
+                try:
+                    by_ext = _sample_members(list(group), regular, where)
+                    images = [by_ext[e] for e in by_ext if e in image_exts]
+                    if len(images) != 1:
+                        raise ShardError(f"{where}: {len(images)} image members "
+                                         f"({', '.join(sorted(by_ext))}); a sample holds one "
+                                         f"image, one of {', '.join(image_exts)}")
+                    image = images[0]
+                    if image.offset_data + image.size > end:
+                        raise ShardError(f"{where}: the image member runs past the end of "
+                                         "the shard (truncated)")
+                    label = _target(tar, by_ext, target, where)
+                except ShardError as e:
+                    if not skip_bad:
+                        raise
+                    skipped.append((key, str(e)))
+                    continue
                 offsets.append(image.offset_data)
                 sizes.append(image.size)
-                targets.append(_target(tar, by_ext, target, where))
+                targets.append(label)
                 keys.append(key)
         return cls(np.asarray(offsets, np.int64), np.asarray(sizes, np.int64),
-                   np.asarray(targets, np.int64), keys)
+                   np.asarray(targets, np.int64), keys, skipped)
 
     @classmethod
     def load(cls, path: str, target: str | None, image_exts: Sequence[str],
-             cache_dir: Path | None) -> ShardIndex:
+             cache_dir: Path | None, skip_bad: bool = False) -> ShardIndex:
         """The cached index when the shard is unchanged (NOTE [ A shard's index ]),
         else built, and cached where the cache can be written."""
         if cache_dir is None:
-            return cls.build(path, target, image_exts)
+            return cls.build(path, target, image_exts, skip_bad)
         folder = cache_dir / "index"
-        # one entry per (shard, target, extensions): a new identity replaces the old
-        stem = _digest([INDEX_VERSION, os.path.abspath(path), target, list(image_exts)])
+        # one entry per (shard, target, extensions, mode): a new identity replaces the old
+        stem = _digest([INDEX_VERSION, os.path.abspath(path), target, list(image_exts),
+                        skip_bad])
         cached = folder / f"{stem}-{_digest(shard_identity(path))}.npz"
         try:
             with np.load(cached) as z:
                 return cls(z["offsets"], z["sizes"], z["targets"],
-                           bytes(z["keys"]).decode().split("\n") if z["offsets"].size else [])
+                           bytes(z["keys"]).decode().split("\n") if z["offsets"].size else [],
+                           [tuple(x) for x in json.loads(bytes(z["skipped"]).decode())])
         except (FileNotFoundError, NotADirectoryError):
             pass
         except Exception as e:  # noqa: BLE001 - a damaged entry is rebuilt, whatever numpy says
             _LG.warning("jpegloader: the cached index %s of shard %s cannot be read (%s: %s); "
                         "indexing the shard again", cached, path, type(e).__name__, e)
-        index = cls.build(path, target, image_exts)
+        index = cls.build(path, target, image_exts, skip_bad)
         index._save(cached, stem)
         return index
 
@@ -305,7 +202,8 @@ class ShardIndex:
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
             np.savez(partial, offsets=self.offsets, sizes=self.sizes, targets=self.targets,
-                     keys=np.frombuffer("\n".join(self.keys).encode(), np.uint8))
+                     keys=np.frombuffer("\n".join(self.keys).encode(), np.uint8),
+                     skipped=np.frombuffer(json.dumps(self.skipped).encode(), np.uint8))
             os.replace(partial, cached)
         except OSError as e:
             if str(cached.parent) not in _UNWRITABLE:
@@ -341,6 +239,31 @@ def _identity_or_none(path: str) -> tuple[int, ...] | None:
         return None
 
 
+def _sample_members(group: list, regular: dict, where: str) -> dict:
+    """A sample's members by extension, a hard link resolved to the member holding its
+    data; a repeated member (two samples merged by a repeated key) or a symbolic link
+    is an error naming it."""
+    by_ext = {}
+    for m in group:
+        ext = _key_ext(m.name)[1].lower()
+        if ext in by_ext:
+            raise ShardError(f"{where}: the member {m.name!r} appears twice (duplicate file "
+                             "name in the tar: two samples with one key); give each sample "
+                             "its own key")
+        if m.issym():
+            raise ShardError(f"{where}: the member {m.name!r} is a symbolic link (to "
+                             f"{m.linkname!r}), which holds no data in the tar; write the "
+                             "shard with the files themselves (tar --dereference)")
+        if m.islnk():
+            data = regular.get(m.linkname)
+            if data is None:
+                raise ShardError(f"{where}: the member {m.name!r} is a hard link to "
+                                 f"{m.linkname!r}, which is not earlier in the shard")
+            m = data
+        by_ext[ext] = m
+    return by_ext
+
+
 def _key_ext(name: str) -> tuple[str, str]:
     m = _KEY_EXT.match(name)
     return (m.group(1), m.group(2)) if m else (name, "")
@@ -363,12 +286,12 @@ def _target(tar: tarfile.TarFile, by_ext: dict, target: str | None, where: str) 
                          f"({type(e).__name__}: {e})") from None
 
 
-def _load_all(shards: list[str], target, image_exts, cache) -> list[ShardIndex]:
+def _load_all(shards: list[str], target, image_exts, cache, skip_bad) -> list[ShardIndex]:
     """Every shard's index, with a progress line on stderr once it takes over a
     second (tqdm's bar when it is installed)."""
     indexes, start, bar = [], time.monotonic(), None
     for k, shard in enumerate(shards):
-        indexes.append(ShardIndex.load(shard, target, image_exts, cache))
+        indexes.append(ShardIndex.load(shard, target, image_exts, cache, skip_bad))
         if bar is None and k + 1 < len(shards) and time.monotonic() - start > 1.0:
             try:
                 from tqdm import tqdm
@@ -426,42 +349,66 @@ class EncodedImages:
 class WebDataset(EncodedImages):
     """A map-style ``torch.utils.data.Dataset`` over WebDataset tar shards.
 
-    ``dataset[i]`` is ``(image, target)`` as an ImageFolder gives it: the sample's
-    image opened by PIL, converted to RGB and passed through ``transform``, and its
-    target (from the sample's ``.cls`` member, or ``target="json:label"`` for a key of
-    its ``.json``) through ``target_transform``.  ``urls``: paths, brace patterns,
-    globs, or fsspec URLs (remote shards are copied once into ``cache_dir``).  The
-    shards' indexes are built on first use from their tar headers and cached in
-    ``cache_dir`` (default ``~/.cache/jpegloader/shards``; None: not cached).  Works
-    with torch's DataLoader as it is; jpegloader.DataLoader accelerates it.
-    ``storage_options`` go to fsspec for remote URLs (an S3 endpoint, credentials).
-    ``cache_limit`` (bytes) bounds the remote copies kept in the cache: the least
-    recently used other ones are removed.  ``ShardSampler`` shuffles it keeping
-    locality."""
+    ``dataset[i]`` is ``(image, target)`` as an ImageFolder gives it.  Works with
+    torch's DataLoader as it is; jpegloader.DataLoader accelerates it.  A shard
+    rewritten or an object replaced since it was indexed or copied is indexed or
+    copied again (NOTE [ A shard's index ], NOTE [ Cached copies are revalidated ]).
+    ``ShardSampler`` shuffles it keeping locality.
+
+    Args:
+        urls: shard paths, brace patterns (``shard-{000000..000146}.tar``), globs, or
+            fsspec URLs (``s3://``, ``gs://``, ``https://``; copied whole into the
+            cache once, revalidated on each construction).
+        transform: applied to the sample's image, opened by PIL and converted to RGB.
+        target_transform: applied to the target.
+        target: the member holding the target: ``"cls"`` (an integer), or
+            ``"json:label"`` for a key of the ``.json`` member; None: no target (-1).
+        image_extensions: the members that are a sample's image.
+        cache_dir: where shard indexes and remote copies are kept (default
+            ``~/.cache/jpegloader/shards``; None: indexes are not cached).  A cache
+            that cannot be read or written slows the dataset, never stops it.
+        cache_limit: bytes of remote copies kept: the dataset's remote shards must
+            fit it (checked before anything is copied), and the least recently used
+            copies no running dataset reads are removed to make room.
+        storage_options: fsspec's options for remote URLs (an S3 endpoint,
+            credentials).
+        on_error: "raise" (a sample whose members cannot be indexed fails the
+            dataset, naming the shard and the member) or "skip" (it is left out,
+            logged, and listed in ``skipped``).
+    """
 
     def __init__(self, urls: str | Sequence[str], transform: Callable | None = None,
                  target_transform: Callable | None = None, *, target: str | None = "cls",
                  image_extensions: Sequence[str] = IMAGE_EXTENSIONS,
                  cache_dir: str | os.PathLike | None = ..., cache_limit: int | None = None,
-                 storage_options: dict | None = None):
+                 storage_options: dict | None = None, on_error: str = "raise"):
+        if on_error not in ("raise", "skip"):
+            raise ValueError(f"on_error should be 'raise' or 'skip', got {on_error!r}")
         self.urls = shard_list(urls)
+        self.on_error = on_error
         self.transform = transform
         self.target_transform = target_transform
         self.target = target
         cache = default_cache_dir() if cache_dir is ... else (
             Path(cache_dir) if cache_dir is not None else None)
-        copies = cache or default_cache_dir()
-        self.shards = [local_copy(u, copies, storage_options=storage_options)
-                       for u in self.urls]
-        if cache_limit is not None:
-            bound_cache(copies, cache_limit, set(self.shards))
+        # NOTE [ Cached copies are revalidated ] (remote_cache.py); the leases are held
+        # as long as this dataset (and its forked workers) lives
+        self.shards, self._leases = copy_all(self.urls, cache or default_cache_dir(),
+                                             storage_options, cache_limit)
         self._cache, self._image_exts = cache, tuple(image_extensions)
         # taken before indexing: a change while indexing shows at the next check
         self._identities = [_identity_or_none(s) for s in self.shards]
-        self._set_indexes(_load_all(self.shards, target, self._image_exts, cache))
+        self._set_indexes(_load_all(self.shards, target, self._image_exts, cache,
+                                    on_error == "skip"))
 
     def _set_indexes(self, indexes: list[ShardIndex]) -> None:
         self._indexes = indexes
+        #: (shard URL, key, why) of each sample left out with on_error="skip"
+        self.skipped = [(self.urls[k], key, why) for k, ix in enumerate(indexes)
+                        for key, why in ix.skipped]
+        for url, key, why in self.skipped:
+            _LG.warning("jpegloader: left out sample %r of shard %s (on_error='skip'): %s",
+                        key, url, why)
         counts = np.array([len(ix) for ix in indexes], np.int64)
         #: per sample: its shard, image offset and size, target; keys for messages
         self.shard_of = np.repeat(np.arange(len(indexes), dtype=np.int32), counts)
@@ -486,7 +433,7 @@ class WebDataset(EncodedImages):
         indexes = list(self._indexes)
         for k in changed:
             indexes[k] = ShardIndex.load(self.shards[k], self.target, self._image_exts,
-                                         self._cache)
+                                         self._cache, self.on_error == "skip")
             _LG.info("jpegloader: shard %s changed since it was indexed; indexed it again: "
                      "%d samples (were %d)", self.urls[k], len(indexes[k]),
                      len(self._indexes[k]))
@@ -503,6 +450,11 @@ class WebDataset(EncodedImages):
 
     def __len__(self) -> int:
         return len(self.offsets)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_leases"] = []  # held by the process that built the dataset
+        return state
 
     def key(self, index: int) -> str:
         """The sample's key (its members' common name in the shard)."""
@@ -551,7 +503,13 @@ class ShardSampler(torch.utils.data.Sampler[int]):
     seeking over all of them.  The trade-off against ``shuffle=True``'s global
     shuffle: consecutive batches draw from the same few shards, so they are less
     independent; more shards per window mixes more.  ``set_epoch`` reshuffles, as
-    DistributedSampler's does, and a loader's checkpoint records it."""
+    DistributedSampler's does, and a loader's checkpoint records it.
+
+    Args:
+        dataset: the WebDataset whose samples are drawn.
+        shards_per_window: how many shards' samples are shuffled together.
+        seed: the shuffle's seed; the epoch is added to it.
+    """
 
     def __init__(self, dataset: WebDataset, shards_per_window: int = 4, seed: int = 0):
         if shards_per_window < 1:

@@ -1,0 +1,272 @@
+"""Remote shards copied whole into a local cache shared by the processes of a node.
+
+NOTE [ Cached copies are revalidated ]
+A copy is served only while the object is the one copied: each construction
+asks the store for the object's size and version (one ``info`` call, a HEAD on
+S3), and a copy is kept under a name of that version, so a replaced object is a
+new copy and a reader of the old one keeps reading what it indexed.  When the
+store cannot be reached the newest copy is served with a warning.  Processes
+sharing the cache copy each version once (the others wait on its lock); a
+copier that died leaves a partial file the next one removes under that lock.
+A dataset holds a shared lease on each copy it reads: ``cache_limit`` evicts
+only copies no live reader holds, least recently used first, and is checked
+before anything is copied.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+
+_LG = logging.getLogger("jpegloader")
+#: fsspec ``info`` fields that change when an object is replaced: its size and the
+#: version the store gives (S3's ETag and version id, GCS's generation, HTTP's
+#: validators, the memory filesystem's creation time)
+_VERSION_FIELDS = ("size", "ETag", "etag", "VersionId", "version_id", "generation",
+                   "LastModified", "last_modified", "Last-Modified", "mtime", "created",
+                   "md5Hash", "Content-MD5", "crc32c")
+#: errors of the local disk that no retry mends
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+class CacheLimitError(ValueError):
+    """The remote shards a dataset needs do not fit its ``cache_limit``."""
+
+
+def readable(size: float) -> str:
+    """Bytes in the largest unit that keeps a number of at least 1 (1.5 GiB, 300 KiB)."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def _retried(action, what: str, retries: int):
+    """``action()``, tried again with backoff on errors that a retry can mend; a missing
+    or forbidden object fails at once (FileNotFoundError, PermissionError, naming
+    ``what``), as does the cache's own disk (``CacheDiskError``).  Every failure keeps
+    its cause; network errors that are not OSErrors (botocore's, aiohttp's) are
+    caught too."""
+    for attempt in range(retries):
+        try:
+            return action()
+        except CacheDiskError:
+            raise
+        except (FileNotFoundError, PermissionError) as e:
+            raise type(e)(e.errno, f"{what}: {e}") from e
+        except Exception as e:  # noqa: BLE001 - any client's network error
+            if attempt + 1 == retries:
+                raise OSError(f"{what}: the store failed {retries} times, the last with "
+                              f"{type(e).__name__}: {e}") from e
+            time.sleep(0.5 * 2 ** attempt)
+    raise AssertionError("unreachable")
+
+
+class CacheDiskError(OSError):
+    """The cache's own disk failed (full, read-only): not the store's fault."""
+
+
+class RemoteObject:
+    """One remote shard as the store describes it now: its fsspec filesystem and path,
+    its size and version, and the name its copy has in the cache."""
+
+    def __init__(self, url: str, storage_options: dict | None, retries: int = 3):
+        import fsspec
+        self.url = url
+        self.fs, self.path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+        self.name = hashlib.sha256(url.encode()).hexdigest()[:24]
+        self.error: OSError | None = None
+        try:
+            info = _retried(lambda: self.fs.info(self.path),
+                            f"shard {url} in object storage", retries)
+        except (FileNotFoundError, PermissionError):
+            raise
+        except OSError as e:  # unreachable: a cached copy may still serve
+            self.error, self.size, self.copy_name = e, 0, None
+            return
+        version = {k: str(info[k]) for k in _VERSION_FIELDS if info.get(k) is not None}
+        self.size = int(info.get("size") or 0)
+        digest = hashlib.sha256(json.dumps(version, sort_keys=True).encode()).hexdigest()
+        self.copy_name = f"{self.name}-{digest[:16]}"
+
+
+class RemoteCache:
+    """The folder of remote copies (``remote/``), their locks and leases."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.copies, self.locks, self.leases = (self.root / "remote", self.root / "locks",
+                                                self.root / "leases")
+
+    def _folders(self) -> None:
+        for folder in (self.copies, self.locks, self.leases):
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise CacheDiskError(e.errno, f"cannot make the shard cache {folder}: "
+                                              f"{e.strerror}; pass cache_dir= a writable "
+                                              "folder") from e
+
+    def cached(self, obj: RemoteObject) -> bool:
+        return obj.copy_name is not None and (self.copies / obj.copy_name).is_file()
+
+    def copy(self, obj: RemoteObject, retries: int = 3) -> Path:
+        """The object's copy in the cache, made once (NOTE [ Cached copies are
+        revalidated ])."""
+        self._folders()
+        with open(self.locks / obj.name, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            os.utime(self.locks / obj.name)  # recently used: kept longest
+            for stale in self.copies.glob(f"{obj.name}-*.part*"):  # a dead copier's
+                stale.unlink(missing_ok=True)
+            if obj.error is not None:
+                return self._offline(obj)
+            target = self.copies / obj.copy_name
+            if target.is_file():
+                return target
+            older = [p for p in self.copies.glob(f"{obj.name}-*") if ".part" not in p.name]
+            if older:
+                _LG.info("jpegloader: %s changed in object storage since it was copied: "
+                         "copying it again", obj.url)
+            partial = target.with_name(f"{target.name}.part{os.getpid()}")
+            start = time.monotonic()
+            try:
+                _retried(lambda: _copy(obj, partial), f"shard {obj.url}", retries)
+                os.replace(partial, target)
+            finally:
+                partial.unlink(missing_ok=True)
+            for old in older:  # an old version no reader holds
+                self._evict(old)
+            took = max(time.monotonic() - start, 1e-9)
+            _LG.info("jpegloader: copied %s into the cache: %s at %.1f MB/s", obj.url,
+                     readable(obj.size), obj.size / 1e6 / took)
+            return target
+
+    def _offline(self, obj: RemoteObject) -> Path:
+        found = sorted((p for p in self.copies.glob(f"{obj.name}-*") if ".part" not in p.name),
+                       key=lambda p: p.stat().st_mtime)
+        if not found:
+            raise OSError(f"{obj.error} (and no copy of it is cached in {self.copies})") \
+                from obj.error
+        _LG.warning("jpegloader: could not check that the cached copy of %s is current (%s); "
+                    "serving the copy made %s", obj.url, obj.error,
+                    time.strftime("%Y-%m-%d %H:%M", time.localtime(found[-1].stat().st_mtime)))
+        return found[-1]
+
+    def lease(self, copy: Path):
+        """A shared lease on ``copy``, held while the returned file stays open."""
+        f = open(self.leases / copy.name, "a")  # noqa: SIM115 - held by the dataset
+        fcntl.flock(f, fcntl.LOCK_SH)
+        return f
+
+    def _evict(self, copy: Path) -> bool:
+        """Removes ``copy`` unless a live reader holds a lease on it."""
+        try:
+            with open(self.leases / copy.name, "a") as lease:
+                try:
+                    fcntl.flock(lease, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return False
+                copy.unlink(missing_ok=True)
+                return True
+        except OSError:
+            return False
+
+    def bound(self, limit: int, keep: set[Path], incoming: int = 0) -> None:
+        """Removes the least recently used copies that no reader holds, besides
+        ``keep``, until the cache plus ``incoming`` bytes holds at most ``limit``."""
+        if not self.copies.is_dir():
+            return
+        copies = [p for p in self.copies.glob("*") if ".part" not in p.name]
+        total = sum(_size(p) for p in copies) + incoming
+
+        def last_used(p: Path) -> float:
+            lock = self.locks / p.name.split("-")[0]
+            return _mtime(lock) if lock.exists() else _mtime(p)
+        for p in sorted(copies, key=last_used):
+            if total <= limit:
+                return
+            size = _size(p)
+            if p not in keep and self._evict(p):
+                total -= size
+        if total > limit:
+            _LG.warning("jpegloader: the shard cache %s holds %s, over cache_limit=%s: the "
+                        "rest is read by running jobs", self.copies, readable(total),
+                        readable(limit))
+
+
+def _copy(obj: RemoteObject, partial: Path) -> None:
+    """The object's bytes into ``partial``; the cache disk's failures are told apart."""
+    with obj.fs.open(obj.path, "rb") as src:
+        try:
+            dst = open(partial, "wb")  # noqa: SIM115 - closed below
+        except OSError as e:
+            raise CacheDiskError(e.errno, f"cannot write into the cache {partial.parent}: "
+                                          f"{e.strerror}") from e
+        with dst:
+            while True:
+                chunk = src.read(8 << 20)
+                if not chunk:
+                    break
+                try:
+                    dst.write(chunk)
+                except OSError as e:
+                    if e.errno in _DISK_FULL:
+                        raise CacheDiskError(e.errno, f"cannot write into the cache "
+                                                      f"{partial.parent}: {e.strerror} (its "
+                                                      "disk, not the store)") from e
+                    raise
+
+
+def _size(p: Path) -> int:
+    try:
+        return p.stat().st_size
+    except OSError:
+        return 0
+
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def copy_all(urls: list[str], root: Path, storage_options: dict | None,
+             limit: int | None) -> tuple[list[str], list]:
+    """Each URL's local path (a remote one's copy in the cache under ``root``) and the
+    leases held on the copies.  With ``limit``, the dataset's remote shards must fit
+    it, which is checked before anything is copied, and copies no reader holds are
+    evicted to make room."""
+    remote = {u: RemoteObject(u, storage_options) for u in urls if _is_remote(u)}
+    cache = RemoteCache(root)
+    if limit is not None and remote:
+        need = sum(o.size for o in remote.values())
+        if need > limit:
+            raise CacheLimitError(f"the dataset's {len(remote)} remote shards need "
+                                  f"{readable(need)} in {cache.copies}, over cache_limit="
+                                  f"{readable(limit)}: raise the limit or give cache_dir a "
+                                  "larger disk")
+        keep = {cache.copies / o.copy_name for o in remote.values() if cache.cached(o)}
+        incoming = sum(o.size for o in remote.values() if not cache.cached(o))
+        cache.bound(limit, keep, incoming)
+    paths, leases = [], []
+    for u in urls:
+        if u not in remote:
+            paths.append(u[len("file://"):] if u.startswith("file://") else u)
+            continue
+        copy = cache.copy(remote[u])
+        leases.append(cache.lease(copy))
+        paths.append(str(copy))
+    return paths, leases
+
+
+def _is_remote(url: str) -> bool:
+    return "://" in url and not url.startswith("file://")
