@@ -135,3 +135,27 @@ def test_arrow_images_resume_and_spawned_workers(real):
     assert jpegloader.explain(ds, batch_size=16).accelerated
 
     assert_resumes_bit_identically(ds, stop=2, context="spawn")
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_an_empty_image_cell_is_named_and_follows_on_error(tmp_path, workers):
+    """A None image cell: the dataset still accelerates; the sample is an error that
+    says it has no image (on_error="raise"), or is left out and listed ("skip")."""
+    root = write_image_folder(tmp_path / "d", 8)
+    samples = tv_datasets.ImageFolder(str(root)).samples
+    rows = {"image": [None if k == 3 else {"bytes": open(p, "rb").read(), "path": None}
+                      for k, (p, _) in enumerate(samples)],
+            "label": [t for _, t in samples]}
+    hf.Dataset.from_dict(rows).cast_column("image", hf.Image()).save_to_disk(
+        str(tmp_path / "ds"))
+    ds = HuggingFaceImages(hf.load_from_disk(str(tmp_path / "ds")), eval_transform())
+    with pytest.raises(ValueError, match=r"sample 3: its 'image' cell is empty \(None\)"):
+        ds[3]
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=workers)
+    assert loader.eligibility.accelerated, loader.eligibility.report()
+    with pytest.raises(ValueError, match=r"(?s)loading sample 3 .*has no image: its image cell is empty"):
+        list(loader)
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=workers, on_error="skip")
+    labels = torch.cat([b[1] for b in loader]).tolist()
+    assert labels == [t for k, (_, t) in enumerate(samples) if k != 3]
+    assert [index for index, _, _ in loader.skipped_samples] == [3]

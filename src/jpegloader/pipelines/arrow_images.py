@@ -64,6 +64,11 @@ class HuggingFaceImages(EncodedImages):
 
     def read(self, index: int) -> bytes:
         cell = self.raw[int(index)][self.image_column]
+        if cell is None:
+            raise ValueError(f"sample {index}: its {self.image_column!r} cell is empty (None): "
+                             "the dataset holds no image for it; filter such rows out "
+                             f"(ds.filter(lambda r: r[{self.image_column!r}] is not None)), "
+                             "or pass on_error='skip' to jpegloader.DataLoader")
         if cell.get("bytes") is not None:
             return cell["bytes"]
         if cell.get("path"):
@@ -168,10 +173,12 @@ def _file_spans(path: str, column: str, names: list[str]):
             span = np.stack([start + o[:-1], o[1:] - o[:-1]], axis=1)
             file_col = np.full(len(data), k, np.int32)
             for row in np.flatnonzero(np.asarray(data.is_null(), dtype=bool)):
-                path_cell = cells[int(row)]["path"].as_py()  # an image stored by path
-                if not path_cell:
-                    return None
-                names.append(path_cell)
+                cell = cells[int(row)]
+                path_cell = cell["path"].as_py() if cell.is_valid else None
+                if not path_cell:  # an empty cell: no bytes; read, it says what it is
+                    span[row] = (0, 0)
+                    continue
+                names.append(path_cell)  # an image stored by path
                 file_col[row] = len(names) - 1
                 span[row] = (0, os.path.getsize(path_cell))
             file_of.append(file_col)

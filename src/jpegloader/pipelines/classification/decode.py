@@ -20,6 +20,11 @@ from .hybrid import CollatePlan, Yours, as_collate_input, sample_layout
 from .program import ClassificationProgram
 from .recognise import TIMM_RETRIES, open_rgb
 
+#: a member or an Arrow image cell with no bytes (a None cell of a datasets.Dataset)
+EMPTY_IMAGE = ("the sample has no image: its image cell is empty (None) or its member holds "
+               "no bytes; filter such rows out of the dataset, or pass on_error='skip' to "
+               "leave them out")
+
 _LG = logging.getLogger("jpegloader")
 
 #: What queue-mode batches occupy in the ring: nothing real (the result travels
@@ -169,7 +174,10 @@ class ClassificationBatchDecoder(BatchDecoder):
         """(the row read, its RGB image) as the dataset opens it: timm's ImageDataset
         moves on to the next row when a file cannot be opened."""
         if self.table.spans is not None:  # a shard's member, as WebDataset reads it
-            return row, Image.open(io.BytesIO(self.table.read(row))).convert("RGB")
+            data = self.table.read(row)
+            if not data:
+                raise ValueError(EMPTY_IMAGE)
+            return row, Image.open(io.BytesIO(data)).convert("RGB")
         if not self.replace_unreadable:
             return row, open_rgb(self.table.path(row))
         # timm's ImageDataset: a file that cannot be opened is replaced by the next
