@@ -14,6 +14,7 @@ before anything is copied.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import hashlib
@@ -83,6 +84,7 @@ class RemoteObject:
         self.fs, self.path = fsspec.core.url_to_fs(url, **(storage_options or {}))
         self.name = hashlib.sha256(url.encode()).hexdigest()[:24]
         self.error: OSError | None = None
+        self.fs.invalidate_cache(self.path)  # a real HEAD, not a listing remembered
         try:
             info = _retried(lambda: self.fs.info(self.path),
                             f"shard {url} in object storage", retries)
@@ -117,9 +119,11 @@ class RemoteCache:
     def cached(self, obj: RemoteObject) -> bool:
         return obj.copy_name is not None and (self.copies / obj.copy_name).is_file()
 
-    def copy(self, obj: RemoteObject, retries: int = 3) -> Path:
-        """The object's copy in the cache, made once (NOTE [ Cached copies are
-        revalidated ])."""
+    def copy(self, obj: RemoteObject, limit: int | None = None, retries: int = 3):
+        """(the object's copy in the cache, made once, and a lease on it taken before
+        anyone can evict it: NOTE [ Cached copies are revalidated ]).  With ``limit``,
+        room is made under the cache-wide lock as a new copy is put in place, so that
+        processes copying at once do not overshoot it together."""
         self._folders()
         with open(self.locks / obj.name, "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -127,10 +131,11 @@ class RemoteCache:
             for stale in self.copies.glob(f"{obj.name}-*.part*"):  # a dead copier's
                 stale.unlink(missing_ok=True)
             if obj.error is not None:
-                return self._offline(obj)
+                target = self._offline(obj)
+                return target, self.lease(target)
             target = self.copies / obj.copy_name
             if target.is_file():
-                return target
+                return target, self.lease(target)
             older = [p for p in self.copies.glob(f"{obj.name}-*") if ".part" not in p.name]
             if older:
                 _LG.info("jpegloader: %s changed in object storage since it was copied: "
@@ -139,7 +144,11 @@ class RemoteCache:
             start = time.monotonic()
             try:
                 _retried(lambda: _copy(obj, partial), f"shard {obj.url}", retries)
-                os.replace(partial, target)
+                lease = self.lease(target)
+                with self._whole():
+                    if limit is not None:
+                        self.bound(limit, incoming=_size(partial))
+                    os.replace(partial, target)
             finally:
                 partial.unlink(missing_ok=True)
             for old in older:  # an old version no reader holds
@@ -147,7 +156,19 @@ class RemoteCache:
             took = max(time.monotonic() - start, 1e-9)
             _LG.info("jpegloader: copied %s into the cache: %s at %.1f MB/s", obj.url,
                      readable(obj.size), obj.size / 1e6 / took)
-            return target
+            return target, lease
+
+    def _whole(self):
+        """The cache-wide lock (held while copies are counted, evicted and added)."""
+        whole = open(self.locks / ".cache", "w")  # noqa: SIM115 - closed by the caller's with
+        fcntl.flock(whole, fcntl.LOCK_EX)
+        return whole
+
+    def trim(self, limit: int) -> None:
+        """Back within ``limit`` as far as live readers allow."""
+        if self.locks.is_dir():
+            with self._whole():
+                self.bound(limit)
 
     def _offline(self, obj: RemoteObject) -> Path:
         found = sorted((p for p in self.copies.glob(f"{obj.name}-*") if ".part" not in p.name),
@@ -179,9 +200,9 @@ class RemoteCache:
         except OSError:
             return False
 
-    def bound(self, limit: int, keep: set[Path], incoming: int = 0) -> None:
-        """Removes the least recently used copies that no reader holds, besides
-        ``keep``, until the cache plus ``incoming`` bytes holds at most ``limit``."""
+    def bound(self, limit: int, incoming: int = 0) -> None:
+        """Removes the least recently used copies that no reader holds until the cache
+        plus ``incoming`` bytes holds at most ``limit``."""
         if not self.copies.is_dir():
             return
         copies = [p for p in self.copies.glob("*") if ".part" not in p.name]
@@ -194,7 +215,7 @@ class RemoteCache:
             if total <= limit:
                 return
             size = _size(p)
-            if p not in keep and self._evict(p):
+            if self._evict(p):
                 total -= size
         if total > limit:
             _LG.warning("jpegloader: the shard cache %s holds %s, over cache_limit=%s: the "
@@ -244,7 +265,8 @@ def copy_all(urls: list[str], root: Path, storage_options: dict | None,
     """Each URL's local path (a remote one's copy in the cache under ``root``) and the
     leases held on the copies.  With ``limit``, the dataset's remote shards must fit
     it, which is checked before anything is copied, and copies no reader holds are
-    evicted to make room."""
+    evicted to make room.  The copies already cached are leased first, so that making
+    room for the others cannot evict them."""
     remote = {u: RemoteObject(u, storage_options) for u in urls if _is_remote(u)}
     cache = RemoteCache(root)
     if limit is not None and remote:
@@ -254,18 +276,25 @@ def copy_all(urls: list[str], root: Path, storage_options: dict | None,
                                   f"{readable(need)} in {cache.copies}, over cache_limit="
                                   f"{readable(limit)}: raise the limit or give cache_dir a "
                                   "larger disk")
-        keep = {cache.copies / o.copy_name for o in remote.values() if cache.cached(o)}
-        incoming = sum(o.size for o in remote.values() if not cache.cached(o))
-        cache.bound(limit, keep, incoming)
-    paths, leases = [], []
-    for u in urls:
-        if u not in remote:
-            paths.append(u[len("file://"):] if u.startswith("file://") else u)
-            continue
-        copy = cache.copy(remote[u])
-        leases.append(cache.lease(copy))
-        paths.append(str(copy))
-    return paths, leases
+    local: dict[str, tuple[Path, object]] = {}
+    for u in sorted(remote, key=lambda u: not cache.cached(remote[u])):
+        local[u] = cache.copy(remote[u], limit)
+    if limit is not None and remote:
+        cache.trim(limit)
+    paths = [str(local[u][0]) if u in local else
+             (u[len("file://"):] if u.startswith("file://") else u) for u in urls]
+    return paths, [lease for _, lease in local.values()]
+
+
+def release(leases: list, root: Path, limit: int | None) -> None:
+    """A dataset's leases given up (it is gone), and the cache trimmed back to its
+    limit where the copies it read held it over."""
+    for lease in leases:
+        lease.close()
+    leases.clear()
+    if limit is not None:
+        with contextlib.suppress(OSError):
+            RemoteCache(root).trim(limit)
 
 
 def _is_remote(url: str) -> bool:

@@ -37,6 +37,7 @@ import re
 import sys
 import tarfile
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -45,7 +46,7 @@ import torch
 from PIL import Image
 
 from .read_files import read_span
-from .remote_cache import copy_all
+from .remote_cache import copy_all, release
 
 IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "ppm", "bmp")
 _BRACE = re.compile(r"\{([^{}]*)\}")
@@ -393,8 +394,9 @@ class WebDataset(EncodedImages):
             Path(cache_dir) if cache_dir is not None else None)
         # NOTE [ Cached copies are revalidated ] (remote_cache.py); the leases are held
         # as long as this dataset (and its forked workers) lives
-        self.shards, self._leases = copy_all(self.urls, cache or default_cache_dir(),
-                                             storage_options, cache_limit)
+        copies = cache or default_cache_dir()
+        self.shards, self._leases = copy_all(self.urls, copies, storage_options, cache_limit)
+        self._release = weakref.finalize(self, release, self._leases, copies, cache_limit)
         self._cache, self._image_exts = cache, tuple(image_extensions)
         # taken before indexing: a change while indexing shows at the next check
         self._identities = [_identity_or_none(s) for s in self.shards]
@@ -454,6 +456,7 @@ class WebDataset(EncodedImages):
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_leases"] = []  # held by the process that built the dataset
+        state["_release"] = None
         return state
 
     def key(self, index: int) -> str:
