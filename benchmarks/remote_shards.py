@@ -23,7 +23,7 @@ import jpegloader
 from jpegloader.bench import corpora, sources
 from jpegloader.bench.measure import alternate_epochs
 from jpegloader.bench.recipes import PIPELINES
-from jpegloader.pipelines.shards import shard_list
+from jpegloader.sources.shards import shard_list
 
 
 def main() -> int:

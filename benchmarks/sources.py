@@ -21,7 +21,7 @@ import jpegloader
 from jpegloader.bench import corpora, sources
 from jpegloader.bench.measure import alternate_epochs
 from jpegloader.bench.recipes import PIPELINES
-from jpegloader.pipelines.shards import ShardIndex, shard_list
+from jpegloader.sources.shards import ShardIndex, shard_list
 
 
 def main() -> int:

@@ -17,7 +17,7 @@ from tests.conftest import REPO
 SRC = REPO / "src"
 PACKAGE = SRC / "jpegloader"
 #: lower layers never import higher ones (NOTE [ A pipeline's contract ]; docs/design.md)
-LAYERS = ("decoders", "pipelines", "dataloader")
+LAYERS = ("decoders", "sources", "pipelines", "dataloader")
 #: top-level tools no layer may import
 TOOLS = ("bench", "diagnose", "patching", "benchmark")
 #: what each pipeline package holds (NOTE [ A pipeline's contract ])

@@ -26,8 +26,8 @@ from torch._utils import ExceptionWrapper
 
 from ..decoders import DEFAULT_MAX_PIXELS
 from ..decoders import status as st
-from .file_table import FileTable, forget_changed, image_sizes
-from .read_files import read_in_groups
+from ..sources.file_table import FileTable, forget_changed, image_sizes
+from ..sources.read_files import read_in_groups
 
 _LG = logging.getLogger("jpegloader")
 

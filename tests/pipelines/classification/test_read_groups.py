@@ -9,7 +9,7 @@ from PIL import Image
 from torchvision import datasets
 
 import jpegloader
-from jpegloader.pipelines import read_files as contract
+from jpegloader.sources import read_files as contract
 from tests.conftest import train_transform, write_image_folder
 
 

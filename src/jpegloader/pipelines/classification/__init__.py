@@ -20,7 +20,7 @@ import torch
 from torch.utils.data import default_collate
 
 from ..contract import BatchDecoder, Check, DecodeOptions, Lowering, Pipeline, check
-from ..file_table import FileTable
+from ...sources.file_table import FileTable
 from . import recognise
 from .decode import ClassificationBatchDecoder
 from .decode_views import ViewsBatchDecoder
@@ -86,7 +86,7 @@ class ClassificationPipeline(Pipeline):
         program, collate = lowering.program
         index_map = None if source.indices is None else torch.from_numpy(source.indices.copy())
         table = FileTable.from_samples(source.samples) if source.members is None else \
-            FileTable.from_members(*source.members)
+            FileTable.from_members(source.members)
         if isinstance(program, Views):
             return ViewsBatchDecoder(table, index_map, program, source.replace_unreadable,
                                      options)

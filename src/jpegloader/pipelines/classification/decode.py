@@ -13,7 +13,7 @@ from PIL import Image
 from ...decoders import decode_batch
 from ...decoders.plans import to_plans
 from ..contract import BatchDecoder, BatchWork, DecodeOptions
-from ..file_table import FileTable
+from ...sources.file_table import FileTable
 from ..tensor_stage import division_form
 from .draw import draw, replay
 from .hybrid import CollatePlan, Yours, as_collate_input, sample_layout

@@ -8,7 +8,7 @@ import torch
 from ...decoders import decode_views
 from ...decoders.plans import view_plans
 from ..contract import BatchDecoder, BatchWork, DecodeOptions
-from ..file_table import FileTable
+from ...sources.file_table import FileTable
 from .decode import ClassificationBatchDecoder
 from .draw import draw
 from .hybrid import sample_layout

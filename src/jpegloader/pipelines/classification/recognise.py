@@ -26,9 +26,9 @@ from torchvision import get_image_backend
 from torchvision.datasets import DatasetFolder
 from torchvision.datasets.folder import default_loader, pil_loader
 
-from ..arrow_images import HuggingFaceImages, arrow_spans
+from ...sources.arrow_images import HuggingFaceImages, arrow_spans
 from ..contract import Check, check
-from ..shards import WebDataset
+from ...sources.shards import WebDataset
 
 #: timm's ImageDataset tries this many consecutive samples before giving up.
 TIMM_RETRIES = 20
@@ -43,12 +43,11 @@ class ImageSource:
     transform: object = field(repr=False)
     replace_unreadable: bool  # timm: an unopenable file is replaced by the next sample
     description: str
-    #: tar shards: (shard paths, shard of each sample, (offset, size) spans, targets);
-    #: ``samples`` is then empty
+    #: samples that are spans of files (tar shards, Arrow files); ``samples`` is then empty
     members: tuple | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
-        base = len(self.samples) if self.members is None else len(self.members[1])
+        base = len(self.samples) if self.members is None else len(self.members.file_of)
         return base if self.indices is None else len(self.indices)
 
     def key(self) -> tuple:

@@ -17,7 +17,7 @@ from PIL import Image
 
 from ...decoders import decode_batch
 from ..contract import BatchDecoder, BatchWork, DecodeOptions
-from ..file_table import FileTable
+from ...sources.file_table import FileTable
 from ..tensor_stage import division_form
 from . import boxes as B
 from .draw import boxes_for, draw_ssd, plans_for, replay_image

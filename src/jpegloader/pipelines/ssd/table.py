@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ..file_table import FileTable
+from ...sources.file_table import FileTable
 
 
 class AnnotationTable:

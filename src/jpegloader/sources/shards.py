@@ -6,8 +6,8 @@ sample (``n01440764_10026.jpg`` + ``n01440764_10026.cls``); the key is the membe
 path up to the first dot of its file name, the rest its extension (webdataset's own
 convention).  Shard lists use brace patterns as webdataset writes them
 (``shard-{000000..000146}.tar``), globs, or URLs that fsspec reads (``s3://``,
-``gs://``, ``https://``): remote shards are copied whole into a local cache once,
-so an epoch reads each shard from the local disk.
+``gs://``, ``https://``): remote shards are copied whole into a local cache
+(remote_cache.py), so an epoch reads each shard from the local disk.
 
 NOTE [ A shard's index ]
 Each shard's members are listed from its tar headers alone (tarfile seeks past
@@ -45,6 +45,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from .file_table import Members, check_span
 from .read_files import read_span
 from .remote_cache import copy_all, release
 
@@ -443,12 +444,12 @@ class WebDataset(EncodedImages):
         self._set_indexes(indexes)
         return [self.urls[k] for k in changed]
 
-    def members(self) -> tuple:
-        """(shard paths, shard of each sample, (offset, size) spans, targets), as
-        the loader reads them at each epoch start: changed shards indexed again first."""
+    def members(self) -> Members:
+        """The samples as spans of the shards, as the loader reads them at each epoch
+        start: changed shards indexed again first."""
         self.refresh()
-        return (list(self.shards), self.shard_of, np.stack([self.offsets, self.sizes], axis=1),
-                self.targets)
+        return Members(list(self.shards), self.shard_of,
+                       np.stack([self.offsets, self.sizes], axis=1), self.targets)
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -489,10 +490,7 @@ class WebDataset(EncodedImages):
             data = read_span(self.shards[self.shard_of[index]], (self.offsets[index], size))
         except OSError as e:
             raise OSError(f"{self.where(index)}: cannot read the shard: {e}") from e
-        if len(data) != size:
-            raise ShardError(f"{self.where(index)}: the shard is shorter than its index "
-                             "(rewritten or truncated since it was indexed)")
-        return data
+        return check_span(data, size, self.where(index))
 
     def __repr__(self) -> str:
         return (f"WebDataset({len(self.urls)} shards, {len(self)} samples, "

@@ -1,8 +1,8 @@
-"""Tar shards never serve stale labels or bytes (NOTE [ A shard's index ] and NOTE
-[ Cached copies are revalidated ] in pipelines/shards.py): a shard rewritten in place
-with its size and mtime kept, an object replaced at the same URL; and an index cache
-that can slow a run but never stop it (damaged or unwritable), nor grow on every
-construction.  Shards are written here from the real-image corpus."""
+"""Tar shards never serve stale labels or bytes (NOTE [ A shard's index ] in
+sources/shards.py, NOTE [ Cached copies are revalidated ] in sources/remote_cache.py):
+a shard rewritten in place with its size and mtime kept, an object replaced at the same
+URL; and an index cache that can slow a run but never stop it (damaged or unwritable),
+nor grow on every construction.  Shards are written here from the real-image corpus."""
 from __future__ import annotations
 
 import logging
@@ -19,7 +19,7 @@ from torchvision import datasets
 import jpegloader
 from jpegloader.datasets import WebDataset
 from tests.conftest import eval_transform, shared, write_image_folder
-from tests.pipelines.test_shards import _add, s3_server, write_shards  # noqa: F401 (fixture)
+from tests.sources.test_shards import _add, s3_server, write_shards  # noqa: F401 (fixture)
 
 SAMPLES = 50
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -22,6 +23,29 @@ import torch
 from ..decoders import EncodedBatch, probe
 from ..decoders import status as st
 from .read_files import read_span
+
+
+class Members(NamedTuple):
+    """Samples that are spans of files (tar shards' members, Arrow files' image cells):
+    sample i is the bytes ``spans[i] = (offset, size)`` of ``files[file_of[i]]``."""
+
+    files: list[str]
+    file_of: np.ndarray   # int32[n]
+    spans: np.ndarray     # int64[n, 2]
+    targets: np.ndarray   # int64[n]
+
+
+class SpanChangedError(OSError):
+    """A sample's bytes are not where its index says: the file was rewritten or
+    truncated since it was indexed.  The message names the file and the sample."""
+
+
+def check_span(data: bytes, size: int, where: str) -> bytes:
+    """``data`` read for a span of ``size`` bytes, or SpanChangedError naming ``where``."""
+    if len(data) != size:
+        raise SpanChangedError(f"{where}: the file is shorter than its index says "
+                               "(rewritten or truncated since it was indexed)")
+    return data
 
 
 class FileTable:
@@ -59,15 +83,14 @@ class FileTable:
                    torch.zeros((len(samples), 2), dtype=torch.int32))
 
     @classmethod
-    def from_members(cls, files: Sequence[str], file_of: np.ndarray, spans: np.ndarray,
-                     targets: np.ndarray) -> FileTable:
-        """Samples that are spans of files: sample i is bytes spans[i] = (offset, size)
-        of files[file_of[i]]."""
-        blob, offsets = cls._blob(files)
-        return cls(blob, offsets, torch.from_numpy(np.asarray(targets, np.int64).copy()),
-                   torch.zeros((len(targets), 2), dtype=torch.int32),
-                   torch.from_numpy(np.asarray(file_of, np.int32).copy()),
-                   torch.from_numpy(np.asarray(spans, np.int64).reshape(-1, 2).copy()))
+    def from_members(cls, members: Members) -> FileTable:
+        """Samples that are spans of files (``Members``)."""
+        blob, offsets = cls._blob(members.files)
+        return cls(blob, offsets,
+                   torch.from_numpy(np.asarray(members.targets, np.int64).copy()),
+                   torch.zeros((len(members.targets), 2), dtype=torch.int32),
+                   torch.from_numpy(np.asarray(members.file_of, np.int32).copy()),
+                   torch.from_numpy(np.asarray(members.spans, np.int64).reshape(-1, 2).copy()))
 
     def tensors(self) -> list[torch.Tensor]:
         """What goes into shared memory for the workers (BatchDecoder.shared_tensors)."""
@@ -85,10 +108,8 @@ class FileTable:
         path = self.path(index)
         span = None if self.spans is None else self.spans.numpy()[index]
         data = read_span(path, span)
-        if span is not None and len(data) != span[1]:
-            raise OSError(f"{path} is shorter than its index says (rewritten or truncated "
-                          "since it was indexed)")
-        return data
+        return data if span is None else check_span(data, int(span[1]),
+                                                     f"{path}, sample {index}")
 
     def __len__(self) -> int:
         return len(self.targets)

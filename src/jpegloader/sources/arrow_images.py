@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .file_table import Members
 from .shards import EncodedImages
 
 
@@ -77,9 +78,9 @@ class HuggingFaceImages(EncodedImages):
         raise ValueError(f"sample {index}: the {self.image_column!r} cell holds neither bytes "
                          "nor a path")
 
-    def members(self) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray] | None:
-        """(files, file of each sample, (offset, size) of its bytes there, targets), or
-        None when the dataset is not backed by Arrow files on disk."""
+    def members(self) -> Members | None:
+        """The samples as spans of the Arrow files, or None when the dataset is not
+        backed by Arrow files on disk."""
         if self._members is None:
             self._members = arrow_spans(self.raw, self.image_column, self.targets)
         return self._members
@@ -116,7 +117,7 @@ def arrow_spans(raw, column: str, targets: np.ndarray):
         file_of, spans = file_of[rows], spans[rows]
     if len(file_of) != len(targets):
         return None
-    return names, file_of, spans, targets
+    return Members(names, file_of, spans, targets)
 
 
 #: datasets' replayed table operations that keep the rows as they are

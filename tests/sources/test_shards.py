@@ -1,4 +1,4 @@
-"""WebDataset tar shards read in place (pipelines/shards.py): the dataset as torch's
+"""WebDataset tar shards read in place (sources/shards.py): the dataset as torch's
 loader reads it, accelerated with the same batches as the ImageFolder path on the same
 images, shard lists, the index cache, remote shards through fsspec, and bad shards
 named with their member and index.  Shards are written here from the real-image corpus
@@ -19,7 +19,7 @@ from torchvision import datasets
 
 import jpegloader
 from jpegloader.datasets import CacheLimitError, ShardError, WebDataset
-from jpegloader.pipelines.shards import expand_braces
+from jpegloader.sources.shards import expand_braces
 from tests.conftest import (
     assert_resumes_bit_identically,
     eval_transform,
@@ -324,3 +324,19 @@ def test_shards_with_spawned_workers(tmp_path, context):
     want = list(jpegloader.DataLoader(folder, batch_size=4))
     for (a, la), (b, lb) in zip(ours, want, strict=True):
         assert torch.equal(la, lb) and torch.equal(a, b)
+
+
+def test_a_span_past_the_end_of_its_file_is_a_span_changed_error(tmp_path):
+    """One error for a sample's bytes not where its index says, whoever reads them."""
+    import numpy as np
+
+    from jpegloader.datasets import SpanChangedError
+    from jpegloader.sources.file_table import FileTable, Members
+    path = tmp_path / "file.bin"
+    path.write_bytes(b"x" * 50)
+    table = FileTable.from_members(Members([str(path)], np.array([0]), np.array([[10, 100]]),
+                                           np.array([1])))
+    with pytest.raises(SpanChangedError, match=r"file\.bin, sample 0: the file is shorter "
+                                               r"than its index says"):
+        table.read(0)
+    assert issubclass(SpanChangedError, OSError)

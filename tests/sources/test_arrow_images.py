@@ -1,4 +1,4 @@
-"""Hugging Face datasets read from their Arrow files (pipelines/arrow_images.py): the
+"""Hugging Face datasets read from their Arrow files (sources/arrow_images.py): the
 dataset as torch's loader reads it, accelerated with the ImageFolder path's batches on
 the same images, through select/shuffle, and the clear refusals.  The datasets are
 real Arrow datasets written with ``datasets`` from the real-image corpus."""

@@ -1,5 +1,5 @@
 """The remote shard cache under pressure (NOTE [ Cached copies are revalidated ] in
-pipelines/remote_cache.py), against moto's real S3 server on localhost: cache_limit
+sources/remote_cache.py), against moto's real S3 server on localhost: cache_limit
 never removes a copy a running dataset reads and is checked before anything is copied;
 a dead copier's partial file is cleaned; a server that is down is a clear error (or,
 with a copy cached, a warning); a missing object keeps its type.  And shards whose
@@ -20,7 +20,7 @@ from torchvision import datasets
 import jpegloader
 from jpegloader.datasets import CacheLimitError, ShardError, WebDataset
 from tests.conftest import eval_transform, write_image_folder
-from tests.pipelines.test_shards import _add, s3_server, write_shards  # noqa: F401 (fixture)
+from tests.sources.test_shards import _add, s3_server, write_shards  # noqa: F401 (fixture)
 
 
 def _bucket(tmp_path: Path, options: dict, name: str, count: int, per_shard: int):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import os
 
-from jpegloader.pipelines import read_files as contract
-from jpegloader.pipelines.read_files import read_files
+from jpegloader.sources import read_files as contract
+from jpegloader.sources.read_files import read_files
 
 
 def _samples(batch):
