@@ -10,10 +10,10 @@ ideal (all workers busy all the time).
 ``live``: jpegloader on a real ImageFolder, epochs alternating between the pool's rule
 and round-robin (``--compare balance``), between the held batch let off its quota
 and counted (``--compare held``, NOTE [ The held batch let off ]), or between the
-epoch's last batches shared out by the workers' backlogs in seconds and by their
+epoch's last batches spread out by the workers' backlogs in seconds and by their
 queued samples (``--compare spread``, NOTE [ The last batches spread out ] in
-pool.py), the same loader settings otherwise; ``--hog`` runs a busy loop at nice 5 on CPU 0 and pins worker k
-to CPU k, so that worker 0 is slower.
+pool.py), the same loader settings otherwise; ``--hog`` runs a busy loop at nice 5 on
+CPU 0 and pins worker k to CPU k, so that worker 0 is slower.
 
     python benchmarks/worker_balance.py model
     python benchmarks/worker_balance.py live --data DIR [--recipe eval] [--pairs 6]

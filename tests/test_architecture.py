@@ -10,8 +10,6 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import REPO
 
 SRC = REPO / "src"

@@ -124,7 +124,8 @@ def test_last_batches_in_parts_equal_one_process(tmp_path, parts_seen, workers):
     assert split and set(split) <= set(range(6 - workers, 6)), parts_seen
     for parts in split.values():  # parts tile the batch's rows, one per worker
         assert len({w for w, _, _ in parts}) == len(parts)
-        assert [s for _, s, _ in parts] == list(itertools.accumulate([0] + [n for *_, n in parts]))[:-1]
+        starts = list(itertools.accumulate([0] + [n for *_, n in parts]))[:-1]
+        assert [s for _, s, _ in parts] == starts
     assert not worker_pids()
 
 

@@ -153,7 +153,8 @@ def test_an_empty_image_cell_is_named_and_follows_on_error(tmp_path, workers):
         ds[3]
     loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=workers)
     assert loader.eligibility.accelerated, loader.eligibility.report()
-    with pytest.raises(ValueError, match=r"(?s)loading sample 3 .*has no image: its image cell is empty"):
+    with pytest.raises(ValueError, match=r"(?s)loading sample 3 .*has no image: its image "
+                                         r"cell is empty"):
         list(loader)
     loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=workers, on_error="skip")
     labels = torch.cat([b[1] for b in loader]).tolist()

@@ -20,7 +20,7 @@ from torchvision import datasets
 import jpegloader
 from jpegloader.datasets import CacheLimitError, ShardError, WebDataset
 from tests.conftest import eval_transform, write_image_folder
-from tests.sources.test_shards import _add, s3_server, write_shards  # noqa: F401 (fixture)
+from tests.sources.test_shards import _add, write_shards
 
 
 def _bucket(tmp_path: Path, options: dict, name: str, count: int, per_shard: int):

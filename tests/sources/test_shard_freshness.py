@@ -19,7 +19,7 @@ from torchvision import datasets
 import jpegloader
 from jpegloader.datasets import WebDataset
 from tests.conftest import eval_transform, shared, write_image_folder
-from tests.sources.test_shards import _add, s3_server, write_shards  # noqa: F401 (fixture)
+from tests.sources.test_shards import _add, write_shards
 
 SAMPLES = 50
 

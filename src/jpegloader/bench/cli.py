@@ -96,7 +96,8 @@ def main(argv=None) -> int:
     p.add_argument("--files", type=int, default=0,
                    help="copy the dataset's files (byte for byte, repeated) into a temporary "
                         "dataset of exactly this many images")
-    p.add_argument("--recipe", "--pipeline", dest="pipeline", metavar="RECIPE", default="train,eval",
+    p.add_argument("--recipe", "--pipeline", dest="pipeline", metavar="RECIPE",
+                   default="train,eval",
                    help="the recipes' loaders to compare (--pipeline: the same), "
                         "comma-separated, of: " + "; ".join(f"{k}: {v[0]}"
                                                           for k, v in PIPELINES.items())

@@ -21,7 +21,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import time
 from pathlib import Path
 
