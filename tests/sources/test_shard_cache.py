@@ -205,3 +205,55 @@ def test_the_index_cache_key_ignores_recent_use(tmp_path):
         assert (again.st_mtime_ns, again.st_ctime_ns) == (stat.st_mtime_ns, stat.st_ctime_ns)
     finally:
         memory.rm("/recent", recursive=True)
+
+
+def _can_mount() -> bool:
+    import subprocess
+    if os.geteuid() != 0:
+        return False
+    try:
+        return subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=10,
+                              check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+_FULL_CACHE_CHILD = """
+import json, os, sys
+from jpegloader.datasets import WebDataset
+cache, url, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+try:
+    WebDataset(url, cache_dir=cache, storage_options=options)
+    print(json.dumps({"built": True}))
+except OSError as e:
+    left = [os.path.join(d, f) for d, _, fs in os.walk(cache) for f in fs]
+    print(json.dumps({"type": type(e).__name__, "errno": e.errno, "message": str(e),
+                      "left": left}))
+"""
+
+
+@pytest.mark.skipif(not _can_mount(), reason="needs root and unshare -m to give a child a "
+                                             "small private cache disk")
+def test_a_full_cache_disk_is_said_as_such_and_leaves_nothing(tmp_path, s3_server):
+    """A cache on a 64 KiB disk and a larger shard: an OSError with ENOSPC that says it
+    is the cache's disk (not retried as a network error), and no partial file."""
+    import errno
+    import json
+    import subprocess
+    import sys
+    _, options = s3_server
+    _, shards = _bucket(tmp_path, options, "fullcache", 16, 16)
+    assert shards[0].stat().st_size > 64 << 10
+    cache = tmp_path / "small-disk"
+    cache.mkdir()
+    wrap = ["unshare", "-m", "sh", "-c",
+            f'mount -t tmpfs -o size=64k tmpfs {cache} && exec "$@"', "sh"]
+    out = subprocess.run([*wrap, sys.executable, "-c", _FULL_CACHE_CHILD, str(cache),
+                          "s3://fullcache/shard-000000.tar", json.dumps(options)],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report.get("errno") == errno.ENOSPC, report
+    assert "cannot write into the cache" in report["message"] and "its disk, not the store" \
+        in report["message"] and "the store failed" not in report["message"], report
+    assert not [p for p in report["left"] if ".part" in p], report
