@@ -20,6 +20,7 @@ from torchvision import datasets
 import jpegloader
 from jpegloader.datasets import CacheLimitError, ShardError, WebDataset
 from tests.conftest import eval_transform, write_image_folder
+from tests.reliability.test_faults import _can_mount_private_shm
 from tests.sources.test_shards import _add, write_shards
 
 
@@ -207,17 +208,6 @@ def test_the_index_cache_key_ignores_recent_use(tmp_path):
         memory.rm("/recent", recursive=True)
 
 
-def _can_mount() -> bool:
-    import subprocess
-    if os.geteuid() != 0:
-        return False
-    try:
-        return subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=10,
-                              check=False).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
 _FULL_CACHE_CHILD = """
 import json, os, sys
 from jpegloader.datasets import WebDataset
@@ -232,7 +222,7 @@ except OSError as e:
 """
 
 
-@pytest.mark.skipif(not _can_mount(), reason="needs root and unshare -m to give a child a "
+@pytest.mark.skipif(not _can_mount_private_shm(), reason="needs root and unshare -m to give a child a "
                                              "small private cache disk")
 def test_a_full_cache_disk_is_said_as_such_and_leaves_nothing(tmp_path, s3_server):
     """A cache on a 64 KiB disk and a larger shard: an OSError with ENOSPC that says it
