@@ -222,8 +222,8 @@ except OSError as e:
 """
 
 
-@pytest.mark.skipif(not _can_mount_private_shm(), reason="needs root and unshare -m to give a child a "
-                                             "small private cache disk")
+@pytest.mark.skipif(not _can_mount_private_shm(),
+                    reason="needs root and unshare -m to give a child a small private cache disk")
 def test_a_full_cache_disk_is_said_as_such_and_leaves_nothing(tmp_path, s3_server):
     """A cache on a 64 KiB disk and a larger shard: an OSError with ENOSPC that says it
     is the cache's disk (not retried as a network error), and no partial file."""
