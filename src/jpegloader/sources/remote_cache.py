@@ -131,10 +131,13 @@ class RemoteCache:
                 stale.unlink(missing_ok=True)
             if obj.error is not None:
                 target = self._offline(obj)
-                return target, self.lease(target)
+                return target, self._leased(target)
             target = self.copies / obj.copy_name
             if target.is_file():
-                return target, self.lease(target)
+                lease = self.lease(target)
+                if target.is_file():  # not evicted while the lease was awaited
+                    return target, lease
+                lease.close()
             older = [p for p in self.copies.glob(f"{obj.name}-*") if ".part" not in p.name]
             if older:
                 _LG.info("jpegloader: %s changed in object storage since it was copied: "
@@ -180,8 +183,17 @@ class RemoteCache:
                     time.strftime("%Y-%m-%d %H:%M", time.localtime(found[-1].stat().st_mtime)))
         return found[-1]
 
+    def _leased(self, copy: Path):
+        lease = self.lease(copy)
+        if not copy.is_file():
+            lease.close()
+            raise OSError(f"the cached copy {copy} was evicted while it was being leased")
+        return lease
+
     def lease(self, copy: Path):
-        """A shared lease on ``copy``, held while the returned file stays open."""
+        """A shared lease on ``copy``, held while the returned file stays open; an
+        eviction that held the lease file first may have removed the copy meanwhile,
+        which the caller checks."""
         f = open(self.leases / copy.name, "a")  # noqa: SIM115 - held by the dataset
         fcntl.flock(f, fcntl.LOCK_SH)
         return f
