@@ -68,6 +68,13 @@ class _Handover:
         self.ready: dict[int, tuple] = {}
         self.holding = None
 
+    def hold(self, pool: WorkerPool, result) -> None:
+        """The user holds ``result``'s batch now; the one held before is finished."""
+        if self.holding is not None:
+            pool.finished(self.holding)
+        self.holding = result
+        pool.holding(result)
+
     def give_back(self, pool: WorkerPool | None) -> None:
         if pool is None:
             return
@@ -195,10 +202,7 @@ class Epoch:
                 if batch is None:  # every sample skipped: nothing handed over
                     pool.finished(result)
                 else:
-                    if self._handover.holding is not None:
-                        pool.finished(self._handover.holding)
-                    self._handover.holding = result
-                    pool.holding(result)
+                    self._handover.hold(pool, result)
                 self._fill()
                 if batch is not None:
                     return batch

@@ -131,13 +131,15 @@ class RemoteCache:
                 stale.unlink(missing_ok=True)
             if obj.error is not None:
                 target = self._offline(obj)
-                return target, self._leased(target)
+                lease = self._leased(target)
+                if lease is None:
+                    raise OSError(f"the cached copy {target} of {obj.url} was evicted while "
+                                  "the store could not be reached") from obj.error
+                return target, lease
             target = self.copies / obj.copy_name
-            if target.is_file():
-                lease = self.lease(target)
-                if target.is_file():  # not evicted while the lease was awaited
-                    return target, lease
-                lease.close()
+            lease = self._leased(target) if target.is_file() else None
+            if lease is not None:
+                return target, lease
             older = [p for p in self.copies.glob(f"{obj.name}-*") if ".part" not in p.name]
             if older:
                 _LG.info("jpegloader: %s changed in object storage since it was copied: "
@@ -146,7 +148,7 @@ class RemoteCache:
             start = time.monotonic()
             try:
                 _retried(lambda: _copy(obj, partial), f"shard {obj.url}", retries)
-                lease = self.lease(target)
+                lease = self._lease(target)  # taken before the copy is visible
                 with self._whole():
                     if limit is not None:
                         self.bound(limit, incoming=_size(partial))
@@ -183,20 +185,20 @@ class RemoteCache:
                     time.strftime("%Y-%m-%d %H:%M", time.localtime(found[-1].stat().st_mtime)))
         return found[-1]
 
-    def _leased(self, copy: Path):
-        lease = self.lease(copy)
-        if not copy.is_file():
-            lease.close()
-            raise OSError(f"the cached copy {copy} was evicted while it was being leased")
+    def _lease(self, copy: Path):
+        """A shared lease on ``copy``, held while the returned file stays open."""
+        lease = open(self.leases / copy.name, "a")  # noqa: SIM115 - held by the dataset
+        fcntl.flock(lease, fcntl.LOCK_SH)
         return lease
 
-    def lease(self, copy: Path):
-        """A shared lease on ``copy``, held while the returned file stays open; an
-        eviction that held the lease file first may have removed the copy meanwhile,
-        which the caller checks."""
-        f = open(self.leases / copy.name, "a")  # noqa: SIM115 - held by the dataset
-        fcntl.flock(f, fcntl.LOCK_SH)
-        return f
+    def _leased(self, copy: Path):
+        """A lease on an existing copy, or None when an eviction that held the lease
+        file first removed the copy meanwhile (once the lease is held, none can)."""
+        lease = self._lease(copy)
+        if copy.is_file():
+            return lease
+        lease.close()
+        return None
 
     def _evict(self, copy: Path) -> bool:
         """Removes ``copy`` unless a live reader holds a lease on it."""
