@@ -66,7 +66,7 @@ class ClassificationBatchDecoder(BatchDecoder):
             return sample_layout(self.program.sample)
         return self.collate.layout if self.collate.ring else _QUEUE_LAYOUT
 
-    def assemble(self, tensors: list[torch.Tensor]):
+    def assemble(self, tensors: list[torch.Tensor], extras=None):
         # default_collate's [images, labels], a fast_collate's (images, labels), or the
         # collate_fn's own structure
         return self.structure(tensors)

@@ -34,7 +34,7 @@ class ViewsBatchDecoder(BatchDecoder):
     def layout(self):
         return (*(sample_layout(p.sample)[0] for p in self.views.programs), ((), torch.int64))
 
-    def assemble(self, tensors: list[torch.Tensor]):
+    def assemble(self, tensors: list[torch.Tensor], extras=None):
         return [list(tensors[:-1]), tensors[-1]]
 
     # -- NOTE [ One batch skeleton ] (contract.py): the hooks --------------------------

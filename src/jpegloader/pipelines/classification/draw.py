@@ -38,7 +38,7 @@ from ..colour import (
     jitter_steps,
     permutations,
 )
-from ..random_stream import seeds, uniforms
+from ..random_stream import PIL_STREAM, TENSOR_STREAM, seed_generators, seeds, uniforms
 from . import ops
 from .program import ClassificationProgram
 
@@ -346,14 +346,12 @@ def replay(program: ClassificationProgram, d: Draws, k: int, image: Image.Image,
     if program.handover == "pil":
         if native_only:
             return image
-        from .hybrid import PIL_STREAM, TENSOR_STREAM, seed_generators
         seed_generators(seeds(seed, [index], PIL_STREAM)[0])
         for t in program.yours_pil:
             image = t(image)
     for t in program.tensor_stage:
         image = t(image)
     if not native_only and program.yours_tensor:
-        from .hybrid import TENSOR_STREAM, seed_generators
         seed_generators(seeds(seed, [index], TENSOR_STREAM)[0])
         for t in program.yours_tensor:
             image = t(image)

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from PIL import Image
-from torch.utils.data import Subset
 from torchvision import get_image_backend
 from torchvision.datasets import DatasetFolder
 from torchvision.datasets.folder import default_loader, pil_loader
 
 from ...sources.arrow_images import HuggingFaceImages, arrow_spans
 from ..contract import Check, check
+from ..subsets import unwrap_subsets
 from ...sources.shards import WebDataset
 
 #: timm's ImageDataset tries this many consecutive samples before giving up.
@@ -64,25 +64,6 @@ def open_rgb(path: str) -> Image.Image:
     with open(path, "rb") as f:
         image = Image.open(f)
         return image.convert("RGB")
-
-
-def unwrap_subsets(dataset) -> tuple[object, np.ndarray | None, list[str]]:
-    """(base dataset, loader index -> base index or None, problems)."""
-    indices = None
-    problems = []
-    while type(dataset) is Subset:
-        try:
-            mine = np.asarray(list(dataset.indices), dtype=np.int64)
-        except (TypeError, ValueError):
-            problems.append("a Subset's indices are not integers")
-            mine = np.zeros(0, dtype=np.int64)
-        n = len(dataset.dataset)
-        if len(mine) and (mine.min() < -n or mine.max() >= n):
-            problems.append(f"a Subset index is outside its dataset of {n} samples")
-        mine = np.where(mine < 0, mine + n, mine)  # Python's negative indexing
-        indices = mine if indices is None else mine[indices]
-        dataset = dataset.dataset
-    return dataset, indices, problems
 
 
 def _timm_image_dataset_class(cls) -> type | None:
