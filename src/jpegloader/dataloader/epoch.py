@@ -183,7 +183,8 @@ class Epoch:
             if report.payload is not None:
                 return report.payload
             if report.count:
-                return self._decoder.assemble([t[:report.count] for t in tensors])
+                return self._decoder.assemble([t[:report.count] for t in tensors],
+                                              report.extras)
 
     def _next_from_workers(self):
         pool = self.pool
@@ -251,7 +252,7 @@ class Epoch:
         else:
             tensors = self.pool.lend(slot, report.count)
             stage = "assembly"
-        batch = self._decoder.assemble(tensors)
+        batch = self._decoder.assemble(tensors, report.extras)
         self.stats.add_seconds({stage: time.perf_counter() - start})
         return batch
 

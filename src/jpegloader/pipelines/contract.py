@@ -141,11 +141,13 @@ class Tally:
 
 @dataclass
 class BatchReport(Tally):
-    """A batch's tally, how many samples were written, and a collate_fn's batch that
-    travels as it is (not through the ring)."""
+    """A batch's tally, how many samples were written, a collate_fn's batch that
+    travels as it is (not through the ring), and ``extras``: what ``assemble`` needs
+    beside the slot's tensors (a detection batch's shapes and packed targets)."""
 
     count: int = 0
     payload: object = None
+    extras: object = None
 
 
 class Stopwatch:
@@ -316,7 +318,9 @@ class BatchDecoder:
     def finish(self, work: BatchWork, count: int) -> None:
         """After the batch is complete in ``count`` samples: the user's own code."""
 
-    def assemble(self, tensors: list[torch.Tensor]) -> list:
+    def assemble(self, tensors: list[torch.Tensor], extras=None) -> list:
+        """The batch the user gets from the slot's ``tensors`` (views of its first
+        samples) and the report's ``extras``."""
         raise NotImplementedError
 
     def shared_tensors(self) -> list[torch.Tensor]:

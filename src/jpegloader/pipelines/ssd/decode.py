@@ -52,7 +52,7 @@ class CocoBatchDecoder(BatchDecoder):
                 ((self.n_boxes, 4), torch.float32),        # boxes
                 ((self.n_boxes,), torch.int64))            # labels
 
-    def assemble(self, tensors: list[torch.Tensor]) -> list:
+    def assemble(self, tensors: list[torch.Tensor], extras=None) -> list:
         img, ids, h, w, bbox, label = tensors
         return [img, ids, [h, w], bbox, label]  # default_collate's structure
 
