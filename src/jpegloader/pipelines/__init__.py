@@ -3,6 +3,7 @@
 
     classification/  image folders with the transforms of real training recipes
     ssd/             COCO with the SSD-300 reference transforms
+    detection/       COCO as torchvision's detection references read it (v2)
 
 ``PIPELINES`` is the registry the loader asks, in order: the first pipeline
 that claims a dataset judges it.
@@ -20,9 +21,10 @@ from .contract import (
     Pipeline,
     SampleFailure,
 )
+from .detection import DETECTION
 from .ssd import SSD
 
-PIPELINES: tuple[Pipeline, ...] = (CLASSIFICATION, SSD)
+PIPELINES: tuple[Pipeline, ...] = (CLASSIFICATION, SSD, DETECTION)
 
 
 def pipeline_for(dataset) -> Pipeline | None:
@@ -30,7 +32,7 @@ def pipeline_for(dataset) -> Pipeline | None:
     return next((p for p in PIPELINES if p.claims(dataset)), None)
 
 
-__all__ = ["CLASSIFICATION", "DECODE_CHOICES", "ON_ERROR_CHOICES", "PIPELINES", "SSD",
+__all__ = ["CLASSIFICATION", "DECODE_CHOICES", "DETECTION", "ON_ERROR_CHOICES", "PIPELINES", "SSD",
            "WORKER_STAGES", "BatchDecoder",
            "BatchReport", "Check", "DecodeOptions", "Lowering", "Pipeline", "SampleFailure",
            "pipeline_for"]

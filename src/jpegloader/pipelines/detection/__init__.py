@@ -1,0 +1,57 @@
+"""The detection pipeline: COCO as torchvision's detection references read it with
+``--use-v2`` (``CocoDetection`` under ``wrap_dataset_for_transforms_v2``, in
+Subsets or not), with the presets' transforms.  See NOTE [ A pipeline's contract ].
+
+    recognise.py  recognise the dataset; what a sample reads (CocoSource)
+    lower.py      lower the transforms: native steps, then the user's own objects
+    draw.py       per-sample draws; the steps on targets (and images, for replay)
+    decode.py     decode a batch; targets, the user's part and collate_fn
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..contract import DecodeOptions, Lowering, Pipeline, check
+from . import lower, recognise
+from .decode import DetectionBatchDecoder, in_ring
+
+
+def _collate_name(fn) -> str:
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
+
+
+class DetectionPipeline(Pipeline):
+    name = "detection"
+
+    def claims(self, dataset) -> bool:
+        return recognise.claims(dataset)
+
+    def lower(self, dataset, loader_args: dict | None = None) -> Lowering:
+        args = loader_args or {}
+        source, checks = recognise.recognise(dataset)
+        if source is None:
+            return Lowering(self.name, tuple(checks))
+        program, transform_checks = lower.lower(source.transforms)
+        checks += transform_checks
+        fn = args.get("collate_fn")
+        collate = "default_collate" if fn is None else _collate_name(fn)
+        if program is None:
+            return Lowering(self.name, tuple(checks))
+        program = dataclasses.replace(program, collate_fn=fn)
+        # NOTE [ Detection batches in the ring ] (decode.py)
+        where = "in the main process, on the images in the ring" if in_ring(program) \
+            else "in the workers"
+        checks.append(check("loader.collate_fn", True, f"{collate}, run {where}", "", ""))
+        split = {"native": ["decode", *program.names], "yours": list(program.yours_names),
+                 "collate": f"{collate} {where}"}
+        return Lowering(self.name, tuple(checks), program, source,
+                        (program, program.key, recognise.dataset_key(source), repr(fn)),
+                        split)
+
+    def decoder(self, lowering: Lowering, options: DecodeOptions) -> DetectionBatchDecoder:
+        return DetectionBatchDecoder(lowering.source, lowering.program, options)
+
+
+DETECTION = DetectionPipeline()
+
+__all__ = ["DETECTION", "DetectionPipeline"]

@@ -1,0 +1,249 @@
+"""Decoding a detection batch: each image at its own size, its target built and moved
+by torchvision's own code, then the user's part and collate_fn, in the worker.
+
+Per batch (NOTE [ One batch skeleton ] in contract.py): the draws from the (seed,
+index) stream; the files read in groups; each image's output size from its
+file's real size (the file wins over the JSON's size, as in torch's loader);
+the C core decodes, resizes, flips and converts each image into a tensor of
+its own size, made in shared memory in a worker so that sending it to the main
+process copies nothing; a sample the C core cannot do is replayed through the
+dataset's own reading with the same draws.  Then each target is built by the
+wrapper's own code (the canvas being the file's real size) and goes through the
+native steps with torchvision's kernels (draw.run_steps); the user's objects
+after the split run seeded per sample, and the collate_fn seeded per batch.
+
+NOTE [ Detection batches in the ring ]
+Images differ in size from sample to sample, so a slot holds, per sample, room
+for the largest image the recipe can give (sized from the annotation file's
+image sizes and every size a resize step may draw: draw.largest_output), and
+each image is written at the start of its sample's row.  The report carries
+each sample's shape and its packed target (NOTE [ Packed targets ] in
+targets.py); the main process views each image in the slot and runs the
+references' zip collate_fn on the samples.  An image larger than its row (a
+file bigger than the annotation file says) travels as a shared-memory tensor
+beside them.  Where the user's objects run after the native part, or the
+collate_fn is not a zip (a stack, a padding), the worker runs them and the
+batch goes through the result queue as torch's loader sends it; its images are
+then shared-memory tensors from the start.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from PIL import Image
+from torch.utils.data import default_collate
+from torchvision import tv_tensors
+
+from ...decoders import decode_batch
+from ...decoders import status as st
+from ...decoders.jpeg import FILTERS, EncodedBatch
+from ...decoders.plans import Geometry, to_plans
+from ...sources.file_table import FileTable
+from ..contract import BatchDecoder, BatchWork, DecodeOptions
+from ..random_stream import (COLLATE_STREAM, PIL_STREAM, generators_kept, seed_generators,
+                             seeds)
+from ..tensor_stage import division_form
+from .draw import canvas, draw, largest_output, run_steps
+from .lower import DetectionProgram
+from .recognise import CocoSource
+from .targets import pack, unpack, zips
+
+#: What a batch that travels through the result queue occupies in the ring: one byte
+#: per sample, to keep the slot bookkeeping (NOTE [ Detection batches in the ring ]).
+_QUEUE_LAYOUT = (((1,), torch.uint8),)
+
+
+def _empty(shape: tuple[int, ...], dtype: torch.dtype, shared: bool) -> torch.Tensor:
+    """A tensor for one image; in shared memory when it is to be sent to another
+    process (torch would otherwise copy it there when pickling it)."""
+    new_shared = getattr(torch.UntypedStorage, "_new_shared", None)
+    if not shared or new_shared is None:
+        return torch.empty(shape, dtype=dtype)
+    nbytes = int(np.prod(shape)) * torch.empty((), dtype=dtype).element_size()
+    return torch.empty(0, dtype=dtype).set_(new_shared(max(nbytes, 1)), 0, shape)
+
+
+def in_ring(program: DetectionProgram) -> bool:
+    """Whether the program's batches go through the ring (NOTE [ Detection batches in
+    the ring ]): all native, tensors, and a zip collate_fn."""
+    return not program.yours and program.output != "pil" and \
+        zips(program.collate_fn or default_collate)
+
+
+class DetectionBatchDecoder(BatchDecoder):
+
+    def __init__(self, source: CocoSource, program: DetectionProgram,
+                 options: DecodeOptions):
+        super().__init__(options)
+        self.source = source
+        self.program = program
+        self.collate_fn = program.collate_fn or default_collate
+        base = source.coco_dataset
+        self.table = FileTable.from_samples(
+            [(source.path(i), int(base.ids[i])) for i in range(len(base.ids))])
+        self.index_map = None if source.indices is None else torch.from_numpy(source.indices)
+        self.lut = program.lut_array
+        self.norm = division_form(program.tensor_stage, self.lut)
+        # NOTE [ Detection batches in the ring ]
+        self.ring = in_ring(program)
+        self.runs_user_code = not self.ring
+        self.dtype = torch.float32 if program.output == "float32" else torch.uint8
+        rows = range(len(base.ids)) if source.indices is None else np.unique(source.indices)
+        self.row_elems = 3 * largest_output(program, [source.json_size(int(i)) for i in rows])
+
+    @property
+    def layout(self):
+        return (((self.row_elems,), self.dtype),) if self.ring else _QUEUE_LAYOUT
+
+    def shared_tensors(self) -> list[torch.Tensor]:
+        return self.table.tensors() + ([] if self.index_map is None else [self.index_map])
+
+    def assemble(self, tensors, extras=None):
+        """The samples from the slot's rows and the packed targets, through the zip
+        collate_fn (NOTE [ Detection batches in the ring ])."""
+        rows = tensors[0]
+        image = tv_tensors.Image if self.program.image_type == "image" else None
+        samples = []
+        for k, shape, apart, packed in extras:
+            x = apart if apart is not None else rows[k, :shape[0] * shape[1] * shape[2]].view(
+                shape)
+            samples.append((image(x) if image is not None else x, unpack(packed)))
+        return self.collate_fn(samples)
+
+    # -- NOTE [ One batch skeleton ] (contract.py): the hooks --------------------------
+    @property
+    def files(self) -> FileTable:
+        return self.table
+
+    def begin(self, work: BatchWork) -> None:
+        work.rows = work.indices if self.index_map is None else \
+            self.index_map.numpy()[work.indices]
+        work.paths = self.table.paths(work.rows)
+        n = len(work.indices)
+        work.draws = draw(self.program, work.seed, work.indices)
+        work.images = [None] * n
+        work.sizes = np.zeros((n, 2), dtype=np.int64)   # each file's (height, width)
+
+    def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
+        p, ks = self.program, range(*part.indices(len(work.indices)))
+        n = len(ks)
+        geometry = [run_steps(p, work.draws, k, (int(h), int(w)), None)[0]
+                    for k, h, w in zip(ks, heights, widths, strict=True)]
+        plans = to_plans(Geometry(
+            crop_x=np.zeros(n, np.int64), crop_y=np.zeros(n, np.int64),
+            crop_w=np.asarray(widths, np.int64), crop_h=np.asarray(heights, np.int64),
+            resize_w=np.array([g.width for g in geometry], np.int64),
+            resize_h=np.array([g.height for g in geometry], np.int64),
+            keep_x=np.zeros(n, np.int64), keep_y=np.zeros(n, np.int64),
+            flip=np.array([g.flip for g in geometry], bool),
+            needs_padding=np.zeros(n, bool),
+            filter=np.full(n, FILTERS["bilinear"], np.int32)),
+            widths, heights, self.options.dct_scaling, skip=~known)
+        status = np.zeros(n, np.int32)
+        messages = [""] * n
+        for j, k in enumerate(ks):
+            work.sizes[k] = (heights[j], widths[j])
+            one = EncodedBatch(encoded.data, encoded.offsets[j:j + 2],
+                               {0: encoded.unreadable[j]} if j in encoded.unreadable else {})
+            out, view = self._output(geometry[j], work, k)
+            s, m = decode_batch(one, plans[j:j + 1], view, self.lut, self.options.max_pixels,
+                                c_seconds, hwc=p.output == "pil", norm=self.norm)
+            status[j], messages[j] = s[0], m[0]
+            if s[0] == st.OK:
+                work.images[k] = out
+        return status, messages
+
+    def _output(self, g, work: BatchWork, k: int):
+        """(what the sample's image will be, the C core's view of it): its row of the
+        slot (its shape stands for it), or a tensor of its own."""
+        if self.program.output == "pil":
+            pixels = np.empty((1, g.height, g.width, 3), np.uint8)
+            return pixels, pixels
+        shape = (3, g.height, g.width)
+        if self.ring and 3 * g.height * g.width <= self.row_elems:
+            return shape, work.arrays[0][k, :3 * g.height * g.width].reshape(1, *shape)
+        t = _empty(shape, self.dtype, not work.in_main)
+        return t, t.numpy()[None]
+
+    def redo(self, work: BatchWork, k: int) -> None:
+        """Sample ``k`` as the dataset reads it, through the reference's own steps."""
+        row = int(work.rows[k])
+        image = self.source.load_image(row)
+        work.sizes[k] = (image.height, image.width)
+        # the target goes along (the target steps take both); its own is built later
+        _, _, out = run_steps(self.program, work.draws, k, (image.height, image.width),
+                              self.source.target(row, image), image)
+        if self.ring:
+            out = out.as_subclass(torch.Tensor)
+            if out.numel() <= self.row_elems:
+                work.arrays[0][k, :out.numel()] = out.reshape(-1).numpy()
+                out = tuple(out.shape)
+        work.images[k] = out
+
+    def fields(self, work: BatchWork):
+        return ()  # the samples are Python objects, kept by work.keep
+
+    def finish(self, work: BatchWork, count: int) -> None:
+        if self.ring:
+            self._finish_in_ring(work)
+            return
+        samples = []
+        with generators_kept(work.in_main):
+            for k in np.flatnonzero(work.keep):
+                try:
+                    samples.append(self._sample(work, int(k)))
+                except Exception:
+                    work.keep[k] = False
+                    self._python_path_failed(work.report, int(work.indices[k]),
+                                             work.paths[k], "its target or your transforms",
+                                             work.where)
+            work.report.count = len(samples)
+            if samples:
+                seed_generators(seeds(work.seed, [work.batch_no], COLLATE_STREAM)[0])
+                work.report.payload = self.collate_fn(samples)
+
+    def _finish_in_ring(self, work: BatchWork) -> None:
+        """Each kept sample's row, shape, image apart (or None) and packed target."""
+        extras = []
+        for k in np.flatnonzero(work.keep):
+            k = int(k)
+            try:
+                target = self._target(work, k)
+            except Exception:
+                work.keep[k] = False
+                self._python_path_failed(work.report, int(work.indices[k]), work.paths[k],
+                                         "its target", work.where)
+                continue
+            out = work.images[k]
+            apart = out if isinstance(out, torch.Tensor) else None
+            shape = tuple(out.shape) if apart is not None else out
+            extras.append((k, shape, apart, pack(target)))
+        work.report.extras = extras
+        work.report.count = extras[-1][0] + 1 if extras else 0
+
+    def _target(self, work: BatchWork, k: int):
+        h, w = (int(v) for v in work.sizes[k])
+        target = self.source.target(int(work.rows[k]), canvas(h, w))
+        return run_steps(self.program, work.draws, k, (h, w), target)[1]
+
+    def _sample(self, work: BatchWork, k: int):
+        p = self.program
+        target = self._target(work, k)
+        image = self._image(work.images[k])
+        if p.yours:
+            seed_generators(seeds(work.seed, [int(work.indices[k])], PIL_STREAM)[0])
+            for t in p.yours:
+                image, target = t(image, target)
+        return image, target
+
+    def _image(self, out):
+        """The native output as the user's steps left it: a PIL image, a
+        tv_tensors.Image or a plain tensor (already so on the Python path)."""
+        if isinstance(out, np.ndarray):
+            return Image.fromarray(out[0], "RGB")
+        if isinstance(out, Image.Image) or type(out) is not torch.Tensor:
+            return out
+        return tv_tensors.Image(out) if self.program.image_type == "image" else out
+
+
+__all__ = ["DetectionBatchDecoder"]

@@ -1,0 +1,131 @@
+"""A detection sample's random parameters, and its native steps run on the target
+(and, for replay and the Python path, on the image) with torchvision's own kernels.
+
+Draws come from the (seed, index) stream (random_stream.py), so a sample gets the
+same flip and size with any num_workers.  Each follows its transform's own
+distribution: ``RandomHorizontalFlip`` flips when a uniform is below ``p``
+(torch: ``torch.rand(1) >= p`` skips), ``RandomShortestSize`` picks each of its
+sizes with equal odds (``torch.randint``), and sizes are resolved with the
+transform's own arithmetic (Python floats, then int).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torchvision import tv_tensors
+from torchvision.transforms.v2 import functional as F
+
+from ..random_stream import uniforms
+from .lower import DetectionProgram, Step
+
+
+@dataclass
+class Draws:
+    """Per sample: each random step's uniform (float64[n, slots])."""
+
+    u: np.ndarray
+
+    def flips(self, step: Step, k: int) -> bool:
+        return bool(self.u[k, step.slot] < step.p)
+
+    def choice(self, step: Step, k: int) -> int:
+        if step.slot < 0:
+            return step.sizes[0]
+        return step.sizes[min(int(self.u[k, step.slot] * len(step.sizes)),
+                              len(step.sizes) - 1)]
+
+
+def draw(program: DetectionProgram, seed: int, indices) -> Draws:
+    return Draws(uniforms(seed, np.asarray(indices, dtype=np.int64), max(program.slots, 1)))
+
+
+def resized(step: Step, draws: Draws, k: int, h: int, w: int) -> tuple[int, int]:
+    """The (height, width) a resize step gives an h x w image, with its own arithmetic."""
+    if step.shortest:  # RandomShortestSize.make_params
+        r = draws.choice(step, k) / min(h, w)
+        if step.max_size is not None:
+            r = min(r, step.max_size / max(h, w))
+        return int(h * r), int(w * r)
+    # Resize: the box kernel resolves the size as the image kernel does
+    probe = tv_tensors.BoundingBoxes(torch.zeros(0, 4), format="XYXY", canvas_size=(h, w))
+    out = F.resize(probe, list(step.sizes), max_size=step.max_size)
+    return tuple(int(s) for s in out.canvas_size)
+
+
+def canvas(h: int, w: int) -> tv_tensors.Image:
+    """A stand-in image of h x w that holds no pixels, for steps that read only the size."""
+    return tv_tensors.Image(torch.zeros((), dtype=torch.uint8).expand(3, h, w))
+
+
+def _geometric(target, fn):
+    """``fn`` on every tv_tensor of the target (boxes, masks), as a v2 transform applies
+    a geometric kernel beside an image; labels and plain values pass."""
+    if isinstance(target, dict):
+        return {k: fn(v) if isinstance(v, tv_tensors.TVTensor) else v
+                for k, v in target.items()}
+    return target
+
+
+@dataclass
+class Geometry:
+    """What the native steps do to one sample's image: its output size and flip."""
+
+    height: int
+    width: int
+    flip: bool
+
+
+def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, int],
+              target, image=None):
+    """The native steps of sample ``k`` on its ``target`` (and on ``image``, a PIL
+    image of ``size``, when given: the reference's own result; with neither, the
+    geometry alone).  Returns (Geometry, target, image)."""
+    h, w = size
+    flip = False
+    for step in program.steps:
+        if step.kind == "flip":
+            if draws.flips(step, k):
+                flip = not flip
+                target = _geometric(target, F.horizontal_flip)
+                if image is not None:
+                    image = F.horizontal_flip(image)
+        elif step.kind == "resize":
+            nh, nw = resized(step, draws, k, h, w)
+            if (nh, nw) != (h, w):
+                target = _geometric(target, lambda v, s=[nh, nw]: F.resize(v, s))
+                if image is not None:
+                    image = F.resize(image, [nh, nw])
+            h, w = nh, nw
+        elif step.kind == "target":
+            if target is None and image is None:  # the geometry alone
+                continue
+            out, target = step.obj(canvas(h, w) if image is None else image, target)
+            image = None if image is None else out
+        elif image is not None:  # the tensor stage, on the image
+            image = step.obj(image)
+    return Geometry(h, w, flip), target, image
+
+
+def largest_output(program: DetectionProgram, sizes) -> int:
+    """The most pixels the native steps give any of ``sizes`` ((height, width) pairs:
+    the annotation file's), over every size a resize step may draw."""
+    best = 1
+    for h, w in {(int(h), int(w)) for h, w in sizes}:
+        if h <= 0 or w <= 0:
+            continue
+        areas = [h * w]
+        for step in program.steps:
+            if step.kind == "resize":
+                choices = step.sizes if step.shortest else (None,)
+                areas = []
+                for c in choices:
+                    one = Draws(np.zeros((1, max(program.slots, 1))))
+                    if step.slot >= 0:
+                        one.u[0, step.slot] = (step.sizes.index(c) + 0.5) / len(step.sizes)
+                    nh, nw = resized(step, one, 0, h, w)
+                    areas.append(nh * nw)
+                h, w = h, w  # one resize at most (lower.py)
+        best = max(best, *areas)
+    return best

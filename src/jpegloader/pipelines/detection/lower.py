@@ -1,0 +1,210 @@
+"""Lowering a detection transform (torchvision v2, as ``references/detection/
+presets.py`` builds it) into a program: the native steps in order, then the
+user's own objects from the first step that is not lowered.
+
+Lowered:
+- geometry, on the image natively and on the boxes and masks with torchvision's
+  own kernels (``F.horizontal_flip``, ``F.resize``): ``RandomHorizontalFlip``,
+  and one resize before the tensor conversion (``RandomShortestSize``,
+  ``Resize``, bilinear: Pillow's arithmetic, which the C core reproduces);
+- the tensor stage (``ToImage`` / ``PILToTensor``, ``ToDtype`` /
+  ``ConvertImageDtype``, ``Normalize``), a table run on a 0..255 ramp
+  (tensor_stage.py);
+- target steps that draw nothing and leave the pixels alone
+  (``ConvertBoundingBoxFormat``, ``ClampBoundingBoxes``,
+  ``SanitizeBoundingBoxes``, ``ToPureTensor``): the user's own objects, run on
+  the target beside a stand-in image of the right size.
+
+Everything from the first other step on (``RandomPhotometricDistort``,
+``RandomZoomOut``, ``RandomIoUCrop``, ``ScaleJitter``, a resize on a tensor ...)
+runs as the user's objects in the workers on what the native part gives (NOTE
+[ Hybrid pipelines ] in classification/hybrid.py), and the verdict names the split.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torchvision.transforms import InterpolationMode
+from torchvision.transforms import v2 as T2
+
+from ..contract import Check, check
+from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
+
+RULE = "dataset.transforms"
+#: The references' preset classes (presets.py), recognised by name in users' copies:
+#: their __call__ is ``self.transforms(img, target)``.
+PRESETS = ("DetectionPresetTrain", "DetectionPresetEval")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One native step.  ``kind``: "flip" (p), "resize" (sizes to draw from, or one
+    size, and max_size), "tensor" (in the table), "target" (the user's object, run
+    on the target)."""
+
+    kind: str
+    name: str
+    obj: object = field(compare=False, default=None)
+    p: float = 0.0
+    sizes: tuple = ()
+    max_size: int | None = None
+    shortest: bool = False   # RandomShortestSize's rule; else Resize's
+    slot: int = -1           # its uniform in the (seed, index) stream; -1: draws none
+
+
+@dataclass(frozen=True)
+class DetectionProgram:
+    steps: tuple[Step, ...]
+    #: the native output: "pil" (no tensor conversion before the split or the end),
+    #: "uint8" or "float32" (CHW through ``lut``)
+    output: str
+    #: the image's type after the native part: "pil", "image" (tv_tensors.Image), "tensor"
+    image_type: str
+    lut: bytes | None = field(repr=False, default=None)
+    tensor_stage: tuple = field(compare=False, default=())
+    yours: tuple = field(compare=False, default=())   # the user's objects after the split
+    yours_names: tuple[str, ...] = ()
+    slots: int = 0
+    key: str = ""
+    collate_fn: object = field(compare=False, default=None)  # None: default_collate
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.steps]
+
+    @property
+    def lut_array(self):
+        return lut_array(self.lut)
+
+
+class _Split(Exception):
+    """This step (and every one after it) runs as the user's own objects."""
+
+
+def transform_list(transforms) -> tuple[list | None, str]:
+    """The v2 steps of a dataset's ``transforms`` (unwrapping a Compose and the
+    references' presets), or None and why not."""
+    if transforms is None:
+        return [], "no transforms"
+    if type(transforms).__name__ in PRESETS and isinstance(
+            getattr(transforms, "transforms", None), T2.Transform):
+        transforms = transforms.transforms
+    if not isinstance(transforms, T2.Transform):
+        return None, (f"transforms is {type(transforms).__qualname__}, not torchvision v2 "
+                      "transforms (or the references' DetectionPresetTrain/Eval)")
+    out: list = []
+
+    def walk(t):
+        if type(t) is T2.Compose:
+            for s in t.transforms:
+                walk(s)
+        else:
+            out.append(t)
+    walk(transforms)
+    return out, f"{len(out)} v2 transforms"
+
+
+def _bilinear(t) -> bool:
+    mode = getattr(t, "interpolation", InterpolationMode.BILINEAR)
+    return mode in (InterpolationMode.BILINEAR, "bilinear", 2)
+
+
+class _Builder:
+    def __init__(self):
+        self.steps: list[Step] = []
+        self.stage: list = []
+        self.tensor = False
+        self.float = False
+        self.resized = False
+        self.image_type = "pil"
+        self.slots = 0
+
+    def slot(self) -> int:
+        self.slots += 1
+        return self.slots - 1
+
+    def add(self, t) -> None:
+        cls = type(t)
+        name = cls.__name__
+        if cls is T2.RandomHorizontalFlip:
+            self.steps.append(Step("flip", f"RandomHorizontalFlip(p={t.p})", t, p=float(t.p),
+                                   slot=self.slot()))
+        elif cls in (T2.RandomShortestSize, T2.Resize):
+            self._resize(t)
+        elif cls in (T2.ToImage, T2.PILToTensor):
+            if not self.tensor:
+                self.tensor = True
+                self.stage.append(t)
+            self.image_type = "image" if cls is T2.ToImage else "tensor"
+            self.steps.append(Step("tensor", name, t))
+        elif cls in (T2.ToDtype, T2.ConvertImageDtype):
+            if not self.tensor or not isinstance(getattr(t, "dtype", None), torch.dtype):
+                raise _Split
+            self.stage.append(t)
+            self.float = t.dtype.is_floating_point
+            self.steps.append(Step("tensor", f"{name}({t.dtype})", t))
+        elif cls is T2.Normalize:
+            if not self.float:
+                raise _Split
+            self.stage.append(t)
+            self.steps.append(Step("tensor", name, t))
+        elif cls in (T2.ConvertBoundingBoxFormat, T2.ClampBoundingBoxes,
+                     T2.SanitizeBoundingBoxes):
+            self.steps.append(Step("target", name, t))
+        elif cls is T2.ToPureTensor:
+            if self.image_type == "image":
+                self.image_type = "tensor"
+            self.steps.append(Step("target", name, t))
+        else:
+            raise _Split
+
+    def _resize(self, t) -> None:
+        # A resize of a tensor is torch's arithmetic, not Pillow's; a second resize
+        # would resample twice: both run as yours.
+        if self.tensor or self.resized or not _bilinear(t):
+            raise _Split
+        if type(t) is T2.RandomShortestSize:
+            sizes = tuple(int(s) for s in t.min_size)
+            step = Step("resize", f"RandomShortestSize({list(sizes)}, max_size={t.max_size})",
+                        t, sizes=sizes, max_size=t.max_size, shortest=True,
+                        slot=self.slot() if len(sizes) > 1 else -1)
+        else:
+            size = t.size
+            if size is None:
+                raise _Split
+            size = (int(size),) if isinstance(size, int) else tuple(int(s) for s in size)
+            step = Step("resize", f"Resize({list(size)}, max_size={t.max_size})", t,
+                        sizes=size, max_size=t.max_size)
+        self.resized = True
+        self.steps.append(step)
+
+
+def lower(transforms) -> tuple[DetectionProgram | None, list[Check]]:
+    steps, what = transform_list(transforms)
+    if steps is None:
+        return None, [Check(RULE, False, what, "use torchvision.transforms.v2 objects (as "
+                            "references/detection/presets.py builds them with --use-v2); "
+                            "this loader runs on torch's DataLoader")]
+    b = _Builder()
+    split = len(steps)
+    for k, t in enumerate(steps):
+        try:
+            b.add(t)
+        except _Split:
+            split = k
+            break
+    try:
+        output, lut = run_on_ramp(b.stage) if b.stage else ("pil", None)
+    except TensorStageError as e:
+        return None, [Check(RULE, False, f"the tensor stage cannot be a table: {e}",
+                            "this loader runs on torch's DataLoader")]
+    yours = tuple(steps[split:])
+    yours_names = tuple(type(t).__name__ for t in yours)
+    program = DetectionProgram(tuple(b.steps), output, b.image_type, lut, tuple(b.stage),
+                               yours, yours_names, b.slots,
+                               key=repr(transforms))
+    native = ", ".join(["decode", *program.names])
+    message = f"native: {native}" + (f"; yours, in the workers: {', '.join(yours_names)}"
+                                     if yours else "")
+    return program, [check(RULE, True, message, "", "")]

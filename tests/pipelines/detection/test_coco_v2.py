@@ -1,0 +1,318 @@
+"""COCO as torchvision's detection references read it with --use-v2: CocoDetection under
+wrap_dataset_for_transforms_v2 with the presets' transforms, on the real coco-sample.
+
+Deterministic loaders (eval) equal torch's loader batch for batch (images bit-identical
+with decode="exact"); random ones equal the user's own objects replayed with the
+loader's draws (boxes, labels, masks exact); draws follow the transforms' distributions.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from contextlib import contextmanager
+from unittest import mock
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+from scipy import stats
+from torchvision import tv_tensors
+
+pytest.importorskip("pycocotools", reason="torchvision's CocoDetection needs pycocotools")
+
+import jpegloader  # noqa: E402
+from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
+from jpegloader.pipelines.detection.draw import draw  # noqa: E402
+from jpegloader.pipelines.random_stream import epoch_seed  # noqa: E402
+from tests import detection_references_copy as R  # noqa: E402
+from tests.coco_fixtures import coco_sample  # noqa: E402
+
+
+def build(policy: str, backend: str = "pil", image_set: str = "train", with_masks=False,
+          target_keys=None, folder=None, ann=None):
+    img_folder, ann_file = coco_sample()
+    transforms = R.DetectionPresetEval(backend) if policy == "eval" else \
+        R.DetectionPresetTrain(data_augmentation=policy, backend=backend)
+    return R.get_coco(str(folder or img_folder), str(ann or ann_file), image_set, transforms,
+                      with_masks=with_masks, target_keys=target_keys)
+
+
+def loader(ds, workers=0, cls=jpegloader.DataLoader, **kw):
+    kw.setdefault("batch_size", 4)
+    return cls(ds, num_workers=workers, collate_fn=R.collate_fn, **kw)
+
+
+def assert_same_sample(ours, ref, exact_pixels=True, where=""):
+    (img, target), (rimg, rtarget) = ours, ref
+    assert type(img) is type(rimg), where
+    assert img.shape == rimg.shape and img.dtype == rimg.dtype, where
+    if exact_pixels:
+        assert torch.equal(img, rimg), where
+    else:
+        diff = (img.double() - rimg.double()).abs()
+        scale = 255.0 if img.is_floating_point() else 1.0
+        assert diff.mean().item() * scale <= 1.0 and diff.max().item() * scale <= 12, where
+    assert target.keys() == rtarget.keys(), where
+    for key, value in rtarget.items():
+        got = target[key]
+        assert type(got) is type(value), (where, key)
+        if isinstance(value, torch.Tensor):
+            assert got.dtype == value.dtype and torch.equal(got, value), (where, key)
+            if isinstance(value, tv_tensors.BoundingBoxes):
+                assert got.format == value.format and got.canvas_size == value.canvas_size
+        else:
+            assert got == value, (where, key)
+
+
+def flat(batches):
+    return [s for images, targets in batches for s in zip(images, targets)]
+
+
+# -- deterministic loaders equal torch's ------------------------------------------------
+@pytest.mark.parametrize("backend", ["pil", "tensor", "tv_tensor"])
+@pytest.mark.parametrize("workers", [0, 2])
+def test_eval_batches_equal_torchs_loader(backend, workers):
+    ds = build("eval", backend, image_set="val")
+    ours = loader(ds, workers, decode="exact")
+    assert ours.eligibility.accelerated, ours.eligibility
+    theirs = loader(ds, 0, cls=torch.utils.data.DataLoader)
+    got, want = list(ours), list(theirs)
+    assert [type(b) for b in got] == [type(b) for b in want]
+    assert len(flat(got)) == len(flat(want)) == len(ds)
+    for k, (a, b) in enumerate(zip(flat(got), flat(want))):
+        assert_same_sample(a, b, where=f"sample {k}")
+
+
+def test_eval_with_dct_scaling_allowed_is_still_the_full_decode():
+    # decode="auto" scales in the DCT domain only under a resize: eval keeps every pixel
+    ds = build("eval", image_set="val")
+    for a, b in zip(flat(loader(ds)), flat(loader(ds, cls=torch.utils.data.DataLoader))):
+        assert_same_sample(a, b)
+
+
+# -- random loaders: the user's own objects replayed with the loader's draws ---------------
+@contextmanager
+def replaying(program, draws, k):
+    """torch.rand / torch.randint answer as the loader drew for sample k, in step order:
+    RandomHorizontalFlip asks torch.rand(1) >= p, RandomShortestSize torch.randint."""
+    answers = []
+    for step in program.steps:
+        if step.kind == "flip":
+            answers.append(("rand", 0.0 if draws.flips(step, k) else 1.0))
+        elif step.kind == "resize" and step.slot >= 0:
+            answers.append(("randint", step.sizes.index(draws.choice(step, k))))
+    queue = iter(answers)
+
+    def answer(kind):
+        got, value = next(queue)
+        assert got == kind
+        return value
+
+    with mock.patch.object(torch, "rand", lambda *a, **k: torch.tensor([answer("rand")])), \
+            mock.patch.object(torch, "randint",
+                              lambda *a, **k: torch.tensor(answer("randint"))):
+        yield
+    assert next(queue, None) is None, "a draw the transforms never asked for"
+
+
+def decoded(ds, indices, seed, options=DecodeOptions()):
+    lowering = DETECTION.lower(ds, {"collate_fn": R.collate_fn})
+    assert lowering.ok, lowering.checks
+    decoder = DETECTION.decoder(lowering, options)
+    arrays = tuple(np.zeros((len(indices), *shape), dtype=torch.empty((), dtype=dt).numpy().dtype)
+                   for shape, dt in decoder.layout)
+    report = decoder.decode(indices, seed, arrays, "in the test")
+    images, targets = decoder.assemble([torch.from_numpy(a) for a in arrays], report.extras)
+    return decoder, list(zip(images, targets))
+
+
+@pytest.mark.parametrize("policy,backend,masks", [
+    ("hflip", "pil", False), ("hflip", "tensor", False), ("hflip", "tv_tensor", True),
+    ("multiscale", "pil", False), ("multiscale", "pil", True)])
+def test_train_samples_equal_the_references_objects_replayed(policy, backend, masks):
+    ds = build(policy, backend, with_masks=masks)
+    indices = list(range(len(ds)))
+    seed = epoch_seed(7, 0)
+    decoder, ours = decoded(ds, indices, seed)
+    d = draw(decoder.program, seed, indices)
+    flips = 0
+    for k, i in enumerate(indices):
+        with replaying(decoder.program, d, k):
+            ref = ds[i]
+        flips += any(d.flips(s, k) for s in decoder.program.steps if s.kind == "flip")
+        assert_same_sample(ours[k], ref, exact_pixels=policy == "hflip", where=f"sample {i}")
+    assert 0 < flips < len(indices)
+
+
+def test_any_num_workers_gives_the_same_batches():
+    ds = build("multiscale", with_masks=True)
+    runs = []
+    for workers in (0, 2):
+        torch.manual_seed(3)
+        runs.append(flat(loader(ds, workers, shuffle=True)))
+    for a, b in zip(*runs):
+        assert_same_sample(a, b)
+
+
+# -- the draws follow the transforms' distributions --------------------------------------
+def test_flip_and_shortest_size_draws_follow_their_distributions():
+    ds = build("multiscale")
+    program = DETECTION.lower(ds, {}).program
+    n = 20000
+    d = draw(program, epoch_seed(11, 2), np.arange(n))
+    flip = next(s for s in program.steps if s.kind == "flip")
+    size = next(s for s in program.steps if s.kind == "resize")
+    flips = sum(d.flips(flip, k) for k in range(n))
+    assert stats.binomtest(flips, n, 0.5).pvalue > 1e-3
+    counts = np.bincount([size.sizes.index(d.choice(size, k)) for k in range(n)],
+                         minlength=len(size.sizes))
+    assert stats.chisquare(counts).pvalue > 1e-3
+
+
+# -- what runs as the user's, and the verdict ---------------------------------------------
+@pytest.mark.parametrize("policy", ["ssdlite", "ssd", "lsj"])
+def test_unlowered_policies_run_the_users_objects_after_decode(policy):
+    ds = build(policy)
+    ours = loader(ds, 2, batch_size=3)
+    v = ours.eligibility
+    assert v.accelerated and v.lowering.split["yours"], v
+    torch.manual_seed(5)
+    a = flat(ours)
+    torch.manual_seed(5)
+    b = flat(loader(ds, 0, batch_size=3))
+    assert len(a) == len(b) == len(ds)
+    for x, y in zip(a, b):
+        assert_same_sample(x, y)
+    image, target = a[0]
+    assert type(image) is torch.Tensor and image.dtype == torch.float32
+    assert set(target) == {"boxes", "labels", "image_id"}
+
+
+def test_the_verdict_names_the_dataset_and_the_split():
+    v = loader(build("ssdlite")).eligibility
+    text = " ".join(c.message for c in v.checks)
+    assert "Subset of CocoDetection under wrap_dataset_for_transforms_v2" in text
+    assert "native: decode" in text and "yours, in the workers: RandomIoUCrop" in text
+
+
+def test_a_collate_that_is_not_a_zip_runs_in_the_workers():
+    ds = build("hflip")
+
+    def as_dict(batch):
+        return {"images": [x for x, _ in batch], "targets": [t for _, t in batch]}
+    torch.manual_seed(0)
+    got = list(jpegloader.DataLoader(ds, batch_size=4, num_workers=2, collate_fn=as_dict))
+    torch.manual_seed(0)
+    want = list(jpegloader.DataLoader(ds, batch_size=4, num_workers=0, collate_fn=R.collate_fn))
+    assert all(set(b) == {"images", "targets"} for b in got)
+    for a, b in zip([s for b in got for s in zip(b["images"], b["targets"])], flat(want)):
+        assert_same_sample(a, b)
+
+
+# -- bad and odd input -------------------------------------------------------------------
+@pytest.fixture
+def odd_coco(tmp_path):
+    """Four real photos; one whose JSON size is wrong (smaller than the file), one with
+    a degenerate box and a box reaching outside, one PNG named .jpg, one missing."""
+    img_folder, ann_file = coco_sample()
+    data = json.loads(ann_file.read_text())
+    by_image = {}
+    for a in data["annotations"]:
+        by_image.setdefault(a["image_id"], []).append(a)
+    images = [im for im in data["images"] if by_image.get(im["id"])][:4]
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for im in images:
+        shutil.copy(img_folder / im["file_name"], folder / im["file_name"])
+    images[0]["height"], images[0]["width"] = 100, 120                  # the file wins
+    bad = by_image[images[1]["id"]]
+    bad[0]["bbox"] = [10.0, 10.0, 0.0, 5.0]                               # degenerate
+    bad[1]["bbox"] = [images[1]["width"] - 5.0, 3.0, 40.0, 9.0]          # reaches outside
+    Image.open(folder / images[2]["file_name"]).convert("RGB").save(
+        folder / images[2]["file_name"], format="PNG")                    # PNG named .jpg
+    keep = {im["id"] for im in images}
+    data["images"] = images
+    data["annotations"] = [a for a in data["annotations"] if a["image_id"] in keep]
+    ann = tmp_path / "instances.json"
+    ann.write_text(json.dumps(data))
+    return folder, ann, images[3]["file_name"], images[1]["id"]
+
+
+def test_odd_files_and_boxes_give_what_torchs_loader_gives(odd_coco):
+    folder, ann, _, _ = odd_coco
+    for policy in ("hflip", "multiscale"):
+        ds = build(policy, folder=folder, ann=ann)
+        torch.manual_seed(1)
+        got = flat(loader(ds, 2, batch_size=2))
+        torch.manual_seed(1)
+        want = flat(loader(ds, 0, batch_size=2))
+        assert len(got) == 4
+        for a, b in zip(got, want):
+            assert_same_sample(a, b)
+    ds = build("eval", image_set="val", folder=folder, ann=ann)
+    for a, b in zip(flat(loader(ds, 2, decode="exact")),
+                    flat(loader(ds, 0, cls=torch.utils.data.DataLoader))):
+        assert_same_sample(a, b)
+
+
+def test_sanitize_drops_the_boxes_torch_drops(odd_coco):
+    folder, ann, _, bad_id = odd_coco
+    ds = build("hflip", folder=folder, ann=ann)
+    i = next(i for i, j in enumerate(ds.indices) if ds.dataset.ids[j] == bad_id)
+    seed = epoch_seed(2, 0)
+    decoder, ours = decoded(ds, [i], seed)
+    d = draw(decoder.program, seed, [i])
+    with replaying(decoder.program, d, 0):
+        ref = ds[i]
+    raw = ds.dataset._dataset._load_target(bad_id)
+    assert len(ref[1]["boxes"]) < len(raw)  # the degenerate box is gone
+    assert_same_sample(ours[0], ref)
+
+
+def test_a_missing_image_is_an_error_naming_the_file_and_index(odd_coco):
+    folder, ann, missing, _ = odd_coco
+    (folder / missing).unlink()
+    ds = build("hflip", folder=folder, ann=ann)
+    index = next(i for i, j in enumerate(ds.indices)
+                 if ds.dataset.coco.imgs[ds.dataset.ids[j]]["file_name"] == missing)
+    with pytest.raises(FileNotFoundError, match=rf"sample {index} \(.*{missing}\)"):
+        list(loader(ds, 2, batch_size=2))
+    kept = list(loader(ds, 0, batch_size=2, on_error="skip"))
+    assert len(flat(kept)) == 3
+
+
+def test_other_datasets_are_not_claimed():
+    assert not DETECTION.claims(R.DetectionPresetEval())
+    img_folder, ann_file = coco_sample()
+    import torchvision
+    plain = torchvision.datasets.CocoDetection(str(img_folder), str(ann_file))
+    assert not DETECTION.claims(plain)  # unwrapped: targets are raw JSON dicts
+
+
+def test_images_larger_than_the_annotation_file_says_travel_beside_the_ring(tmp_path):
+    # Every JSON size too small: the ring's rows (sized from the JSON) cannot hold the
+    # files' real images, which then travel as tensors of their own, and still equal torch's.
+    img_folder, ann_file = coco_sample()
+    data = json.loads(ann_file.read_text())
+    for im in data["images"]:
+        im["height"], im["width"] = 40, 50
+    ann = tmp_path / "small.json"
+    ann.write_text(json.dumps(data))
+    ds = build("eval", image_set="val", ann=ann)
+    decoder, _ = decoded(ds, [0], 0)
+    assert decoder.ring and decoder.row_elems == 3 * 40 * 50
+    for a, b in zip(flat(loader(ds, 2, decode="exact")),
+                    flat(loader(ds, 0, cls=torch.utils.data.DataLoader))):
+        assert_same_sample(a, b)
+
+
+def test_a_png_named_jpg_takes_the_python_path(odd_coco):
+    folder, ann, _, _ = odd_coco
+    ds = build("multiscale", folder=folder, ann=ann)
+    lowering = DETECTION.lower(ds, {"collate_fn": R.collate_fn})
+    decoder = DETECTION.decoder(lowering, DecodeOptions())
+    arrays = tuple(np.zeros((len(ds), *shape), dtype=torch.empty((), dtype=dt).numpy().dtype)
+                   for shape, dt in decoder.layout)
+    report = decoder.decode(list(range(len(ds))), 5, arrays, "in the test")
+    assert report.python_path == 1 and report.count == len(ds) and not report.skipped
