@@ -43,7 +43,9 @@ from .corpora import cache_root
 SOURCE = Path(__file__).with_name("jpeg_limit.c")
 #: pipeline -> jpeg_limit mode whose crop window it decodes
 MODES = {"train": "roi2", "train-uint8": "roi2", "timm-train": "roi2", "dle-train": "roi2",
-         "eval": "ctr2", "eval-uint8": "ctr2", "deit-eval": "ctr2"}
+         "eval": "ctr2", "eval-uint8": "ctr2", "deit-eval": "ctr2",
+         # detection: each photo decoded whole, at its own size
+         "det-hflip": "full", "det-multiscale": "full", "det-eval": "full", "maskrcnn": "full"}
 
 
 def build(source: Path) -> Path:

@@ -27,7 +27,7 @@ from ..pipelines import WORKER_STAGES
 from . import ceiling as bench_ceiling
 from . import memory as bench_memory
 from . import sources
-from .recipes import PIPELINES, batch_images, build_dataset
+from .recipes import PIPELINES, build_dataset, image_files, images_in
 
 
 class PeakMemory:
@@ -135,7 +135,7 @@ def run_epoch(loader, label: str = "", consumer_ms: float = 0.0, others=()) -> d
                           disable=None):
             if first is None:
                 first = time.perf_counter() - t0
-            images += batch_images(batch)[0].shape[0]
+            images += images_in(batch)
             if consumer_ms:
                 time.sleep(consumer_ms / 1000)
     wall = time.perf_counter() - t0
@@ -229,7 +229,7 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     # the same images, wherever the source keeps them: the folder's files
     folder = dataset if source == "folder" else datasets.ImageFolder(str(root)) \
         if with_ceiling else None
-    files = [path for path, _ in folder.samples] if with_ceiling else []
+    files = image_files(folder) if with_ceiling else []
     order = list(loaders)
     for epoch in range(warmup + epochs):
         for name in order if epoch % 2 == 0 else order[::-1]:  # alternate who goes first

@@ -2,7 +2,11 @@
 recipes build, by name, and the datasets they run on."""
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import random
+from collections import defaultdict
 
 import numpy as np
 import torch
@@ -155,6 +159,57 @@ def _simclr():
         T.RandomApply([T.GaussianBlur(23, sigma=(0.1, 2.0))], p=0.5), *_normalized()]))
 
 
+def _detection_presets(policy: str):
+    """torchvision's references/detection presets.py with --use-v2 and the default PIL
+    backend: DetectionPresetTrain(data_augmentation=policy), or DetectionPresetEval."""
+    from torchvision import tv_tensors
+    from torchvision.transforms import v2
+    mean = (123.0, 117.0, 104.0)
+    augment = {
+        "eval": [],
+        "hflip": [v2.RandomHorizontalFlip(0.5)],
+        "multiscale": [v2.RandomShortestSize(min_size=tuple(range(480, 801, 32)),
+                                             max_size=1333), v2.RandomHorizontalFlip(0.5)],
+        "ssd": [v2.RandomPhotometricDistort(),
+                v2.RandomZoomOut(fill=defaultdict(lambda: mean, {tv_tensors.Mask: 0})),
+                v2.RandomIoUCrop(), v2.RandomHorizontalFlip(0.5)],
+        "ssdlite": [v2.RandomIoUCrop(), v2.RandomHorizontalFlip(0.5)],
+    }[policy]
+    tail = [v2.ToImage(), v2.ToDtype(torch.float, scale=True)]
+    if policy != "eval":
+        tail += [v2.ConvertBoundingBoxFormat(tv_tensors.BoundingBoxFormat.XYXY),
+                 v2.SanitizeBoundingBoxes()]
+    return v2.Compose([*augment, *tail, v2.ToPureTensor()])
+
+
+def detection_collate(batch):
+    """The references' utils.collate_fn."""
+    return tuple(zip(*batch))
+
+
+def _has_boxes(annotations) -> bool:
+    # the references' _coco_remove_images_without_annotations (no keypoints)
+    return bool(annotations) and not all(any(v <= 1 for v in a["bbox"][2:])
+                                         for a in annotations)
+
+
+def coco_v2(images, annotations, transforms, train: bool, masks: bool = False):
+    """The references' get_coco with --use-v2: CocoDetection wrapped for transforms v2
+    (boxes, labels, image_id, and masks for Mask R-CNN); training keeps the images
+    with boxes, through a Subset."""
+    from torchvision.datasets import CocoDetection, wrap_dataset_for_transforms_v2
+    with contextlib.redirect_stdout(io.StringIO()):  # pycocotools prints as it indexes
+        base = CocoDetection(str(images), str(annotations), transforms=transforms)
+    keys = ["boxes", "labels", "image_id"] + (["masks"] if masks else [])
+    dataset = wrap_dataset_for_transforms_v2(base, target_keys=keys)
+    if not train:
+        return dataset
+    keep = [k for k, i in enumerate(base.ids)
+            if _has_boxes(base.coco.loadAnns(base.coco.getAnnIds(imgIds=i, iscrowd=None)))]
+    return torch.utils.data.Subset(dataset, keep)
+
+
+_DET = "torchvision references/detection --use-v2, PIL backend: "
 #: name -> (what it is, transform factory[, collate_fn factory taking the dataset]);
 #: the transforms (and collate functions) real recipes build.
 PIPELINES = {
@@ -203,22 +258,61 @@ PIPELINES = {
     "ssd-val": ("SSD-300 validation (Resize, Normalize, boxes padded to 200)",
                 lambda: SSDTransformer(dboxes300_coco(), (300, 300), val=True)),
 }
-DETECTION = ("ssd", "ssd-val")
-NEEDS = {"timm-train": "timm", "deit-train": "timm"}
+#: The references' detection recipes: name -> (what it is, policy, masks)
+DETECTION_V2 = {
+    "det-hflip": (_DET + "RandomHorizontalFlip (Faster R-CNN, RetinaNet, FCOS)", "hflip",
+                  False),
+    "det-multiscale": (_DET + "RandomShortestSize(480-800, max_size=1333), flip",
+                       "multiscale", False),
+    "det-ssd": (_DET + "RandomPhotometricDistort, RandomZoomOut, RandomIoUCrop, flip (yours)",
+                "ssd", False),
+    "det-ssdlite": (_DET + "RandomIoUCrop, flip (yours)", "ssdlite", False),
+    "det-eval": (_DET + "DetectionPresetEval: each photo at its own size", "eval", False),
+    "maskrcnn": (_DET + "RandomHorizontalFlip with masks (Mask R-CNN)", "hflip", True),
+}
+for _name, (_what, _policy, _) in DETECTION_V2.items():
+    PIPELINES[_name] = (_what, lambda policy=_policy: _detection_presets(policy),
+                        lambda ds: detection_collate)
+DETECTION = ("ssd", "ssd-val", *DETECTION_V2)
+NEEDS = {"timm-train": "timm", "deit-train": "timm",
+         **{name: "pycocotools" for name in DETECTION_V2}}
 
 
 def batch_images(batch) -> list[torch.Tensor]:
-    """A recipe's batch's image tensors: its first field, or each of its views."""
+    """A recipe's batch's image tensors: its first field, each of its views, or each
+    image of a detection batch (a tuple of images of their own sizes)."""
     first = batch[0]
     return list(first) if isinstance(first, (list, tuple)) else [first]
+
+
+def images_in(batch) -> int:
+    """How many samples a recipe's batch holds."""
+    images = batch_images(batch)
+    return len(images) if images[0].dim() == 3 else images[0].shape[0]
 
 
 def build_dataset(pipeline: str, root):
     """(dataset, collate_fn or None) of a pipeline on root: an ImageFolder root, or
     (image folder, instances JSON) for detection."""
     entry = PIPELINES[pipeline]
-    if pipeline in DETECTION:
+    if pipeline in DETECTION_V2:
+        _, policy, masks = DETECTION_V2[pipeline]
+        dataset = coco_v2(root[0], root[1], entry[1](), policy != "eval", masks)
+    elif pipeline in DETECTION:
         dataset = COCODetection(str(root[0]), str(root[1]), entry[1]())
     else:
         dataset = datasets.ImageFolder(str(root), entry[1]())
     return dataset, (entry[2](dataset) if len(entry) > 2 else None)
+
+
+def image_files(dataset) -> list[str]:
+    """The image files a recipe's dataset reads: an ImageFolder's, or a wrapped
+    CocoDetection's (through its Subset)."""
+    if hasattr(dataset, "samples"):
+        return [path for path, _ in dataset.samples]
+    indices = None
+    if isinstance(dataset, torch.utils.data.Subset):
+        dataset, indices = dataset.dataset, dataset.indices
+    coco = dataset._dataset
+    ids = coco.ids if indices is None else [coco.ids[k] for k in indices]
+    return [os.path.join(coco.root, coco.coco.imgs[i]["file_name"]) for i in ids]
