@@ -6,7 +6,6 @@ import contextlib
 import io
 import os
 import random
-from collections import defaultdict
 
 import numpy as np
 import torch
@@ -161,19 +160,15 @@ def _simclr():
 
 def _detection_presets(policy: str):
     """torchvision's references/detection presets.py with --use-v2 and the default PIL
-    backend: DetectionPresetTrain(data_augmentation=policy), or DetectionPresetEval."""
+    backend: DetectionPresetTrain(data_augmentation=policy), or DetectionPresetEval.
+    (Its ssd, ssdlite and lsj policies stay on torch's loader: docs/eligibility.md.)"""
     from torchvision import tv_tensors
     from torchvision.transforms import v2
-    mean = (123.0, 117.0, 104.0)
     augment = {
         "eval": [],
         "hflip": [v2.RandomHorizontalFlip(0.5)],
         "multiscale": [v2.RandomShortestSize(min_size=tuple(range(480, 801, 32)),
                                              max_size=1333), v2.RandomHorizontalFlip(0.5)],
-        "ssd": [v2.RandomPhotometricDistort(),
-                v2.RandomZoomOut(fill=defaultdict(lambda: mean, {tv_tensors.Mask: 0})),
-                v2.RandomIoUCrop(), v2.RandomHorizontalFlip(0.5)],
-        "ssdlite": [v2.RandomIoUCrop(), v2.RandomHorizontalFlip(0.5)],
     }[policy]
     tail = [v2.ToImage(), v2.ToDtype(torch.float, scale=True)]
     if policy != "eval":
@@ -264,9 +259,6 @@ DETECTION_V2 = {
                   False),
     "det-multiscale": (_DET + "RandomShortestSize(480-800, max_size=1333), flip",
                        "multiscale", False),
-    "det-ssd": (_DET + "RandomPhotometricDistort, RandomZoomOut, RandomIoUCrop, flip (yours)",
-                "ssd", False),
-    "det-ssdlite": (_DET + "RandomIoUCrop, flip (yours)", "ssdlite", False),
     "det-eval": (_DET + "DetectionPresetEval: each photo at its own size", "eval", False),
     "maskrcnn": (_DET + "RandomHorizontalFlip with masks (Mask R-CNN)", "hflip", True),
 }

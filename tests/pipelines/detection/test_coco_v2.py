@@ -172,11 +172,32 @@ def test_flip_and_shortest_size_draws_follow_their_distributions():
 
 # -- what runs as the user's, and the verdict ---------------------------------------------
 @pytest.mark.parametrize("policy", ["ssdlite", "ssd", "lsj"])
-def test_unlowered_policies_run_the_users_objects_after_decode(policy):
-    ds = build(policy)
+def test_policies_that_would_decode_alone_natively_stay_on_torchs_loader(policy):
+    v = loader(build(policy)).eligibility
+    assert not v.accelerated
+    first = {"ssdlite": "RandomIoUCrop", "ssd": "RandomPhotometricDistort",
+             "lsj": "ScaleJitter"}[policy]
+    assert "decode alone" in v.summary() and first in v.summary(), v.summary()
+
+
+def multiscale_then_yours():
+    """The multiscale policy with photometric distortion and an IoU crop of the user's
+    after the resize: the native part is decode and resize, the rest is yours."""
+    from torchvision.transforms import v2 as T
+    img_folder, ann_file = coco_sample()
+    transforms = T.Compose([
+        T.RandomShortestSize((480, 560, 640), max_size=800), T.RandomPhotometricDistort(p=1),
+        T.RandomIoUCrop(), T.RandomHorizontalFlip(), T.ToImage(),
+        T.ToDtype(torch.float, scale=True), T.SanitizeBoundingBoxes(), T.ToPureTensor()])
+    return R.get_coco(str(img_folder), str(ann_file), "train", transforms)
+
+
+def test_the_users_objects_run_after_the_native_part_the_same_for_any_workers():
+    ds = multiscale_then_yours()
     ours = loader(ds, 2, batch_size=3)
     v = ours.eligibility
-    assert v.accelerated and v.lowering.split["yours"], v
+    assert v.accelerated and v.lowering.split["native"][:2] == ["decode", v.lowering.split[
+        "native"][1]] and v.lowering.split["yours"][0] == "RandomPhotometricDistort", v
     torch.manual_seed(5)
     a = flat(ours)
     torch.manual_seed(5)
@@ -190,10 +211,11 @@ def test_unlowered_policies_run_the_users_objects_after_decode(policy):
 
 
 def test_the_verdict_names_the_dataset_and_the_split():
-    v = loader(build("ssdlite")).eligibility
+    v = loader(multiscale_then_yours()).eligibility
     text = " ".join(c.message for c in v.checks)
     assert "Subset of CocoDetection under wrap_dataset_for_transforms_v2" in text
-    assert "native: decode" in text and "yours, in the workers: RandomIoUCrop" in text
+    assert "native: decode, RandomShortestSize" in text and \
+        "yours, in the workers: RandomPhotometricDistort, RandomIoUCrop" in text
 
 
 def test_a_collate_that_is_not_a_zip_runs_in_the_workers():

@@ -18,7 +18,9 @@ Lowered:
 Everything from the first other step on (``RandomPhotometricDistort``,
 ``RandomZoomOut``, ``RandomIoUCrop``, ``ScaleJitter``, a resize on a tensor ...)
 runs as the user's objects in the workers on what the native part gives (NOTE
-[ Hybrid pipelines ] in classification/hybrid.py), and the verdict names the split.
+[ Hybrid pipelines ] in classification/hybrid.py), and the verdict names the split;
+when the native part would hold no resize (the ssd, ssdlite and lsj policies: the
+decode alone), it does not pay and the loader is torch's, saying so.
 """
 from __future__ import annotations
 
@@ -194,6 +196,12 @@ def lower(transforms) -> tuple[DetectionProgram | None, list[Check]]:
         except _Split:
             split = k
             break
+    if split < len(steps) and not b.resized:
+        return None, [Check(RULE, False,
+                            f"the native part would be the decode alone (it stops at "
+                            f"transform {split} {type(steps[split]).__name__}) and the rest "
+                            "per-sample Python, where acceleration does not pay",
+                            "this loader runs on torch's DataLoader, with the same results")]
     try:
         output, lut = run_on_ramp(b.stage) if b.stage else ("pil", None)
     except TensorStageError as e:
