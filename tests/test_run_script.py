@@ -91,6 +91,45 @@ def test_patch_in_process_and_undo(split_folder):
     assert torch.utils.data.dataloader.DataLoader is original
 
 
+def test_under_the_patch_every_torch_loader_is_a_torch_dataloader(split_folder):
+    # Trainers shard what isinstance(x, torch.utils.data.DataLoader) accepts (Accelerate,
+    # Lightning): a jpegloader.DataLoader built by name, and torch's own, must pass.
+    ds = datasets.ImageFolder(str(split_folder / "val"), eval_transform())
+    original = torch.utils.data.DataLoader
+    ours, theirs = jpegloader.DataLoader(ds, batch_size=4), original(ds, batch_size=4)
+    with jpegloader.patch(announce=False):
+        patched_cls = torch.utils.data.DataLoader
+        patched = patched_cls(ds, batch_size=4)
+        for loader in (ours, theirs, patched):
+            assert isinstance(loader, torch.utils.data.DataLoader)
+            assert isinstance(loader, original)
+        assert isinstance(patched, jpegloader.DataLoader)
+        assert issubclass(jpegloader.DataLoader, patched_cls) and \
+            issubclass(original, patched_cls)
+        assert not isinstance(ds, patched_cls)
+
+
+def test_the_patched_class_shows_the_real_signature_and_rebuilds_by_name(split_folder):
+    # Lightning reads inspect.signature(type(loader).__init__) and rebuilds the loader
+    # from its attributes, by name; torch's arguments reach torch's __init__ by keyword.
+    import inspect
+    ds = datasets.ImageFolder(str(split_folder / "val"), eval_transform())
+    with jpegloader.patch(announce=False):
+        cls = torch.utils.data.DataLoader
+        names = list(inspect.signature(cls.__init__).parameters)
+        assert names[:4] == ["self", "dataset", "batch_size", "shuffle"]
+        assert {"sampler", "decode", "on_error", "device"} <= set(names)
+        loader = cls(ds, batch_size=4, decode="exact")
+        kwargs = {n: getattr(loader, n) for n in names[1:]
+                  if n not in ("shuffle", "device", "prefetch_factor")
+                  and hasattr(loader, n) and n != "batch_size"}
+        kwargs["batch_sampler"] = loader.batch_sampler
+        kwargs["sampler"] = None
+        again = cls(**kwargs)
+        assert again.decode == "exact" and again.eligibility.accelerated
+        assert [b[1].tolist() for b in again] == [b[1].tolist() for b in loader]
+
+
 def test_usage_errors():
     assert _run("no-such-script.py").returncode == 2
     done = subprocess.run([sys.executable, "-m", "jpegloader"], cwd=REPO, capture_output=True,

@@ -44,7 +44,8 @@ def run(argv: list[str]) -> int:
         os.environ[DECODE_ENV] = options.decode
     if options.on_error:
         os.environ[ON_ERROR_ENV] = options.on_error
-    from .patching import patch
+    from .patching import carry_into_children, patch
+    carry_into_children()  # NOTE [ The patch follows the script's processes ]
     sys.argv = [str(options.script), *options.args]
     sys.path.insert(0, str(options.script.resolve().parent))
     with patch():

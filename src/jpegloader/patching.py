@@ -10,6 +10,8 @@ had otherwise, plus the acceleration: the same arguments, the same batches.
 """
 from __future__ import annotations
 
+import functools
+import os
 import sys
 from pathlib import Path
 
@@ -27,14 +29,20 @@ _OWN_FILES = tuple(str(Path(p).resolve()) for p in (
     Path(__file__).parent.parent / "habana_dataloader"))
 
 
+#: Trainers' wrappers around every DataLoader's __init__ (Lightning records the
+#: arguments there): the loader was built by the code that called them.
+_INIT_WRAPPERS = ("lightning/fabric/utilities/data.py", "lightning_fabric/utilities/data.py")
+
+
 def call_site(skip: int = 1) -> str:
-    """file:line of the innermost frame outside torch and this package (the user's
-    code that built a loader)."""
+    """file:line of the innermost frame outside torch, this package and trainers'
+    __init__ wrappers (the user's code that built a loader)."""
     frame = sys._getframe(skip)
     while frame is not None:
         path = frame.f_code.co_filename
-        if not path.startswith("<frozen") and not str(Path(path).resolve()).startswith(
-                _OWN_FILES):
+        resolved = str(Path(path).resolve()) if not path.startswith("<") else path
+        if not path.startswith("<frozen") and not resolved.startswith(_OWN_FILES) and \
+                not resolved.endswith(_INIT_WRAPPERS):
             return f"{path}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"
@@ -50,6 +58,19 @@ def verdict_line(loader: DataLoader, index: int, where: str) -> str:
             f"{v.summary()}")
 
 
+class _TorchDataLoaderType(type):
+    """The patched class's type: every torch DataLoader (torch's own, ours built
+    before the patch or by name, a trainer's subclass) is an instance of the patched
+    ``torch.utils.data.DataLoader``, as it was of torch's class.  Trainers decide
+    with ``isinstance`` whether to shard a loader (Accelerate, Lightning)."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, TorchDataLoader)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return issubclass(sub, TorchDataLoader)
+
+
 class Patch:
     """The replacement in force; ``undo()`` (or leaving a ``with`` block) puts torch's
     class back.  ``loaders`` lists the loaders built meanwhile."""
@@ -60,7 +81,10 @@ class Patch:
         self._saved = [(module, name, getattr(module, name)) for module, name in TORCH_NAMES]
         patch = self
 
-        class PatchedDataLoader(DataLoader):
+        class PatchedDataLoader(DataLoader, metaclass=_TorchDataLoaderType):
+            # wraps: the real signature shows through (inspect follows __wrapped__), for
+            # trainers that rebuild a loader from its arguments by name (Lightning)
+            @functools.wraps(DataLoader.__init__)
             def __init__(self, *args, **kwargs):
                 super().__init__(*args, **kwargs)
                 patch._built(self)
@@ -89,6 +113,36 @@ class Patch:
         self.undo()
 
 
+# NOTE [ The patch follows the script's processes ]
+# Trainers start processes of their own: Lightning's ddp launches the script again,
+# ddp_spawn and multiprocessing's spawn start fresh interpreters, torchrun runs one per
+# rank.  Each would import torch's class unpatched and train on torch's loader in
+# silence.  ``run`` therefore sets JPEGLOADER_PATCH=1 and puts the package's
+# _autopatch/ folder first on PYTHONPATH: its sitecustomize patches every Python
+# process started below the script (then runs any sitecustomize it shadows), and each
+# loader a rank builds says so on stderr, as the script's own do.
+PATCH_ENV = "JPEGLOADER_PATCH"
+AUTOPATCH_DIR = str(Path(__file__).parent / "_autopatch")
+_this_process: Patch | None = None
+
+
+def carry_into_children() -> None:
+    """Makes the processes this one starts patch themselves (NOTE [ The patch follows
+    the script's processes ])."""
+    os.environ[PATCH_ENV] = "1"
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if AUTOPATCH_DIR not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([AUTOPATCH_DIR, *paths])
+
+
+def patch_this_process() -> Patch | None:
+    """What the _autopatch sitecustomize runs: one patch for the process's life."""
+    global _this_process
+    if _this_process is None:
+        _this_process = patch()
+    return _this_process
+
+
 def patch(announce: bool = True) -> Patch:
     """Makes every ``torch.utils.data.DataLoader`` built from now on a
     ``jpegloader.DataLoader`` (code that imported the name before keeps torch's:
@@ -97,4 +151,5 @@ def patch(announce: bool = True) -> Patch:
     return Patch(sys.stderr if announce else None)
 
 
-__all__ = ["Patch", "TorchDataLoader", "call_site", "patch", "verdict_line"]
+__all__ = ["Patch", "TorchDataLoader", "call_site", "carry_into_children", "patch",
+           "patch_this_process", "verdict_line"]

@@ -76,9 +76,14 @@ class DataLoader(TorchDataLoader[T_co]):
                  in_order=True, snapshot_every_n_steps=1, device=None, on_error=None,
                  decode=None, max_pixels=DEFAULT_MAX_PIXELS, decode_threads=None):
         extra = {"in_order": in_order} if _TORCH_HAS_IN_ORDER else {}
-        super().__init__(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
-                         collate_fn, pin_memory, drop_last, timeout, worker_init_fn,
-                         multiprocessing_context, generator, prefetch_factor=prefetch_factor,
+        # By keyword: trainers that capture a loader's arguments to build it again
+        # (Lightning wraps every DataLoader subclass's __init__) map them by name.
+        super().__init__(dataset, batch_size=batch_size, shuffle=shuffle, sampler=sampler,
+                         batch_sampler=batch_sampler, num_workers=num_workers,
+                         collate_fn=collate_fn, pin_memory=pin_memory, drop_last=drop_last,
+                         timeout=timeout, worker_init_fn=worker_init_fn,
+                         multiprocessing_context=multiprocessing_context,
+                         generator=generator, prefetch_factor=prefetch_factor,
                          persistent_workers=persistent_workers,
                          pin_memory_device=pin_memory_device, **extra)
         if not isinstance(snapshot_every_n_steps, int) or snapshot_every_n_steps < 1:
