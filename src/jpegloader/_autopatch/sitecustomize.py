@@ -1,5 +1,5 @@
 """Run by Python at the start of every process a script run under ``python -m jpegloader
-run`` starts (NOTE [ The patch follows the script's processes ] in jpegloader/patching.py):
+run`` starts (NOTE [ The patch follows the script's processes ] in patching.py):
 patches it as ``run`` patched the script, then runs the sitecustomize this one shadows."""
 import importlib.util
 import os
