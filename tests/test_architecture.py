@@ -17,7 +17,7 @@ PACKAGE = SRC / "jpegloader"
 #: lower layers never import higher ones (NOTE [ A pipeline's contract ]; docs/design.md)
 LAYERS = ("decoders", "sources", "pipelines", "dataloader")
 #: top-level tools no layer may import
-TOOLS = ("bench", "diagnose", "patching", "benchmark")
+TOOLS = ("bench", "diagnose", "patching", "benchmark", "integrations")
 #: what each pipeline package holds (NOTE [ A pipeline's contract ])
 ROLES = ("recognise.py", "lower.py", "draw.py", "decode.py")
 #: the engine's parts, which the loader reaches only through the engine

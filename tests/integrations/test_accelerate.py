@@ -1,0 +1,59 @@
+"""Accelerate's prepare() rebuilds a loader as torch's, inside its DataLoaderShard.  With
+the real Accelerate on 2 CPU processes (torchrun): jpegloader's adapter keeps the loader
+accelerated with its options, and `python -m jpegloader run` makes the rebuilt loader
+jpegloader's; either way each process gets exactly the batches torch's loader gives it."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import shared
+
+pytest.importorskip("accelerate", reason="needs Accelerate (a test dependency)")
+
+SCRIPT = Path(__file__).with_name("accelerate_script.py")
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("accelerate")
+    folder = root / "data"
+    for i, f in enumerate(sorted(shared("imagenet-sample").glob("*/*.JPEG"))[:40]):
+        (folder / "ab"[i % 2]).mkdir(parents=True, exist_ok=True)
+        shutil.copy(f, folder / "ab"[i % 2] / f"{i}.JPEG")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env.pop("JPEGLOADER_PATCH", None)
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                "--nproc_per_node=2"]
+    out = {}
+    for name, command in (
+            ("torch", [*torchrun, str(SCRIPT), str(folder), str(root), "torch"]),
+            ("adapter", [*torchrun, str(SCRIPT), str(folder), str(root), "adapter"]),
+            ("run", [*torchrun, "-m", "jpegloader", "run", "--decode", "exact", str(SCRIPT),
+                     str(folder), str(root / "run"), "torch"])):
+        (root / "run").mkdir(exist_ok=True)
+        done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr[-4000:]
+        where = root / "run" if name == "run" else root
+        label = "torch" if name == "run" else name
+        out[name] = [json.loads((where / f"{label}-rank{r}.json").read_text()) for r in (0, 1)]
+    return out
+
+
+@pytest.mark.parametrize("how", ["adapter", "run"])
+def test_each_process_gets_torchs_batches_accelerated(runs, how):
+    for rank in (0, 1):
+        got, want = runs[how][rank], runs["torch"][rank]
+        assert got[0] == ["jpegloader.dataloader.loader", True, "exact"], (how, rank, got[0])
+        assert want[0][1] is False
+        assert got[1:] == want[1:], f"{how}, rank {rank}: other batches than torch's"
+    assert runs[how][0][1:] != runs[how][1][1:]
