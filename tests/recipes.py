@@ -10,8 +10,10 @@ transform names the verdict must list when it falls back.
 from __future__ import annotations
 
 import functools
+import random
 
 import torch
+from PIL import ImageFilter
 from torchvision import transforms as T
 from torchvision.transforms import InterpolationMode as IM
 from torchvision.transforms import v2 as T2
@@ -160,11 +162,24 @@ class TwoCropsTransform:
         return [self.base_transform(x), self.base_transform(x)]
 
 
+class GaussianBlur:
+    """MoCo v2's own blur (moco/loader.py): Pillow's GaussianBlur of a radius uniform in
+    sigma, drawn with Python's random."""
+
+    def __init__(self, sigma=(0.1, 2.0)):
+        self.sigma = sigma
+
+    def __call__(self, x):
+        sigma = random.uniform(self.sigma[0], self.sigma[1])
+        return x.filter(ImageFilter.GaussianBlur(radius=sigma))
+
+
 def moco_v2_train():
+    # as main_moco.py builds it with --aug-plus: its own blur class runs as yours
     return TwoCropsTransform(T.Compose([
         T.RandomResizedCrop(224, scale=(0.2, 1.0)),
         T.RandomApply([T.ColorJitter(0.4, 0.4, 0.4, 0.1)], p=0.8), T.RandomGrayscale(p=0.2),
-        T.RandomApply([T.GaussianBlur(23, sigma=(0.1, 2.0))], p=0.5),
+        T.RandomApply([GaussianBlur([0.1, 2.0])], p=0.5),
         T.RandomHorizontalFlip(), T.ToTensor(), T.Normalize(MEAN, STD)]))
 
 

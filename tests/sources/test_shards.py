@@ -208,6 +208,22 @@ def test_a_webdataset_pipeline_is_pointed_at_the_map_style_dataset(tmp_path):
     assert "jpegloader.datasets.WebDataset(urls, transform)" in reason.hint
 
 
+def test_timms_wds_reader_is_pointed_at_the_map_style_dataset(tmp_path):
+    timm_data = pytest.importorskip("timm.data", reason="timm is a test dependency")
+    root = write_image_folder(tmp_path / "d", 4)
+    (shard,) = write_shards(datasets.ImageFolder(str(root)).samples, tmp_path / "s")
+    (tmp_path / "s" / "_info.json").write_text(json.dumps({"name": "mine", "splits": {
+        "train": {"name": "train", "filenames": [shard.name], "shard_lengths": [4],
+                  "num_samples": 4}}}))
+    ds = timm_data.create_dataset("wds/mine", root=str(tmp_path / "s"), split="train",
+                                  is_training=False, batch_size=2)
+    verdict = jpegloader.explain(ds, batch_size=2)
+    assert not verdict.accelerated
+    (reason,) = [c for c in verdict.reasons if c.rule == "dataset.type"]
+    assert "jpegloader.datasets.WebDataset(urls, transform)" in reason.hint
+    assert "timm's wds reader" in reason.hint
+
+
 def test_the_shard_sampler_keeps_locality_and_covers_every_sample(tmp_path):
     from jpegloader.datasets import ShardSampler
     root = write_image_folder(tmp_path / "d", 40)

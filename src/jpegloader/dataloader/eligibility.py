@@ -69,8 +69,10 @@ class Eligibility:
 
 
 def _who_runs(s: dict) -> str:
-    text = f"native: {', '.join(s['native'])}"
-    return text + (f"; yours: {', '.join(s['yours'])}" if s["yours"] else "")
+    """What runs natively and what as the user's objects, in the order they run."""
+    sequence = s.get("sequence") or [("native", s["native"])] + (
+        [("yours", s["yours"])] if s["yours"] else [])
+    return "; ".join(f"{who}: {', '.join(names)}" for who, names in sequence if names)
 
 
 def _loader_checks(args) -> list[Check]:
@@ -98,7 +100,8 @@ def evaluate(dataset, **loader_args) -> Eligibility:
             "dataset.type", False,
             f"dataset is {name}: not an image folder (torchvision DatasetFolder/ImageFolder, "
             "timm ImageDataset, or a Subset of one), tar shards, a Hugging Face image dataset "
-            "nor a COCODetection", _source_hint(dataset)))
+            "nor a COCO detection dataset (the SSD reference's COCODetection, torchvision's "
+            "CocoDetection wrapped for transforms v2)", _source_hint(dataset)))
     else:
         lowering = pipeline.lower(dataset, loader_args)
         checks += lowering.checks
@@ -109,6 +112,10 @@ def evaluate(dataset, **loader_args) -> Eligibility:
 def _source_hint(dataset) -> str:
     """The one-line change for the datasets the sources below are read through."""
     module = type(dataset).__module__.split(".")[0]
+    if module == "timm" and type(getattr(dataset, "reader", None)).__name__ == "ReaderWds":
+        return ("read the same shards with jpegloader.datasets.WebDataset(urls, transform) "
+                "(a map-style dataset: timm's transform and your loader's shuffle=True) "
+                "to accelerate them; timm's wds reader streams them through torch's loader")
     if module == "webdataset":
         return ("read the same shards with jpegloader.datasets.WebDataset(urls, transform) "
                 "(a map-style dataset; pass shuffle=True to the loader) to accelerate them")

@@ -53,6 +53,16 @@ class Check:
     hint: str = ""
 
 
+def object_name(obj) -> str:
+    """How a user's object is named in a verdict: a function (or a partial of one) by
+    its own name, anything else by its class's."""
+    fn = getattr(obj, "func", obj)  # functools.partial
+    if callable(fn) and type(fn).__name__ in ("function", "builtin_function_or_method",
+                                              "method"):
+        return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "function")
+    return type(obj).__name__
+
+
 def check(rule: str, ok: bool, good: str, bad: str, hint: str) -> Check:
     return Check(rule, ok, good if ok else bad, "" if ok else hint)
 

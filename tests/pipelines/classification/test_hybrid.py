@@ -267,7 +267,22 @@ def test_the_split_is_named_everywhere(small_folder):
     assert verdict.split["yours"] == ["TrivialAugmentWide", "RandomErasing"]
     assert "RandomResizedCrop(48x48, bilinear)" in verdict.split["native"]
     assert verdict.split["collate"] == "MixCut in the workers"
-    assert "yours: TrivialAugmentWide, RandomErasing" in verdict.report()
+    # in the order they run: the tensor stage runs natively between the two of yours
+    assert "; yours: TrivialAugmentWide; native: PILToTensor" in verdict.split_text()
+    assert verdict.split_text().endswith("; yours: RandomErasing; collate: MixCut in the "
+                                         "workers")
+
+
+def test_a_plain_function_of_yours_is_named(small_folder):
+    def sharpen_a_little(image):
+        return image
+    ds = datasets.ImageFolder(str(small_folder), T.Compose([
+        T.RandomResizedCrop(32), sharpen_a_little, functools.partial(sharpen_a_little),
+        T.ToTensor()]))
+    verdict = jpegloader.explain(ds, batch_size=2)
+    assert verdict.accelerated, verdict.report()
+    name = "test_a_plain_function_of_yours_is_named.<locals>.sharpen_a_little"
+    assert verdict.split["yours"] == [name, name], verdict.split
 
 
 def test_decode_alone_native_falls_back_saying_why(small_folder):

@@ -56,6 +56,7 @@ class ClassificationPipeline(Pipeline):
                                                                                *program.names)),)
                             if who == "native" for n in names],
                  "yours": [n for who, names in program.split if who == "yours" for n in names],
+                 "sequence": [list(part) for part in program.split],
                  "collate": None if collate is None else
                  f"{collate.name} {'natively' if collate.native_stack else 'in the workers'}"}
         return Lowering(self.name, tuple(checks), (program, collate), source,

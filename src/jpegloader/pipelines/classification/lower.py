@@ -26,7 +26,7 @@ from torchvision.transforms import InterpolationMode
 from torchvision.transforms import v2 as T2
 
 from ...decoders.jpeg import BLUR_MAX_KERNEL, COLOUR_STEPS, PAD_MODES
-from ..contract import Check
+from ..contract import Check, object_name
 from ..tensor_stage import TensorStageError, run_on_ramp
 from . import ops
 from .dry_run import DryRunFailed, dry_run
@@ -565,11 +565,11 @@ def lower_transform(transform) -> tuple[ClassificationProgram | None, list[Check
         return None, [Check(RULE, False, str(e), e.hint)]
     split = [("native", tuple(["decode", *b.names]))]
     if yours_pil:
-        split.append(("yours", tuple(type(t).__name__ for t in yours_pil)))
+        split.append(("yours", tuple(object_name(t) for t in yours_pil)))
     if handover == "pil" and tail_count:
         split.append(("native", tuple(tail.names)))
     if yours_tensor:
-        split.append(("yours", tuple(type(t).__name__ for t in yours_tensor)))
+        split.append(("yours", tuple(object_name(t) for t in yours_tensor)))
     program = ClassificationProgram(
         tuple(b.geometry), tuple(b.colour), size, output_dtype, lut, b.slots, stage,
         tuple(b.names + tail.names), handover, tuple(yours_pil), bool(tail_count),

@@ -189,5 +189,6 @@ def view_split(views: Views) -> list[dict]:
         groups.setdefault((name, p), []).append(k)
     return [{"view": f"{_numbered(numbers, len(views))} ({name})",
              "native": [n for who, names in p.split if who == "native" for n in names],
-             "yours": [n for who, names in p.split if who == "yours" for n in names]}
+             "yours": [n for who, names in p.split if who == "yours" for n in names],
+             "sequence": [list(part) for part in p.split]}
             for (name, p), numbers in groups.items()]

@@ -30,7 +30,7 @@ import torch
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import v2 as T2
 
-from ..contract import Check, check
+from ..contract import Check, check, object_name
 from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
 
 RULE = "dataset.transforms"
@@ -208,7 +208,7 @@ def lower(transforms) -> tuple[DetectionProgram | None, list[Check]]:
         return None, [Check(RULE, False, f"the tensor stage cannot be a table: {e}",
                             "this loader runs on torch's DataLoader")]
     yours = tuple(steps[split:])
-    yours_names = tuple(type(t).__name__ for t in yours)
+    yours_names = tuple(object_name(t) for t in yours)
     program = DetectionProgram(tuple(b.steps), output, b.image_type, lut, tuple(b.stage),
                                yours, yours_names, b.slots,
                                key=repr(transforms))
