@@ -1,4 +1,5 @@
 """Trainers that take a loader and build another: what keeps jpegloader's in place.
 
-    accelerate.py   Hugging Face Accelerate's prepare() (and so transformers' Trainer)
+    accelerate.py   Hugging Face Accelerate's prepare()
+    ray.py          Ray Train's prepare_data_loader()
 """
