@@ -143,11 +143,13 @@ def test_an_iterable_dataset_resumes_where_it_stopped(num_workers):
     assert seen + rest == full and len(rest) == len(full) - 3
 
 
-def test_snapshot_every_n_steps_is_accepted():
-    loader = _fallback(snapshot_every_n_steps=5)
-    assert loader.snapshot_every_n_steps == 5
-    with pytest.raises(ValueError, match="snapshot_every_n_steps"):
-        _fallback(snapshot_every_n_steps=0)
+def test_snapshot_every_n_steps_is_accepted_as_torchdata_takes_it():
+    # torchdata's StatefulDataLoader takes None, 0 and any positive count
+    for value in (5, 1, 0, None):
+        assert _fallback(snapshot_every_n_steps=value).snapshot_every_n_steps == value
+    for bad in (-1, 1.5, "2"):
+        with pytest.raises(ValueError, match="snapshot_every_n_steps"):
+            _fallback(snapshot_every_n_steps=bad)
 
 
 # -- options from the environment ----------------------------------------------------------

@@ -86,8 +86,10 @@ class DataLoader(TorchDataLoader[T_co]):
                          generator=generator, prefetch_factor=prefetch_factor,
                          persistent_workers=persistent_workers,
                          pin_memory_device=pin_memory_device, **extra)
-        if not isinstance(snapshot_every_n_steps, int) or snapshot_every_n_steps < 1:
-            raise ValueError("snapshot_every_n_steps should be a positive integer, got "
+        # torchdata's StatefulDataLoader takes None and 0 too (it validates nothing)
+        if snapshot_every_n_steps is not None and (
+                not isinstance(snapshot_every_n_steps, int) or snapshot_every_n_steps < 0):
+            raise ValueError("snapshot_every_n_steps should be None or an integer >= 0, got "
                              f"{snapshot_every_n_steps!r}")
         on_error = env_choice(ON_ERROR_ENV, ON_ERROR_CHOICES) if on_error is None else on_error
         decode = env_choice(DECODE_ENV, DECODE_CHOICES) if decode is None else decode
