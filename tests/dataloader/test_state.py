@@ -91,6 +91,20 @@ def test_fallback_restores_the_order(small_folder, caplog):
     assert "random augmentations run in torch's workers are not" in caplog.text
 
 
+@pytest.mark.parametrize("stop", [0, 2, 99])  # right after iter(), mid-epoch, at its end
+@pytest.mark.parametrize("resume_workers", [2, 0])
+def test_fallback_with_persistent_workers_restores_the_order(small_folder, stop,
+                                                              resume_workers):
+    # NOTE [ A persistent iterator draws no base seed ]: from the second epoch on, the
+    # saved run's iterator was reset without a base seed draw; the resumed one is new.
+    full = uninterrupted("persistent", str(small_folder), 2, fallback=True)
+    before, state = interrupted("persistent", str(small_folder), 2, 1, stop, fallback=True)
+    assert not state["accelerated"] and state["base_seed_kept"]
+    after = resume_and_run("persistent", str(small_folder), resume_workers, state,
+                           fallback=True)
+    _same(before + after, full)
+
+
 def test_a_state_from_another_configuration_is_refused(small_folder):
     _, state = interrupted("generator", str(small_folder), 0, 0, 2)
     loader, _ = build("shuffle", str(small_folder), 0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import itertools
 import logging
 import weakref
@@ -147,16 +148,22 @@ class WeakCall:
 
 class WatchedSampler:
     """The index sampler, passed through, telling when it yields its first batch of
-    an epoch: its lazy random draws are made by then."""
+    an epoch: its lazy random draws are made by then.  ``set_before`` (once) puts the
+    random source back before those draws (NOTE [ A persistent iterator draws no base
+    seed ])."""
 
-    def __init__(self, sampler, on_started):
+    def __init__(self, sampler, on_started, set_before=None):
         self.sampler = sampler
         self.on_started = on_started
+        self.set_before = set_before
 
     def __len__(self) -> int:
         return len(self.sampler)
 
     def __iter__(self) -> Iterator:
+        set_before, self.set_before = self.set_before, None
+        if set_before is not None:
+            set_before()
         started = False
         for batch in self.sampler:
             if not started:
@@ -171,8 +178,9 @@ class ResumingSampler(WatchedSampler):
     it, after the sampler's lazy draws if they had been made by then, before them if
     not (NOTE [ Resuming bit-identically ])."""
 
-    def __init__(self, sampler, on_started, skip: int, set_now, drawn_at_checkpoint: bool):
-        super().__init__(sampler, on_started)
+    def __init__(self, sampler, on_started, skip: int, set_now, drawn_at_checkpoint: bool,
+                 set_before=None):
+        super().__init__(sampler, on_started, set_before)
         self.skip = skip
         self.set_now = set_now
         self.drawn_at_checkpoint = drawn_at_checkpoint
@@ -180,6 +188,9 @@ class ResumingSampler(WatchedSampler):
     def __iter__(self) -> Iterator:
         # Once only: torch's persistent iterators keep this object for later epochs.
         skip, set_now, self.skip, self.set_now = self.skip, self.set_now, 0, None
+        set_before, self.set_before = self.set_before, None
+        if set_before is not None:
+            set_before()
         if set_now is not None and not self.drawn_at_checkpoint:
             set_now()
         it = super().__iter__()
@@ -253,6 +264,7 @@ class Progress:
         self._keep_base_seed = False  # a resumed run keeps it as the run it resumes did
         self._replay_seed: int | None = None
         self.resuming: ResumingSampler | None = None
+        self._set_before = None  # NOTE [ A persistent iterator draws no base seed ]
         #: (batches, set_now) for a resumed IterableDataset: its stream is fast-forwarded
         self.fast_forward = None
 
@@ -269,6 +281,20 @@ class Progress:
                        "sampler": sampler_state(loader.sampler, loader.generator),
                        "base_seed": None, "base_seed_drawn": False,
                        "sampler_started": False, "accelerated": False}
+        # NOTE [ A persistent iterator draws no base seed ]
+        # On torch's path, persistent workers keep one iterator: from the second epoch on
+        # it is reset without drawing a base seed, and the sampler draws straight from
+        # the random source.  A resumed loader's first iterator is a new one (and one
+        # without persistent workers makes one every epoch), drawing a base seed first;
+        # so, where the run being continued kept its workers, the source is put back at
+        # the sampler's first draw where the epoch started (a no-op where nothing drew).
+        self._set_before = None
+        if not loader.accelerated and not loader.iterable and self.epochs > 0 and \
+                self.keeps_base_seed(loader):
+            self._set_before = functools.partial(set_rng_state, loader.generator,
+                                                 self._start["rng"])
+        if self.resuming is not None:
+            self.resuming.set_before = self._set_before
         self._in_epoch = True
         self._fallback_yielded = skip
         return skip
@@ -315,7 +341,8 @@ class Progress:
         from: the epoch being resumed, or the sampler watched for its first batch."""
         if self.resuming is not None:
             return self.resuming
-        return WatchedSampler(torch_index_sampler, WeakCall(self, "sampler_started"))
+        return WatchedSampler(torch_index_sampler, WeakCall(self, "sampler_started"),
+                              self._set_before)
 
     def sampler_started(self) -> None:
         if self._start is not None:
