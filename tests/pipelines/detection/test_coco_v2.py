@@ -338,3 +338,22 @@ def test_a_png_named_jpg_takes_the_python_path(odd_coco):
                    for shape, dt in decoder.layout)
     report = decoder.decode(list(range(len(ds))), 5, arrays, "in the test")
     assert report.python_path == 1 and report.count == len(ds) and not report.skipped
+
+
+def test_a_resumed_detection_loader_gives_the_rest_of_the_epoch_bit_for_bit():
+    ds = build("multiscale", with_masks=True)
+    torch.manual_seed(8)
+    full = flat(loader(ds, 2, batch_size=3, shuffle=True))
+    torch.manual_seed(8)
+    first = loader(ds, 2, batch_size=3, shuffle=True)
+    it = iter(first)
+    before = flat([next(it) for _ in range(4)])
+    state = json.loads(json.dumps(first.state_dict()))
+    del it, first
+    torch.manual_seed(99)
+    resumed = loader(ds, 0, batch_size=3, shuffle=True)
+    resumed.load_state_dict(state)
+    after = flat(resumed)
+    assert len(before) + len(after) == len(full)
+    for a, b in zip(before + after, full):
+        assert_same_sample(a, b)
