@@ -357,3 +357,49 @@ def test_a_resumed_detection_loader_gives_the_rest_of_the_epoch_bit_for_bit():
     assert len(before) + len(after) == len(full)
     for a, b in zip(before + after, full):
         assert_same_sample(a, b)
+
+
+# -- v1: the references' default path (their own transforms and ConvertCocoPolysToMask) ----
+def build_v1(policy: str, image_set: str = "train", backend: str = "pil"):
+    from tests import detection_references_v1 as R1
+    img_folder, ann_file = coco_sample()
+    transforms = R1.DetectionPresetEval() if policy == "eval" else \
+        R1.DetectionPresetTrain(data_augmentation=policy, backend=backend)
+    return R1.get_coco(str(img_folder), str(ann_file), image_set, transforms)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_v1_eval_batches_equal_torchs_loader(workers):
+    ds = build_v1("eval", image_set="val")
+    ours = loader(ds, workers, decode="exact")
+    assert ours.eligibility.accelerated, ours.eligibility.report()
+    assert "v1 CocoDetection" in ours.eligibility.report()
+    got, want = flat(ours), flat(loader(ds, 0, cls=torch.utils.data.DataLoader))
+    assert len(got) == len(want) == len(ds)
+    for k, (a, b) in enumerate(zip(got, want)):
+        assert_same_sample(a, b, where=f"sample {k}")
+
+
+@pytest.mark.parametrize("policy,backend", [("hflip", "pil"), ("hflip", "tensor"),
+                                            ("multiscale", "pil")])
+def test_v1_train_samples_equal_the_references_objects_replayed(policy, backend):
+    ds = build_v1(policy, backend=backend)
+    indices = list(range(len(ds)))
+    seed = epoch_seed(4, 0)
+    decoder, ours = decoded(ds, indices, seed)
+    assert decoder.ring and all(s.v1 for s in decoder.program.steps)
+    d = draw(decoder.program, seed, indices)
+    for k, i in enumerate(indices):
+        with replaying(decoder.program, d, k):
+            ref = ds[i]
+        assert_same_sample(ours[k], ref, exact_pixels=policy == "hflip", where=f"sample {i}")
+
+
+def test_v1_any_num_workers_gives_the_same_batches():
+    ds = build_v1("multiscale")
+    runs = []
+    for workers in (0, 2):
+        torch.manual_seed(6)
+        runs.append(flat(loader(ds, workers, shuffle=True)))
+    for a, b in zip(*runs):
+        assert_same_sample(a, b)

@@ -43,7 +43,7 @@ from ..contract import BatchDecoder, BatchWork, DecodeOptions
 from ..random_stream import (COLLATE_STREAM, PIL_STREAM, generators_kept, seed_generators,
                              seeds)
 from ..tensor_stage import division_form
-from .draw import canvas, draw, largest_output, run_steps
+from .draw import draw, largest_output, run_steps
 from .lower import DetectionProgram
 from .recognise import CocoSource
 from .targets import pack, unpack, zips
@@ -169,10 +169,11 @@ class DetectionBatchDecoder(BatchDecoder):
         """Sample ``k`` as the dataset reads it, through the reference's own steps."""
         row = int(work.rows[k])
         image = self.source.load_image(row)
-        work.sizes[k] = (image.height, image.width)
+        size = (image.height, image.width)
+        work.sizes[k] = size
         # the target goes along (the target steps take both); its own is built later
-        _, _, out = run_steps(self.program, work.draws, k, (image.height, image.width),
-                              self.source.target(row, image), image)
+        _, _, out = run_steps(self.program, work.draws, k, size,
+                              self.source.target(row, size, image), image)
         if self.ring:
             out = out.as_subclass(torch.Tensor)
             if out.numel() <= self.row_elems:
@@ -222,9 +223,9 @@ class DetectionBatchDecoder(BatchDecoder):
         work.report.count = extras[-1][0] + 1 if extras else 0
 
     def _target(self, work: BatchWork, k: int):
-        h, w = (int(v) for v in work.sizes[k])
-        target = self.source.target(int(work.rows[k]), canvas(h, w))
-        return run_steps(self.program, work.draws, k, (h, w), target)[1]
+        size = tuple(int(v) for v in work.sizes[k])
+        target = self.source.target(int(work.rows[k]), size)
+        return run_steps(self.program, work.draws, k, size, target)[1]
 
     def _sample(self, work: BatchWork, k: int):
         p = self.program

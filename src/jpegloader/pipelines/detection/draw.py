@@ -10,15 +10,19 @@ transform's own arithmetic (Python floats, then int).
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torchvision import tv_tensors
+from torchvision.transforms import InterpolationMode
+from torchvision.transforms import functional as F1
 from torchvision.transforms.v2 import functional as F
 
 from ..random_stream import uniforms
 from .lower import DetectionProgram, Step
+from .recognise import canvas
 
 
 @dataclass
@@ -43,6 +47,9 @@ def draw(program: DetectionProgram, seed: int, indices) -> Draws:
 
 def resized(step: Step, draws: Draws, k: int, h: int, w: int) -> tuple[int, int]:
     """The (height, width) a resize step gives an h x w image, with its own arithmetic."""
+    if step.v1:  # the references' v1 RandomShortestSize.forward
+        r = min(draws.choice(step, k) / min(h, w), step.max_size / max(h, w))
+        return int(h * r), int(w * r)
     if step.shortest:  # RandomShortestSize.make_params
         r = draws.choice(step, k) / min(h, w)
         if step.max_size is not None:
@@ -52,11 +59,6 @@ def resized(step: Step, draws: Draws, k: int, h: int, w: int) -> tuple[int, int]
     probe = tv_tensors.BoundingBoxes(torch.zeros(0, 4), format="XYXY", canvas_size=(h, w))
     out = F.resize(probe, list(step.sizes), max_size=step.max_size)
     return tuple(int(s) for s in out.canvas_size)
-
-
-def canvas(h: int, w: int) -> tv_tensors.Image:
-    """A stand-in image of h x w that holds no pixels, for steps that read only the size."""
-    return tv_tensors.Image(torch.zeros((), dtype=torch.uint8).expand(3, h, w))
 
 
 def _geometric(target, fn):
@@ -88,16 +90,24 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
         if step.kind == "flip":
             if draws.flips(step, k):
                 flip = not flip
-                target = _geometric(target, F.horizontal_flip)
+                target = _flip_v1(step, target, w) if step.v1 else \
+                    _geometric(target, F.horizontal_flip)
                 if image is not None:
                     image = F.horizontal_flip(image)
         elif step.kind == "resize":
             nh, nw = resized(step, draws, k, h, w)
-            if (nh, nw) != (h, w):
+            if step.v1:  # resizes (and scales the boxes) even to the same size
+                target = _resize_v1(target, h, w, nh, nw)
+                if image is not None:
+                    image = F1.resize(image, [nh, nw], interpolation=step.obj.interpolation)
+            elif (nh, nw) != (h, w):
                 target = _geometric(target, lambda v, s=[nh, nw]: F.resize(v, s))
                 if image is not None:
                     image = F.resize(image, [nh, nw])
             h, w = nh, nw
+        elif step.kind == "tensor" and step.v1:
+            if image is not None:
+                image = step.obj(image, None)[0]
         elif step.kind == "target":
             if target is None and image is None:  # the geometry alone
                 continue
@@ -129,3 +139,36 @@ def largest_output(program: DetectionProgram, sizes) -> int:
                 h, w = h, w  # one resize at most (lower.py)
         best = max(best, *areas)
     return best
+
+
+# -- the references' v1 transforms.py, on targets: their own arithmetic -------------------
+def _flip_v1(step: Step, target, width: int):
+    """Their RandomHorizontalFlip on a target: boxes mirrored in place, masks flipped,
+    keypoints through their own module's _flip_coco_person_keypoints."""
+    if target is None:
+        return target
+    boxes = target["boxes"]
+    boxes[:, [0, 2]] = width - boxes[:, [2, 0]]
+    if "masks" in target:
+        target["masks"] = target["masks"].flip(-1)
+    if "keypoints" in target:
+        flip_keypoints = getattr(sys.modules.get(type(step.obj).__module__),
+                                 "_flip_coco_person_keypoints", None)
+        if flip_keypoints is None:
+            raise ValueError(f"{type(step.obj).__module__} has no "
+                             "_flip_coco_person_keypoints to flip the keypoints with")
+        target["keypoints"] = flip_keypoints(target["keypoints"], width)
+    return target
+
+
+def _resize_v1(target, h: int, w: int, nh: int, nw: int):
+    """Their RandomShortestSize on a target: boxes scaled in place, masks resized by
+    nearest neighbour."""
+    if target is None:
+        return target
+    target["boxes"][:, 0::2] *= nw / w
+    target["boxes"][:, 1::2] *= nh / h
+    if "masks" in target:
+        target["masks"] = F1.resize(target["masks"], [nh, nw],
+                                    interpolation=InterpolationMode.NEAREST)
+    return target

@@ -53,6 +53,7 @@ class Step:
     max_size: int | None = None
     shortest: bool = False   # RandomShortestSize's rule; else Resize's
     slot: int = -1           # its uniform in the (seed, index) stream; -1: draws none
+    v1: bool = False         # the references' own v1 class (transforms.py): its arithmetic
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,31 @@ class DetectionProgram:
 
 class _Split(Exception):
     """This step (and every one after it) runs as the user's own objects."""
+
+
+class OnImage:
+    """A references' v1 transform, which takes (image, target), on the image alone (for
+    the tensor stage's table)."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __call__(self, image):
+        return self.t(image, None)[0]
+
+    def __repr__(self) -> str:
+        return f"OnImage({self.t!r})"
+
+
+#: The references' own v1 classes (references/detection/transforms.py), by name in users'
+#: copies: they take and return (image, target).
+V1_CLASSES = ("RandomHorizontalFlip", "RandomShortestSize", "PILToTensor", "ToDtype",
+              "ConvertImageDtype")
+
+
+def _is_v1(t) -> bool:
+    return type(t).__name__ in V1_CLASSES and \
+        not type(t).__module__.startswith("torchvision.")
 
 
 def transform_list(transforms) -> tuple[list | None, str]:
@@ -127,6 +153,9 @@ class _Builder:
         return self.slots - 1
 
     def add(self, t) -> None:
+        if _is_v1(t):
+            self._add_v1(t)
+            return
         cls = type(t)
         name = cls.__name__
         if cls is T2.RandomHorizontalFlip:
@@ -161,6 +190,37 @@ class _Builder:
         else:
             raise _Split
 
+    def _add_v1(self, t) -> None:
+        """The references' v1 classes, recognised by name and attributes."""
+        name = type(t).__name__
+        if name == "RandomHorizontalFlip":
+            self.steps.append(Step("flip", f"RandomHorizontalFlip(p={t.p}) (references)", t,
+                                   p=float(t.p), slot=self.slot(), v1=True))
+        elif name == "RandomShortestSize":
+            if self.tensor or self.resized or not _bilinear(t) or \
+                    getattr(t, "max_size", None) is None:
+                raise _Split
+            sizes = tuple(int(s) for s in t.min_size)
+            self.resized = True
+            self.steps.append(Step("resize", f"RandomShortestSize({list(sizes)}, max_size="
+                                             f"{t.max_size}) (references)", t, sizes=sizes,
+                                   max_size=int(t.max_size), shortest=True,
+                                   slot=self.slot() if len(sizes) > 1 else -1, v1=True))
+        elif name == "PILToTensor":
+            if self.tensor:
+                raise _Split
+            self.tensor = True
+            self.stage.append(OnImage(t))
+            self.image_type = "tensor"
+            self.steps.append(Step("tensor", "PILToTensor (references)", t, v1=True))
+        else:  # ToDtype, ConvertImageDtype
+            dtype = getattr(t, "dtype", None)
+            if not self.tensor or not isinstance(dtype, torch.dtype):
+                raise _Split
+            self.stage.append(OnImage(t))
+            self.float = dtype.is_floating_point
+            self.steps.append(Step("tensor", f"{name}({dtype}) (references)", t, v1=True))
+
     def _resize(self, t) -> None:
         # A resize of a tensor is torch's arithmetic, not Pillow's; a second resize
         # would resample twice: both run as yours.
@@ -183,7 +243,10 @@ class _Builder:
 
 
 def lower(transforms) -> tuple[DetectionProgram | None, list[Check]]:
-    steps, what = transform_list(transforms)
+    """``transforms``: the v2 dataset's ``transforms``, or the steps after a v1 dataset's
+    ConvertCocoPolysToMask (a list)."""
+    steps, what = (list(transforms), "v1 steps") if isinstance(transforms, list) else \
+        transform_list(transforms)
     if steps is None:
         return None, [Check(RULE, False, what, "use torchvision.transforms.v2 objects (as "
                             "references/detection/presets.py builds them with --use-v2); "

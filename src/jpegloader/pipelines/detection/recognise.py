@@ -1,13 +1,15 @@
-"""Recognising a COCO detection dataset as torchvision's detection references build
-it with ``--use-v2``: ``torchvision.datasets.CocoDetection`` under
-``wrap_dataset_for_transforms_v2`` (any ``target_keys``), possibly inside
-``Subset``s (the references drop images without annotations that way).
+"""Recognising a COCO detection dataset as torchvision's detection references build it:
 
-What a sample reads is the base dataset's own: its ``coco`` index, ``ids``,
-``root`` and ``_load_target``; the wrapper's own code builds each target (so
-boxes, labels, masks and the JSON's other keys are what torch's loader gives,
-with the file's real size as the canvas), and the wrapper's ``transforms`` are
-what the lowering reads.
+- with ``--use-v2``: ``torchvision.datasets.CocoDetection`` under
+  ``wrap_dataset_for_transforms_v2`` (any ``target_keys``); the wrapper's own code
+  builds each target, and its ``transforms`` are what the lowering reads;
+- without (v1, the references' default): their ``CocoDetection`` subclass (by name and
+  structure, in users' copies: ``_transforms``, a Compose whose first step is their
+  ``ConvertCocoPolysToMask``); that object of the user's builds each target, and the
+  steps after it are what the lowering reads;
+
+either possibly inside ``Subset``s (the references drop images without annotations that
+way).  The canvas a target is built on is the file's real size, as in torch's loader.
 """
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 from PIL import Image
-from torchvision import datasets
+from torchvision import datasets, tv_tensors
 from torchvision.tv_tensors._dataset_wrapper import VisionDatasetTVTensorWrapper
 
 from ..contract import Check, check
@@ -25,24 +28,44 @@ from ..subsets import unwrap_subsets
 RULE = "dataset.type"
 
 
+def canvas(h: int, w: int) -> tv_tensors.Image:
+    """A stand-in image of h x w that holds no pixels, for code that reads only its size
+    (the v2 wrapper, target steps)."""
+    return tv_tensors.Image(torch.zeros((), dtype=torch.uint8).expand(3, h, w))
+
+
+class _SizeOnly:
+    """A stand-in PIL image for ConvertCocoPolysToMask, which reads ``image.size``."""
+
+    def __init__(self, h: int, w: int):
+        self.size = (w, h)
+
+
 @dataclass(frozen=True)
 class CocoSource:
-    """What the decoder reads: the wrapped dataset and the loader's index map."""
+    """What the decoder reads: the base CocoDetection, the v2 wrapper or the v1
+    ConvertCocoPolysToMask that builds targets, and the loader's index map."""
 
-    wrapped: object = field(compare=False)   # the VisionDatasetTVTensorWrapper
+    base: object = field(compare=False)      # the torchvision CocoDetection (or subclass)
+    wrapped: object = field(compare=False)   # the VisionDatasetTVTensorWrapper (v2)
+    convert: object = field(compare=False)   # ConvertCocoPolysToMask (v1)
     indices: np.ndarray | None = field(compare=False, repr=False)  # loader -> base index
-    transforms: object = field(compare=False)
+    transforms: object = field(compare=False)  # what runs after the target is built
     description: str = ""
 
     @property
     def coco_dataset(self):
-        return self.wrapped._dataset
+        return self.base
+
+    @property
+    def v1(self) -> bool:
+        return self.wrapped is None
 
     def base_index(self, index: int) -> int:
         return int(index if self.indices is None else self.indices[index])
 
     def __len__(self) -> int:
-        return len(self.wrapped) if self.indices is None else len(self.indices)
+        return len(self.base) if self.indices is None else len(self.indices)
 
     def path(self, base_index: int) -> str:
         ds = self.coco_dataset
@@ -58,12 +81,17 @@ class CocoSource:
         ds = self.coco_dataset
         return ds._load_image(ds.ids[base_index])
 
-    def target(self, base_index: int, canvas) -> object:
-        """The wrapper's target for a sample whose image is ``canvas`` (anything with
-        the image's size: the wrapper reads only that), as its __getitem__ builds it."""
-        ds = self.coco_dataset
-        return self.wrapped._wrapper(base_index,
-                                     (canvas, ds._load_target(ds.ids[base_index])))[1]
+    def target(self, base_index: int, size: tuple[int, int], image=None) -> object:
+        """The sample's target as the dataset's __getitem__ builds it for an image of
+        ``size`` (height, width): ``image`` itself where given, else a stand-in."""
+        ds = self.base
+        image_id = ds.ids[base_index]
+        annotations = ds._load_target(image_id)
+        if self.wrapped is not None:
+            stand_in = image if image is not None else canvas(*size)
+            return self.wrapped._wrapper(base_index, (stand_in, annotations))[1]
+        stand_in = image if image is not None else _SizeOnly(*size)
+        return self.convert(stand_in, dict(image_id=image_id, annotations=annotations))[1]
 
 
 def _wrapped_coco(dataset) -> bool:
@@ -71,8 +99,35 @@ def _wrapped_coco(dataset) -> bool:
         isinstance(getattr(dataset, "_dataset", None), datasets.CocoDetection)
 
 
+def _steps_of(transforms) -> list | None:
+    """The references' v1 Compose (their own class: ``transforms`` a list), flattened
+    with the presets inside it; None when it is not one."""
+    if type(transforms).__name__ != "Compose" or not isinstance(
+            getattr(transforms, "transforms", None), (list, tuple)):
+        return None
+    out = []
+    for t in transforms.transforms:
+        inner = getattr(t, "transforms", None)
+        if type(t).__name__ in ("DetectionPresetTrain", "DetectionPresetEval"):
+            t = inner
+        nested = _steps_of(t)
+        out += nested if nested is not None else [t]
+    return out
+
+
+def _v1_coco(dataset) -> bool:
+    """The references' v1 CocoDetection: their subclass of torchvision's, with the
+    Compose that starts with their ConvertCocoPolysToMask in ``_transforms``."""
+    steps = _steps_of(getattr(dataset, "_transforms", None))
+    return isinstance(dataset, datasets.CocoDetection) and \
+        type(dataset).__name__ == "CocoDetection" and \
+        type(dataset) is not datasets.CocoDetection and bool(steps) and \
+        type(steps[0]).__name__ == "ConvertCocoPolysToMask"
+
+
 def claims(dataset) -> bool:
-    return _wrapped_coco(unwrap_subsets(dataset)[0])
+    base = unwrap_subsets(dataset)[0]
+    return _wrapped_coco(base) or _v1_coco(base)
 
 
 def _overridden(obj, cls, names) -> list[str]:
@@ -81,16 +136,21 @@ def _overridden(obj, cls, names) -> list[str]:
 
 def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
     """The dataset's rules, pass or fail, and its CocoSource when all pass."""
-    wrapped, indices, problems = unwrap_subsets(dataset)
-    base = wrapped._dataset
-    kind = f"{type(base).__qualname__} under wrap_dataset_for_transforms_v2"
+    outer, indices, problems = unwrap_subsets(dataset)
+    v1 = not _wrapped_coco(outer)
+    base = outer if v1 else outer._dataset
+    kind = "the references' v1 CocoDetection (ConvertCocoPolysToMask)" if v1 else \
+        f"{type(base).__qualname__} under wrap_dataset_for_transforms_v2"
     if indices is not None:
         kind = f"Subset of {kind}"
     checks = [Check(RULE, True, f"dataset is {kind} (detection pipeline)")]
+    # the v1 subclass's own __getitem__ is the references' (recognised by structure)
     reading = _overridden(base, datasets.CocoDetection,
+                          ("__len__", "_load_image", "_load_target") if v1 else
                           ("__getitem__", "__len__", "_load_image", "_load_target"))
-    reading += [f"the wrapper's {n}" for n in _overridden(
-        wrapped, VisionDatasetTVTensorWrapper, ("__getitem__", "__len__"))]
+    if not v1:
+        reading += [f"the wrapper's {n}" for n in _overridden(
+            outer, VisionDatasetTVTensorWrapper, ("__getitem__", "__len__"))]
     checks.append(check("dataset.getitem", not reading, "CocoDetection's own loading is used",
                         f"{type(base).__name__} overrides {', '.join(reading)}",
                         "no change makes custom per-sample code native; this loader runs on "
@@ -99,7 +159,7 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
                         if indices is not None else "not a Subset", "; ".join(problems),
                         "give the Subset valid integer indices"))
     separate = [n for n in ("transform", "target_transform")
-                if getattr(wrapped, n, None) is not None]
+                if getattr(outer, n, None) is not None]
     checks.append(check("dataset.transforms", not separate,
                         "one joint transforms (image, target), as the references pass it",
                         f"the dataset has a separate {' and '.join(separate)}",
@@ -107,12 +167,16 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
                         "references do; a separate image transform does not move the boxes"))
     if not all(c.passed for c in checks):
         return None, checks
-    return CocoSource(wrapped, indices, wrapped.transforms, kind), checks
+    if v1:
+        steps = _steps_of(base._transforms)
+        return CocoSource(base, None, steps[0], indices, steps[1:], kind), checks
+    return CocoSource(base, outer, None, indices, outer.transforms, kind), checks
 
 
 def dataset_key(source: CocoSource) -> tuple:
     """Equal while the dataset reads the same images and annotations."""
     ds = source.coco_dataset
-    return (id(ds.coco), str(ds.root), tuple(ds.ids), tuple(sorted(source.wrapped._target_keys
-                                                               or ())),
+    keys = ("v1", repr(source.convert)) if source.v1 else \
+        tuple(sorted(source.wrapped._target_keys or ()))
+    return (id(ds.coco), str(ds.root), tuple(ds.ids), keys,
             None if source.indices is None else source.indices.tobytes())
