@@ -109,6 +109,20 @@ def test_under_the_patch_every_torch_loader_is_a_torch_dataloader(split_folder):
         assert not isinstance(ds, patched_cls)
 
 
+def test_the_patched_class_is_generic_as_torchs_is(split_folder):
+    # Libraries imported under the patch subclass DataLoader[T] (torchdata's
+    # StatefulDataLoader, which Accelerate imports when it is installed).
+    from typing import TypeVar
+    T = TypeVar("T")
+    ds = datasets.ImageFolder(str(split_folder / "val"), eval_transform())
+    with jpegloader.patch(announce=False):
+        class StatefulLike(torch.utils.data.DataLoader[T]):
+            pass
+        loader = StatefulLike(ds, batch_size=4)
+        assert loader.eligibility.accelerated and isinstance(loader, jpegloader.DataLoader)
+        assert torch.utils.data.DataLoader[int] is not None
+
+
 def test_the_patched_class_shows_the_real_signature_and_rebuilds_by_name(split_folder):
     # Lightning reads inspect.signature(type(loader).__init__) and rebuilds the loader
     # from its attributes, by name; torch's arguments reach torch's __init__ by keyword.

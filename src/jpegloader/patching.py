@@ -19,7 +19,7 @@ import torch
 import torch.utils.data
 import torch.utils.data.dataloader
 
-from .dataloader.loader import DataLoader, TorchDataLoader
+from .dataloader.loader import T_co, DataLoader, TorchDataLoader
 
 #: Where code finds torch's class: ``torch.utils.data.DataLoader`` and the module
 #: that defines it (``from torch.utils.data.dataloader import DataLoader``).
@@ -81,7 +81,9 @@ class Patch:
         self._saved = [(module, name, getattr(module, name)) for module, name in TORCH_NAMES]
         patch = self
 
-        class PatchedDataLoader(DataLoader, metaclass=_TorchDataLoaderType):
+        # generic as torch's class is: code imported under the patch subclasses
+        # DataLoader[T] (torchdata's StatefulDataLoader does)
+        class PatchedDataLoader(DataLoader[T_co], metaclass=_TorchDataLoaderType):
             # wraps: the real signature shows through (inspect follows __wrapped__), for
             # trainers that rebuild a loader from its arguments by name (Lightning)
             @functools.wraps(DataLoader.__init__)

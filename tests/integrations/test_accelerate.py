@@ -5,32 +5,24 @@ jpegloader's; either way each process gets exactly the batches torch's loader gi
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import shared
+from tests.integrations import script_env, two_class_folder
 
 pytest.importorskip("accelerate", reason="needs Accelerate (a test dependency)")
 
 SCRIPT = Path(__file__).with_name("accelerate_script.py")
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("accelerate")
-    folder = root / "data"
-    for i, f in enumerate(sorted(shared("imagenet-sample").glob("*/*.JPEG"))[:40]):
-        (folder / "ab"[i % 2]).mkdir(parents=True, exist_ok=True)
-        shutil.copy(f, folder / "ab"[i % 2] / f"{i}.JPEG")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    env.pop("JPEGLOADER_PATCH", None)
+    folder = two_class_folder(root / "data")
+    env = script_env()
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                 "--nproc_per_node=2"]
     out = {}

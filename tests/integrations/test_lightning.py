@@ -5,40 +5,31 @@ its options, and each rank sees exactly the batches torch's loader gives it."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import shared
+from tests.integrations import script_env, two_class_folder
 
 pytest.importorskip("lightning", reason="needs Lightning (a test dependency)")
 
 SCRIPT = Path(__file__).with_name("lightning_script.py")
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lightning") / "data"
-    for i, f in enumerate(sorted(shared("imagenet-sample").glob("*/*.JPEG"))[:40]):
-        (root / "ab"[i % 2]).mkdir(parents=True, exist_ok=True)
-        shutil.copy(f, root / "ab"[i % 2] / f"{i}.JPEG")
-    return root
+    return two_class_folder(tmp_path_factory.mktemp("lightning") / "data")
 
 
 def _run(folder, out: Path, strategy: str, mode: str, loader: str, under_run: bool):
     out.mkdir(parents=True, exist_ok=True)
     prefix = [sys.executable, "-m", "jpegloader", "run", "--decode", "exact"] if under_run \
         else [sys.executable]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    env.pop("JPEGLOADER_PATCH", None)
     done = subprocess.run([*prefix, str(SCRIPT), str(folder), str(out), strategy, mode, loader],
-                          cwd=out, env=env, capture_output=True, text=True, timeout=300)
+                          cwd=out, env=script_env(), capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr[-4000:]
     ranks = [json.loads((out / f"{mode}-rank{r}.json").read_text()) for r in (0, 1)]
     return ranks, done.stderr

@@ -5,30 +5,22 @@ too, which Ray drops), and each worker gets exactly the batches torch's loader g
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import shared
+from tests.integrations import script_env, two_class_folder
 
 pytest.importorskip("ray.train", reason="needs Ray Train (a test dependency)")
 
 SCRIPT = Path(__file__).with_name("ray_script.py")
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_adapter_keeps_each_workers_loader_accelerated_with_torchs_batches(tmp_path):
-    folder = tmp_path / "data"
-    for i, f in enumerate(sorted(shared("imagenet-sample").glob("*/*.JPEG"))[:40]):
-        (folder / "ab"[i % 2]).mkdir(parents=True, exist_ok=True)
-        shutil.copy(f, folder / "ab"[i % 2] / f"{i}.JPEG")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
-        "RAY_USAGE_STATS_ENABLED": "0"}
+    folder = two_class_folder(tmp_path / "data")
+    env = script_env()
     runs = {}
     for how in ("torch", "adapter"):
         done = subprocess.run([sys.executable, str(SCRIPT), str(folder), str(tmp_path), how],

@@ -5,30 +5,22 @@ exactly the batches torch's loader gives it under the same Trainer."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import shared
+from tests.integrations import script_env, two_class_folder
 
 pytest.importorskip("transformers", reason="needs transformers (a test dependency)")
 
 SCRIPT = Path(__file__).with_name("transformers_script.py")
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_trainer_under_run_trains_on_jpegloader_with_torchs_batches(tmp_path):
-    folder = tmp_path / "data"
-    for i, f in enumerate(sorted(shared("imagenet-sample").glob("*/*.JPEG"))[:40]):
-        (folder / "ab"[i % 2]).mkdir(parents=True, exist_ok=True)
-        shutil.copy(f, folder / "ab"[i % 2] / f"{i}.JPEG")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    env.pop("JPEGLOADER_PATCH", None)
+    folder = two_class_folder(tmp_path / "data")
+    env = script_env()
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                 "--nproc_per_node=2"]
     for label, command in (

@@ -69,6 +69,15 @@ def flat(batches):
     return [s for images, targets in batches for s in zip(images, targets)]
 
 
+def assert_equals_torchs(ds, workers=2):
+    """A deterministic loader: decode="exact" batches equal torch's loader's."""
+    got = flat(loader(ds, workers, decode="exact"))
+    want = flat(loader(ds, 0, cls=torch.utils.data.DataLoader))
+    assert len(got) == len(want) == len(ds)
+    for k, (a, b) in enumerate(zip(got, want)):
+        assert_same_sample(a, b, where=f"sample {k}")
+
+
 # -- deterministic loaders equal torch's ------------------------------------------------
 @pytest.mark.parametrize("backend", ["pil", "tensor", "tv_tensor"])
 @pytest.mark.parametrize("workers", [0, 2])
@@ -116,7 +125,9 @@ def replaying(program, draws, k):
     assert next(queue, None) is None, "a draw the transforms never asked for"
 
 
-def decoded(ds, indices, seed, options=DecodeOptions()):
+def decoded(ds, indices, seed, options=DecodeOptions(), report_too=False):
+    """(decoder, the samples) of one batch decoded as a worker would; with
+    ``report_too``, its report last."""
     lowering = DETECTION.lower(ds, {"collate_fn": R.collate_fn})
     assert lowering.ok, lowering.checks
     decoder = DETECTION.decoder(lowering, options)
@@ -124,7 +135,7 @@ def decoded(ds, indices, seed, options=DecodeOptions()):
                    for shape, dt in decoder.layout)
     report = decoder.decode(indices, seed, arrays, "in the test")
     images, targets = decoder.assemble([torch.from_numpy(a) for a in arrays], report.extras)
-    return decoder, list(zip(images, targets))
+    return (decoder, list(zip(images, targets))) + ((report,) if report_too else ())
 
 
 @pytest.mark.parametrize("policy,backend,masks", [
@@ -272,10 +283,7 @@ def test_odd_files_and_boxes_give_what_torchs_loader_gives(odd_coco):
         assert len(got) == 4
         for a, b in zip(got, want):
             assert_same_sample(a, b)
-    ds = build("eval", image_set="val", folder=folder, ann=ann)
-    for a, b in zip(flat(loader(ds, 2, decode="exact")),
-                    flat(loader(ds, 0, cls=torch.utils.data.DataLoader))):
-        assert_same_sample(a, b)
+    assert_equals_torchs(build("eval", image_set="val", folder=folder, ann=ann))
 
 
 def test_sanitize_drops_the_boxes_torch_drops(odd_coco):
@@ -324,19 +332,13 @@ def test_images_larger_than_the_annotation_file_says_travel_beside_the_ring(tmp_
     ds = build("eval", image_set="val", ann=ann)
     decoder, _ = decoded(ds, [0], 0)
     assert decoder.ring and decoder.row_elems == 3 * 40 * 50
-    for a, b in zip(flat(loader(ds, 2, decode="exact")),
-                    flat(loader(ds, 0, cls=torch.utils.data.DataLoader))):
-        assert_same_sample(a, b)
+    assert_equals_torchs(ds)
 
 
 def test_a_png_named_jpg_takes_the_python_path(odd_coco):
     folder, ann, _, _ = odd_coco
     ds = build("multiscale", folder=folder, ann=ann)
-    lowering = DETECTION.lower(ds, {"collate_fn": R.collate_fn})
-    decoder = DETECTION.decoder(lowering, DecodeOptions())
-    arrays = tuple(np.zeros((len(ds), *shape), dtype=torch.empty((), dtype=dt).numpy().dtype)
-                   for shape, dt in decoder.layout)
-    report = decoder.decode(list(range(len(ds))), 5, arrays, "in the test")
+    *_, report = decoded(ds, list(range(len(ds))), 5, report_too=True)
     assert report.python_path == 1 and report.count == len(ds) and not report.skipped
 
 
@@ -371,13 +373,9 @@ def build_v1(policy: str, image_set: str = "train", backend: str = "pil"):
 @pytest.mark.parametrize("workers", [0, 2])
 def test_v1_eval_batches_equal_torchs_loader(workers):
     ds = build_v1("eval", image_set="val")
-    ours = loader(ds, workers, decode="exact")
-    assert ours.eligibility.accelerated, ours.eligibility.report()
-    assert "v1 CocoDetection" in ours.eligibility.report()
-    got, want = flat(ours), flat(loader(ds, 0, cls=torch.utils.data.DataLoader))
-    assert len(got) == len(want) == len(ds)
-    for k, (a, b) in enumerate(zip(got, want)):
-        assert_same_sample(a, b, where=f"sample {k}")
+    verdict = loader(ds, workers).eligibility
+    assert verdict.accelerated and "v1 CocoDetection" in verdict.report(), verdict.report()
+    assert_equals_torchs(ds, workers)
 
 
 @pytest.mark.parametrize("policy,backend", [("hflip", "pil"), ("hflip", "tensor"),
