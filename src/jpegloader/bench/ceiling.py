@@ -45,7 +45,8 @@ SOURCE = Path(__file__).with_name("jpeg_limit.c")
 MODES = {"train": "roi2", "train-uint8": "roi2", "timm-train": "roi2", "dle-train": "roi2",
          "eval": "ctr2", "eval-uint8": "ctr2", "deit-eval": "ctr2",
          # detection: each photo decoded whole, at its own size
-         "det-hflip": "full", "det-multiscale": "full", "det-eval": "full", "maskrcnn": "full"}
+         "det-hflip": "full", "det-multiscale": "full", "det-eval": "full", "maskrcnn": "full",
+         "det-hflip-uint8": "full"}
 
 
 def build(source: Path) -> Path:

@@ -160,8 +160,9 @@ def _simclr():
 
 def _detection_presets(policy: str):
     """torchvision's references/detection presets.py with --use-v2 and the default PIL
-    backend: DetectionPresetTrain(data_augmentation=policy), or DetectionPresetEval.
-    (Its ssd, ssdlite and lsj policies stay on torch's loader: docs/eligibility.md.)"""
+    backend: DetectionPresetTrain(data_augmentation=policy), or DetectionPresetEval;
+    "-uint8" leaves out ToDtype (uint8 images, normalised on the GPU).  (Its ssd, ssdlite
+    and lsj policies stay on torch's loader: docs/eligibility.md.)"""
     from torchvision import tv_tensors
     from torchvision.transforms import v2
     augment = {
@@ -169,8 +170,10 @@ def _detection_presets(policy: str):
         "hflip": [v2.RandomHorizontalFlip(0.5)],
         "multiscale": [v2.RandomShortestSize(min_size=tuple(range(480, 801, 32)),
                                              max_size=1333), v2.RandomHorizontalFlip(0.5)],
-    }[policy]
-    tail = [v2.ToImage(), v2.ToDtype(torch.float, scale=True)]
+    }[policy.removesuffix("-uint8")]
+    uint8 = policy.endswith("-uint8")  # normalised on the GPU: uint8 batches
+    policy = policy.removesuffix("-uint8")
+    tail = [v2.ToImage()] if uint8 else [v2.ToImage(), v2.ToDtype(torch.float, scale=True)]
     if policy != "eval":
         tail += [v2.ConvertBoundingBoxFormat(tv_tensors.BoundingBoxFormat.XYXY),
                  v2.SanitizeBoundingBoxes()]
@@ -260,6 +263,8 @@ DETECTION_V2 = {
     "det-multiscale": (_DET + "RandomShortestSize(480-800, max_size=1333), flip",
                        "multiscale", False),
     "det-eval": (_DET + "DetectionPresetEval: each photo at its own size", "eval", False),
+    "det-hflip-uint8": (_DET + "RandomHorizontalFlip, ToImage: uint8 images (normalised on "
+                        "the GPU)", "hflip-uint8", False),
     "maskrcnn": (_DET + "RandomHorizontalFlip with masks (Mask R-CNN)", "hflip", True),
 }
 for _name, (_what, _policy, _) in DETECTION_V2.items():

@@ -156,6 +156,24 @@ def test_train_samples_equal_the_references_objects_replayed(policy, backend, ma
     assert 0 < flips < len(indices)
 
 
+def test_uint8_images_where_the_pipeline_ends_in_uint8():
+    # normalised on the GPU: no ToDtype, uint8 images in the ring (a quarter of the bytes)
+    from torchvision.transforms import v2 as T
+    img_folder, ann_file = coco_sample()
+    ds = R.get_coco(str(img_folder), str(ann_file), "train", T.Compose([
+        T.RandomHorizontalFlip(), T.ToImage(), T.SanitizeBoundingBoxes(), T.ToPureTensor()]))
+    indices = list(range(12))
+    seed = epoch_seed(3, 1)
+    decoder, ours = decoded(ds, indices, seed)
+    assert decoder.ring and decoder.dtype == torch.uint8
+    d = draw(decoder.program, seed, indices)
+    for k, i in enumerate(indices):
+        with replaying(decoder.program, d, k):
+            ref = ds[i]
+        assert ours[k][0].dtype == torch.uint8
+        assert_same_sample(ours[k], ref, where=f"sample {i}")
+
+
 def test_any_num_workers_gives_the_same_batches():
     ds = build("multiscale", with_masks=True)
     runs = []
