@@ -161,8 +161,8 @@ def _simclr():
 def _detection_presets(policy: str):
     """torchvision's references/detection presets.py with --use-v2 and the default PIL
     backend: DetectionPresetTrain(data_augmentation=policy), or DetectionPresetEval;
-    "-uint8" leaves out ToDtype (uint8 images, normalised on the GPU).  (Its ssd, ssdlite
-    and lsj policies stay on torch's loader: docs/eligibility.md.)"""
+    "-uint8" leaves out ToDtype (uint8 images, normalised on the GPU).  (Its ssd and lsj
+    policies stay on torch's loader: docs/eligibility.md.)"""
     from torchvision import tv_tensors
     from torchvision.transforms import v2
     augment = {
@@ -170,6 +170,7 @@ def _detection_presets(policy: str):
         "hflip": [v2.RandomHorizontalFlip(0.5)],
         "multiscale": [v2.RandomShortestSize(min_size=tuple(range(480, 801, 32)),
                                              max_size=1333), v2.RandomHorizontalFlip(0.5)],
+        "ssdlite": [v2.RandomIoUCrop(), v2.RandomHorizontalFlip(0.5)],
     }[policy.removesuffix("-uint8")]
     uint8 = policy.endswith("-uint8")  # normalised on the GPU: uint8 batches
     policy = policy.removesuffix("-uint8")
@@ -262,6 +263,7 @@ DETECTION_V2 = {
                   False),
     "det-multiscale": (_DET + "RandomShortestSize(480-800, max_size=1333), flip",
                        "multiscale", False),
+    "det-ssdlite": (_DET + "RandomIoUCrop, flip (SSDlite)", "ssdlite", False),
     "det-eval": (_DET + "DetectionPresetEval: each photo at its own size", "eval", False),
     "det-hflip-uint8": (_DET + "RandomHorizontalFlip, ToImage: uint8 images (normalised on "
                         "the GPU)", "hflip-uint8", False),

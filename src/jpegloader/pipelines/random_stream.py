@@ -23,6 +23,9 @@ _MASK = (1 << 64) - 1
 #: Seed streams (``seeds``) for the user's own objects: one per use, so they never
 #: share seeds (NOTE [ Hybrid pipelines ] in classification/hybrid.py).
 PIL_STREAM, TENSOR_STREAM, COLLATE_STREAM = 1, 2, 3
+#: The stream a native transform whose draws depend on the sample's boxes (RandomIoUCrop)
+#: seeds torch's generator from, to draw with the transform's own make_params.
+BOXES_STREAM = 4
 
 
 def _mix(x: np.ndarray) -> np.ndarray:

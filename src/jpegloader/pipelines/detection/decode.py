@@ -43,6 +43,7 @@ from ..contract import BatchDecoder, BatchWork, DecodeOptions
 from ..random_stream import (COLLATE_STREAM, PIL_STREAM, generators_kept, seed_generators,
                              seeds)
 from ..tensor_stage import division_form
+from .draw import Geometry as SampleGeometry
 from .draw import draw, largest_output, run_steps
 from .lower import DetectionProgram
 from .recognise import CocoSource
@@ -84,6 +85,8 @@ class DetectionBatchDecoder(BatchDecoder):
         self.index_map = None if source.indices is None else torch.from_numpy(source.indices)
         self.lut = program.lut_array
         self.norm = division_form(program.tensor_stage, self.lut)
+        # NOTE [ Draws that depend on the boxes ] (draw.py): targets come first
+        self.boxes_first = any(s.kind == "ioucrop" for s in program.steps)
         # NOTE [ Detection batches in the ring ]
         self.ring = in_ring(program)
         self.runs_user_code = not self.ring
@@ -122,16 +125,27 @@ class DetectionBatchDecoder(BatchDecoder):
         n = len(work.indices)
         work.draws = draw(self.program, work.seed, work.indices)
         work.images = [None] * n
+        work.made = [None] * n   # targets made with the geometry (NOTE [ Draws that
+        #                          depend on the boxes ] in draw.py)
         work.sizes = np.zeros((n, 2), dtype=np.int64)   # each file's (height, width)
 
     def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
         p, ks = self.program, range(*part.indices(len(work.indices)))
         n = len(ks)
-        geometry = [run_steps(p, work.draws, k, (int(h), int(w)), None)[0]
-                    for k, h, w in zip(ks, heights, widths, strict=True)]
+        geometry = []
+        for k, h, w, ok in zip(ks, heights, widths, known, strict=True):
+            size = (int(h), int(w))
+            if not self.boxes_first:
+                g = run_steps(p, work.draws, k, size, None)[0]
+            elif ok:  # the draws need the target
+                g, work.made[k], _ = run_steps(p, work.draws, k, size,
+                                               self.source.target(int(work.rows[k]), size))
+            else:  # the Python path draws for the real image
+                g = SampleGeometry.whole(size)
+            geometry.append(g)
+        crops = np.array([g.crop for g in geometry], np.int64).reshape(n, 4)
         plans = to_plans(Geometry(
-            crop_x=np.zeros(n, np.int64), crop_y=np.zeros(n, np.int64),
-            crop_w=np.asarray(widths, np.int64), crop_h=np.asarray(heights, np.int64),
+            crop_x=crops[:, 0], crop_y=crops[:, 1], crop_w=crops[:, 2], crop_h=crops[:, 3],
             resize_w=np.array([g.width for g in geometry], np.int64),
             resize_h=np.array([g.height for g in geometry], np.int64),
             keep_x=np.zeros(n, np.int64), keep_y=np.zeros(n, np.int64),
@@ -171,9 +185,9 @@ class DetectionBatchDecoder(BatchDecoder):
         image = self.source.load_image(row)
         size = (image.height, image.width)
         work.sizes[k] = size
-        # the target goes along (the target steps take both); its own is built later
-        _, _, out = run_steps(self.program, work.draws, k, size,
-                              self.source.target(row, size, image), image)
+        # the target goes along (the target steps and box-dependent draws take both)
+        _, work.made[k], out = run_steps(self.program, work.draws, k, size,
+                                         self.source.target(row, size, image), image)
         if self.ring:
             out = out.as_subclass(torch.Tensor)
             if out.numel() <= self.row_elems:
@@ -223,6 +237,8 @@ class DetectionBatchDecoder(BatchDecoder):
         work.report.count = extras[-1][0] + 1 if extras else 0
 
     def _target(self, work: BatchWork, k: int):
+        if work.made[k] is not None:
+            return work.made[k]
         size = tuple(int(v) for v in work.sizes[k])
         target = self.source.target(int(work.rows[k]), size)
         return run_steps(self.program, work.draws, k, size, target)[1]

@@ -20,16 +20,19 @@ from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as F1
 from torchvision.transforms.v2 import functional as F
 
-from ..random_stream import uniforms
+from ..random_stream import BOXES_STREAM, generators_kept, seed_generators, seeds, uniforms
 from .lower import DetectionProgram, Step
 from .recognise import canvas
 
 
 @dataclass
 class Draws:
-    """Per sample: each random step's uniform (float64[n, slots])."""
+    """Per sample: each random step's uniform (float64[n, slots]); the epoch's seed and
+    the samples' indices, which seed the draws that depend on the boxes."""
 
     u: np.ndarray
+    seed: int = 0
+    indices: np.ndarray | None = None
 
     def flips(self, step: Step, k: int) -> bool:
         return bool(self.u[k, step.slot] < step.p)
@@ -42,7 +45,28 @@ class Draws:
 
 
 def draw(program: DetectionProgram, seed: int, indices) -> Draws:
-    return Draws(uniforms(seed, np.asarray(indices, dtype=np.int64), max(program.slots, 1)))
+    indices = np.asarray(indices, dtype=np.int64)
+    return Draws(uniforms(seed, indices, max(program.slots, 1)), seed, indices)
+
+
+def box_params(step: Step, draws: Draws, k: int, image, target) -> dict:
+    """NOTE [ Draws that depend on the boxes ]
+    RandomIoUCrop draws until a crop keeps enough of the boxes, so its draws depend on
+    them.  Its own make_params runs on the sample's boxes with torch's generator seeded
+    from the (seed, index) stream (and put back after): the transform's own
+    distribution and arithmetic, the same for any num_workers, and replayed by seeding
+    the same way before calling the user's object (tests/pipelines/detection/)."""
+    flat = [image, *(v for v in (target.values() if isinstance(target, dict) else ())
+                     if isinstance(v, tv_tensors.TVTensor))]
+    make = getattr(step.obj, "make_params", None) or step.obj._get_params
+    with generators_kept():
+        seed_generators(box_seed(draws, k))
+        return make(flat)
+
+
+def box_seed(draws: Draws, k: int) -> int:
+    """The seed sample k's box-dependent draws start from."""
+    return seeds(draws.seed, [int(draws.indices[k])], BOXES_STREAM)[0]
 
 
 def resized(step: Step, draws: Draws, k: int, h: int, w: int) -> tuple[int, int]:
@@ -72,11 +96,18 @@ def _geometric(target, fn):
 
 @dataclass
 class Geometry:
-    """What the native steps do to one sample's image: its output size and flip."""
+    """What the native steps do to one sample's image: the window of the photo it keeps
+    (left, top, width, height), its output size and flip."""
 
     height: int
     width: int
     flip: bool
+    crop: tuple[int, int, int, int]
+
+    @classmethod
+    def whole(cls, size: tuple[int, int]) -> Geometry:
+        """The photo as it is (for a sample the C core skips)."""
+        return cls(size[0], size[1], False, (0, 0, size[1], size[0]))
 
 
 def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, int],
@@ -86,8 +117,21 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
     geometry alone).  Returns (Geometry, target, image)."""
     h, w = size
     flip = False
+    crop = (0, 0, w, h)
     for step in program.steps:
-        if step.kind == "flip":
+        if step.kind == "ioucrop":
+            if target is None:
+                raise ValueError("RandomIoUCrop draws from the sample's boxes: give the target")
+            params = box_params(step, draws, k, image if image is not None else canvas(h, w),
+                                target)
+            if params:
+                apply = getattr(step.obj, "transform", None) or step.obj._transform
+                target = _geometric(target, lambda v, p=params: apply(v, p))
+                if image is not None:
+                    image = apply(image, params)
+                crop = (params["left"], params["top"], params["width"], params["height"])
+                h, w = params["height"], params["width"]
+        elif step.kind == "flip":
             if draws.flips(step, k):
                 flip = not flip
                 target = _flip_v1(step, target, w) if step.v1 else \
@@ -115,7 +159,7 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
             image = None if image is None else out
         elif image is not None:  # the tensor stage, on the image
             image = step.obj(image)
-    return Geometry(h, w, flip), target, image
+    return Geometry(h, w, flip, crop), target, image
 
 
 def largest_output(program: DetectionProgram, sizes) -> int:
@@ -135,8 +179,7 @@ def largest_output(program: DetectionProgram, sizes) -> int:
                     if step.slot >= 0:
                         one.u[0, step.slot] = (step.sizes.index(c) + 0.5) / len(step.sizes)
                     nh, nw = resized(step, one, 0, h, w)
-                    areas.append(nh * nw)
-                h, w = h, w  # one resize at most (lower.py)
+                    areas.append(nh * nw)  # one resize at most (lower.py)
         best = max(best, *areas)
     return best
 

@@ -5,6 +5,7 @@ user's own objects from the first step that is not lowered.
 Lowered:
 - geometry, on the image natively and on the boxes and masks with torchvision's
   own kernels (``F.horizontal_flip``, ``F.resize``): ``RandomHorizontalFlip``,
+  ``RandomIoUCrop`` (its own ``make_params`` and ``transform`` on the target: draw.py),
   and one resize before the tensor conversion (``RandomShortestSize``,
   ``Resize``, bilinear: Pillow's arithmetic, which the C core reproduces);
 - the tensor stage (``ToImage`` / ``PILToTensor``, ``ToDtype`` /
@@ -19,7 +20,7 @@ Everything from the first other step on (``RandomPhotometricDistort``,
 ``RandomZoomOut``, ``RandomIoUCrop``, ``ScaleJitter``, a resize on a tensor ...)
 runs as the user's objects in the workers on what the native part gives (NOTE
 [ Hybrid pipelines ] in classification/hybrid.py), and the verdict names the split;
-when the native part would hold no resize (the ssd, ssdlite and lsj policies: the
+when the native part would hold no crop or resize (the ssd and lsj policies: the
 decode alone), it does not pay and the loader is torch's, saying so.
 """
 from __future__ import annotations
@@ -145,6 +146,7 @@ class _Builder:
         self.tensor = False
         self.float = False
         self.resized = False
+        self.cropped = False
         self.image_type = "pil"
         self.slots = 0
 
@@ -161,6 +163,14 @@ class _Builder:
         if cls is T2.RandomHorizontalFlip:
             self.steps.append(Step("flip", f"RandomHorizontalFlip(p={t.p})", t, p=float(t.p),
                                    slot=self.slot()))
+        elif cls is T2.RandomIoUCrop:
+            # a crop of the decoded image, drawn by its own make_params from the boxes
+            # (draw.py); before any resize, as the C core crops and then resizes
+            if self.resized or self.cropped or not callable(
+                    getattr(t, "make_params", getattr(t, "_get_params", None))):
+                raise _Split
+            self.cropped = True
+            self.steps.append(Step("ioucrop", "RandomIoUCrop", t))
         elif cls in (T2.RandomShortestSize, T2.Resize):
             self._resize(t)
         elif cls in (T2.ToImage, T2.PILToTensor):
@@ -259,7 +269,7 @@ def lower(transforms) -> tuple[DetectionProgram | None, list[Check]]:
         except _Split:
             split = k
             break
-    if split < len(steps) and not b.resized:
+    if split < len(steps) and not (b.resized or b.cropped):
         return None, [Check(RULE, False,
                             f"the native part would be the decode alone (it stops at "
                             f"transform {split} {type(steps[split]).__name__}) and the rest "
