@@ -149,3 +149,35 @@ def test_usage_errors():
     done = subprocess.run([sys.executable, "-m", "jpegloader"], cwd=REPO, capture_output=True,
                           text=True, check=False)
     assert done.returncode == 2 and "run [--decode" in done.stderr
+
+
+def test_run_patches_the_processes_a_script_starts_and_keeps_their_sitecustomize(tmp_path,
+                                                                                 split_folder):
+    # NOTE [ The patch follows the script's processes ]: a child Python started by the
+    # script (as Lightning's ddp relaunch, spawn and torchrun do) is patched too, and a
+    # sitecustomize the user already had still runs in it.
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(
+        "import os\nos.environ['USERS_SITECUSTOMIZE_RAN'] = '1'\n")
+    child = tmp_path / "child.py"
+    child.write_text(
+        "import os, torch.utils.data, torchvision\n"
+        "from torchvision import transforms as T\n"
+        f"ds = torchvision.datasets.ImageFolder({str(split_folder / 'val')!r}, "
+        "T.Compose([T.Resize(40), T.CenterCrop(32), T.ToTensor()]))\n"
+        "loader = torch.utils.data.DataLoader(ds, batch_size=2)\n"
+        "print(type(loader).__module__, loader.decode, "
+        "os.environ.get('USERS_SITECUSTOMIZE_RAN'))\n")
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import subprocess, sys\n"
+        f"print(subprocess.run([sys.executable, {str(child)!r}], capture_output=True, "
+        "text=True, check=True).stdout, end='')\n")
+    env = {**__import__("os").environ,
+           "PYTHONPATH": str(tmp_path / "site") + ":" + str(REPO / "src")}
+    env.pop("JPEGLOADER_PATCH", None)
+    done = subprocess.run([sys.executable, "-m", "jpegloader", "run", "--decode", "exact",
+                           str(script)], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["jpegloader.dataloader.loader", "exact", "1"], done.stdout
