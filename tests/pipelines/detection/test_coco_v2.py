@@ -431,3 +431,30 @@ def test_v1_any_num_workers_gives_the_same_batches():
         runs.append(flat(loader(ds, workers, shuffle=True)))
     for a, b in zip(*runs):
         assert_same_sample(a, b)
+
+
+def test_the_references_grouped_batch_sampler_keeps_working():
+    # train.py's --aspect-ratio-group-factor 3: batches of images of like aspect ratios
+    ds = build("hflip")
+    groups = R.create_aspect_ratio_groups(ds, k=3)
+    assert len(set(groups)) > 1
+    runs = []
+    for workers, cls in ((2, jpegloader.DataLoader), (0, jpegloader.DataLoader)):
+        torch.manual_seed(4)
+        sampler = R.GroupedBatchSampler(torch.utils.data.RandomSampler(ds), groups, 4)
+        runs.append(list(cls(ds, batch_sampler=sampler, num_workers=workers,
+                             collate_fn=R.collate_fn)))
+    assert [len(b[0]) for b in runs[0]] == [4] * (len(ds) // 4)
+    for a, b in zip(flat(runs[0]), flat(runs[1])):
+        assert_same_sample(a, b)
+    # deterministic: the same batches as torch's loader under the same sampler
+    val = build("eval", image_set="val")
+    groups = R.create_aspect_ratio_groups(val, k=3)
+    batches = {}
+    for name, cls in (("ours", jpegloader.DataLoader), ("torch", torch.utils.data.DataLoader)):
+        sampler = R.GroupedBatchSampler(torch.utils.data.SequentialSampler(val), groups, 4)
+        batches[name] = flat(cls(val, batch_sampler=sampler, num_workers=2,
+                                 collate_fn=R.collate_fn))
+    assert len(batches["ours"]) == len(batches["torch"]) > 0
+    for a, b in zip(batches["ours"], batches["torch"]):
+        assert_same_sample(a, b)
