@@ -458,3 +458,12 @@ def test_the_references_grouped_batch_sampler_keeps_working():
     assert len(batches["ours"]) == len(batches["torch"]) > 0
     for a, b in zip(batches["ours"], batches["torch"]):
         assert_same_sample(a, b)
+
+
+def test_a_small_dev_shm_is_said_with_the_sizes(monkeypatch):
+    # a multiscale batch of 8 needs 8 rows of the largest 800-pixel image per slot
+    from jpegloader.dataloader import ring
+    monkeypatch.setattr(ring, "shared_memory_free", lambda: 60 << 20)
+    ds = build("multiscale")
+    with pytest.raises(ring.SharedMemoryError, match=r"60 MiB free.*batch slots.*--shm-size"):
+        list(loader(ds, 2, batch_size=8))
