@@ -346,6 +346,26 @@ def test_a_missing_image_is_an_error_naming_the_file_and_index(odd_coco):
     assert len(flat(kept)) == 3
 
 
+def test_a_target_that_fails_is_named_with_its_file_and_index(tmp_path):
+    # RandomIoUCrop needs boxes: an image without annotations (kept without the
+    # references' Subset) fails as in torch's loader, named, or is skipped on request
+    img_folder, ann_file = coco_sample()
+    data = json.loads(ann_file.read_text())
+    bare = data["images"][5]
+    data["annotations"] = [a for a in data["annotations"] if a["image_id"] != bare["id"]]
+    ann = tmp_path / "bare.json"
+    ann.write_text(json.dumps(data))
+    ds = build("ssdlite", image_set="val", ann=ann)
+    index = ds._dataset.ids.index(bare["id"])
+    with pytest.raises(TypeError):  # the dataset's own reading, as torch's loader does it
+        ds[index]
+    with pytest.raises(TypeError, match=rf"sample {index} \(.*{bare['file_name']}\)"):
+        list(loader(ds, 2))
+    kept = loader(ds, 0, on_error="skip")
+    assert len(flat(kept)) == len(ds) - 1
+    assert [i for i, _, _ in kept.skipped_samples] == [index]
+
+
 def test_other_datasets_are_not_claimed():
     assert not DETECTION.claims(R.DetectionPresetEval())
     img_folder, ann_file = coco_sample()

@@ -7,10 +7,12 @@ file's real size (the file wins over the JSON's size, as in torch's loader);
 the C core decodes, resizes, flips and converts each image into a tensor of
 its own size, made in shared memory in a worker so that sending it to the main
 process copies nothing; a sample the C core cannot do is replayed through the
-dataset's own reading with the same draws.  Then each target is built by the
-wrapper's own code (the canvas being the file's real size) and goes through the
-native steps with torchvision's kernels (draw.run_steps); the user's objects
-after the split run seeded per sample, and the collate_fn seeded per batch.
+dataset's own reading with the same draws.  Each target is built with its
+sample's geometry, by the wrapper's own code (the canvas being the file's real
+size), and goes through the native steps with torchvision's kernels
+(draw.run_steps); a target that fails sends its sample to the Python path, which
+names the file and index if it fails again.  The user's objects after the split
+run seeded per sample, and the collate_fn seeded per batch.
 
 NOTE [ Detection batches in the ring ]
 Images differ in size from sample to sample, so a slot holds, per sample, room
@@ -85,8 +87,6 @@ class DetectionBatchDecoder(BatchDecoder):
         self.index_map = None if source.indices is None else torch.from_numpy(source.indices)
         self.lut = program.lut_array
         self.norm = division_form(program.tensor_stage, self.lut)
-        # NOTE [ Draws that depend on the boxes ] (draw.py): targets come first
-        self.boxes_first = any(s.kind == "ioucrop" for s in program.steps)
         # NOTE [ Detection batches in the ring ]
         self.ring = in_ring(program)
         self.runs_user_code = not self.ring
@@ -125,23 +125,24 @@ class DetectionBatchDecoder(BatchDecoder):
         n = len(work.indices)
         work.draws = draw(self.program, work.seed, work.indices)
         work.images = [None] * n
-        work.made = [None] * n   # targets made with the geometry (NOTE [ Draws that
-        #                          depend on the boxes ] in draw.py)
-        work.sizes = np.zeros((n, 2), dtype=np.int64)   # each file's (height, width)
+        # each sample's target, made with its geometry (some draws depend on the boxes:
+        # NOTE [ Draws that depend on the boxes ] in draw.py)
+        work.targets = [None] * n
 
     def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
         p, ks = self.program, range(*part.indices(len(work.indices)))
         n = len(ks)
         geometry = []
-        for k, h, w, ok in zip(ks, heights, widths, known, strict=True):
+        python_path = ~np.asarray(known, bool)
+        for j, (k, h, w) in enumerate(zip(ks, heights, widths, strict=True)):
             size = (int(h), int(w))
-            if not self.boxes_first:
-                g = run_steps(p, work.draws, k, size, None)[0]
-            elif ok:  # the draws need the target
-                g, work.made[k], _ = run_steps(p, work.draws, k, size,
-                                               self.source.target(int(work.rows[k]), size))
-            else:  # the Python path draws for the real image
-                g = SampleGeometry.whole(size)
+            g = SampleGeometry.whole(size)
+            if not python_path[j]:
+                try:
+                    g, work.targets[k], _ = run_steps(
+                        p, work.draws, k, size, self.source.target(int(work.rows[k]), size))
+                except Exception:  # noqa: BLE001 - redone on the Python path, which names it
+                    python_path[j] = True
             geometry.append(g)
         crops = np.array([g.crop for g in geometry], np.int64).reshape(n, 4)
         plans = to_plans(Geometry(
@@ -152,11 +153,10 @@ class DetectionBatchDecoder(BatchDecoder):
             flip=np.array([g.flip for g in geometry], bool),
             needs_padding=np.zeros(n, bool),
             filter=np.full(n, FILTERS["bilinear"], np.int32)),
-            widths, heights, self.options.dct_scaling, skip=~known)
+            widths, heights, self.options.dct_scaling, skip=python_path)
         status = np.zeros(n, np.int32)
         messages = [""] * n
         for j, k in enumerate(ks):
-            work.sizes[k] = (heights[j], widths[j])
             one = EncodedBatch(encoded.data, encoded.offsets[j:j + 2],
                                {0: encoded.unreadable[j]} if j in encoded.unreadable else {})
             out, view = self._output(geometry[j], work, k)
@@ -184,10 +184,8 @@ class DetectionBatchDecoder(BatchDecoder):
         row = int(work.rows[k])
         image = self.source.load_image(row)
         size = (image.height, image.width)
-        work.sizes[k] = size
-        # the target goes along (the target steps and box-dependent draws take both)
-        _, work.made[k], out = run_steps(self.program, work.draws, k, size,
-                                         self.source.target(row, size, image), image)
+        _, work.targets[k], out = run_steps(self.program, work.draws, k, size,
+                                            self.source.target(row, size, image), image)
         if self.ring:
             out = out.as_subclass(torch.Tensor)
             if out.numel() <= self.row_elems:
@@ -210,8 +208,7 @@ class DetectionBatchDecoder(BatchDecoder):
                 except Exception:
                     work.keep[k] = False
                     self._python_path_failed(work.report, int(work.indices[k]),
-                                             work.paths[k], "its target or your transforms",
-                                             work.where)
+                                             work.paths[k], "your transforms", work.where)
             work.report.count = len(samples)
             if samples:
                 seed_generators(seeds(work.seed, [work.batch_no], COLLATE_STREAM)[0])
@@ -222,30 +219,16 @@ class DetectionBatchDecoder(BatchDecoder):
         extras = []
         for k in np.flatnonzero(work.keep):
             k = int(k)
-            try:
-                target = self._target(work, k)
-            except Exception:
-                work.keep[k] = False
-                self._python_path_failed(work.report, int(work.indices[k]), work.paths[k],
-                                         "its target", work.where)
-                continue
             out = work.images[k]
             apart = out if isinstance(out, torch.Tensor) else None
             shape = tuple(out.shape) if apart is not None else out
-            extras.append((k, shape, apart, pack(target)))
+            extras.append((k, shape, apart, pack(work.targets[k])))
         work.report.extras = extras
         work.report.count = extras[-1][0] + 1 if extras else 0
 
-    def _target(self, work: BatchWork, k: int):
-        if work.made[k] is not None:
-            return work.made[k]
-        size = tuple(int(v) for v in work.sizes[k])
-        target = self.source.target(int(work.rows[k]), size)
-        return run_steps(self.program, work.draws, k, size, target)[1]
-
     def _sample(self, work: BatchWork, k: int):
         p = self.program
-        target = self._target(work, k)
+        target = work.targets[k]
         image = self._image(work.images[k])
         if p.yours:
             seed_generators(seeds(work.seed, [int(work.indices[k])], PIL_STREAM)[0])

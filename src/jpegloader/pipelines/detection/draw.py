@@ -58,6 +58,9 @@ def box_params(step: Step, draws: Draws, k: int, image, target) -> dict:
     the same way before calling the user's object (tests/pipelines/detection/)."""
     flat = [image, *(v for v in (target.values() if isinstance(target, dict) else ())
                      if isinstance(v, tv_tensors.TVTensor))]
+    check = getattr(step.obj, "check_inputs", None) or getattr(step.obj, "_check_inputs", None)
+    if check is not None:  # as its forward does first (an image without boxes: TypeError)
+        check(flat)
     make = getattr(step.obj, "make_params", None) or step.obj._get_params
     with generators_kept():
         seed_generators(box_seed(draws, k))
@@ -70,12 +73,18 @@ def box_seed(draws: Draws, k: int) -> int:
 
 
 def resized(step: Step, draws: Draws, k: int, h: int, w: int) -> tuple[int, int]:
-    """The (height, width) a resize step gives an h x w image, with its own arithmetic."""
+    """The (height, width) a resize step gives sample k's h x w image."""
+    return resized_to(step, draws.choice(step, k), h, w)
+
+
+def resized_to(step: Step, size: int, h: int, w: int) -> tuple[int, int]:
+    """The (height, width) a resize step gives an h x w image when it draws ``size``,
+    with its own arithmetic."""
     if step.v1:  # the references' v1 RandomShortestSize.forward
-        r = min(draws.choice(step, k) / min(h, w), step.max_size / max(h, w))
+        r = min(size / min(h, w), step.max_size / max(h, w))
         return int(h * r), int(w * r)
     if step.shortest:  # RandomShortestSize.make_params
-        r = draws.choice(step, k) / min(h, w)
+        r = size / min(h, w)
         if step.max_size is not None:
             r = min(r, step.max_size / max(h, w))
         return int(h * r), int(w * r)
@@ -113,15 +122,13 @@ class Geometry:
 def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, int],
               target, image=None):
     """The native steps of sample ``k`` on its ``target`` (and on ``image``, a PIL
-    image of ``size``, when given: the reference's own result; with neither, the
-    geometry alone).  Returns (Geometry, target, image)."""
+    image of ``size``, when given: the reference's own result).  Returns (Geometry,
+    target, image)."""
     h, w = size
     flip = False
     crop = (0, 0, w, h)
     for step in program.steps:
         if step.kind == "ioucrop":
-            if target is None:
-                raise ValueError("RandomIoUCrop draws from the sample's boxes: give the target")
             params = box_params(step, draws, k, image if image is not None else canvas(h, w),
                                 target)
             if params:
@@ -153,8 +160,6 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
             if image is not None:
                 image = step.obj(image, None)[0]
         elif step.kind == "target":
-            if target is None and image is None:  # the geometry alone
-                continue
             out, target = step.obj(canvas(h, w) if image is None else image, target)
             image = None if image is None else out
         elif image is not None:  # the tensor stage, on the image
@@ -171,15 +176,9 @@ def largest_output(program: DetectionProgram, sizes) -> int:
             continue
         areas = [h * w]
         for step in program.steps:
-            if step.kind == "resize":
-                choices = step.sizes if step.shortest else (None,)
-                areas = []
-                for c in choices:
-                    one = Draws(np.zeros((1, max(program.slots, 1))))
-                    if step.slot >= 0:
-                        one.u[0, step.slot] = (step.sizes.index(c) + 0.5) / len(step.sizes)
-                    nh, nw = resized(step, one, 0, h, w)
-                    areas.append(nh * nw)  # one resize at most (lower.py)
+            if step.kind == "resize":  # one resize at most (lower.py)
+                drawn = step.sizes if step.shortest else step.sizes[:1]  # Resize: its size
+                areas = [a * b for a, b in (resized_to(step, c, h, w) for c in drawn)]
         best = max(best, *areas)
     return best
 
@@ -188,8 +187,6 @@ def largest_output(program: DetectionProgram, sizes) -> int:
 def _flip_v1(step: Step, target, width: int):
     """Their RandomHorizontalFlip on a target: boxes mirrored in place, masks flipped,
     keypoints through their own module's _flip_coco_person_keypoints."""
-    if target is None:
-        return target
     boxes = target["boxes"]
     boxes[:, [0, 2]] = width - boxes[:, [2, 0]]
     if "masks" in target:
@@ -207,8 +204,6 @@ def _flip_v1(step: Step, target, width: int):
 def _resize_v1(target, h: int, w: int, nh: int, nw: int):
     """Their RandomShortestSize on a target: boxes scaled in place, masks resized by
     nearest neighbour."""
-    if target is None:
-        return target
     target["boxes"][:, 0::2] *= nw / w
     target["boxes"][:, 1::2] *= nh / h
     if "masks" in target:
