@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO))
 
 import jpegloader  # noqa: E402
 from jpegloader.bench import corpora as bd  # noqa: E402
-from jpegloader.bench.measure import run_epoch  # noqa: E402
+from jpegloader.bench.measure import alternate_epochs  # noqa: E402
 from tests import detection_references_v1 as R1  # noqa: E402
 
 
@@ -55,12 +55,7 @@ def main() -> None:
             loaders = {"torch": torch.utils.data.DataLoader(ds, **kwargs),
                        "jpegloader": jpegloader.DataLoader(ds, **kwargs)}
             assert loaders["jpegloader"].eligibility.accelerated
-            runs = {k: [] for k in loaders}
-            for epoch in range(1 + args.epochs):
-                for k in (list(loaders) if epoch % 2 == 0 else list(loaders)[::-1]):
-                    r = run_epoch(loaders[k])
-                    if epoch:
-                        runs[k].append(r["img_per_s"])
+            runs = alternate_epochs(loaders, args.epochs)
             ratios = [b / a for a, b in zip(runs["torch"], runs["jpegloader"])]
             results[policy] = {k: statistics.median(v) for k, v in runs.items()}
             results[policy]["ratio"] = statistics.median(ratios)

@@ -25,7 +25,7 @@ from torchvision import transforms as T
 
 import jpegloader
 from jpegloader.bench import corpora as bd
-from jpegloader.bench.measure import run_epoch
+from jpegloader.bench.measure import alternate_epochs
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 TAIL = [T.ToTensor(), T.Normalize(MEAN, STD)]
@@ -54,12 +54,7 @@ def main() -> None:
                                                          num_workers=args.workers),
                    "jpegloader": jpegloader.DataLoader(ds, batch_size=64, shuffle=True,
                                                        num_workers=args.workers)}
-        runs = {k: [] for k in loaders}
-        for epoch in range(1 + args.epochs):
-            for k in (list(loaders) if epoch % 2 == 0 else list(loaders)[::-1]):
-                r = run_epoch(loaders[k])
-                if epoch:
-                    runs[k].append(r["img_per_s"])
+        runs = alternate_epochs(loaders, args.epochs)
         native, ours = (statistics.median(runs[k]) for k in ("native", "jpegloader"))
         results[name] = {"split": verdict.split_text() or verdict.summary(),
                          "native_img_per_s": round(native), "jpegloader_img_per_s": round(ours),
