@@ -93,6 +93,7 @@ if _BUILDING & set(sys.argv[1:]):
 
 csrc = "src/jpegloader/decoders/csrc"
 box_csrc = "src/jpegloader/pipelines/ssd/csrc"
+mask_csrc = "src/jpegloader/pipelines/detection/csrc"
 _COMMON_FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter",
                  "-fvisibility=hidden",
                  # an error from GCC 14 on: fail here too, not only on newer compilers
@@ -117,6 +118,15 @@ setup(
             "jpegloader.pipelines.ssd._boxes",
             sources=[f"{box_csrc}/module.c", f"{box_csrc}/boxes.c"],
             depends=[f"{box_csrc}/boxes.h", f"{common_csrc}/buffer_checks.h"],
+            include_dirs=[common_csrc],
+            define_macros=[("Py_LIMITED_API", "0x030B0000")],
+            py_limited_api=True,
+            extra_compile_args=_COMMON_FLAGS,
+        ),
+        Extension(
+            "jpegloader.pipelines.detection._masks",
+            sources=[f"{mask_csrc}/module.c", f"{mask_csrc}/masks.c"],
+            depends=[f"{mask_csrc}/masks.h", f"{common_csrc}/buffer_checks.h"],
             include_dirs=[common_csrc],
             define_macros=[("Py_LIMITED_API", "0x030B0000")],
             py_limited_api=True,

@@ -245,6 +245,13 @@ class Epoch:
             return None
         start = time.perf_counter()
         pin, feed = self.settings.pin, self._feed
+        if (pin or feed is not None) and ZERO_COPY_SUPPORTED and self._decoder.partial_rows:
+            # only what the samples fill of their rows is copied: pinned here, or by the
+            # device copy (the slot is reused once the views are gone)
+            batch = self._decoder.assemble(self.pool.lend(slot, report.count), report.extras)
+            batch = _pinned(batch) if pin else batch
+            self.stats.add_seconds({"pin_copy": time.perf_counter() - start})
+            return batch
         if pin or feed is not None or not ZERO_COPY_SUPPORTED:
             tensors = [_copy(t[:report.count], pin) for t in slot.tensors]
             self.pool.release(slot)

@@ -234,6 +234,9 @@ class BatchDecoder:
     #: whether a batch may be decoded in parts by several workers, each writing its
     #: samples' rows of the slot (NOTE [ The last batches spread out ] in pool.py)
     splittable: bool = False
+    #: whether a sample may fill only part of its row (images of their own sizes): a
+    #: pinned or device copy then copies the assembled batch, not the slot's rows
+    partial_rows: bool = False
 
     def __init__(self, options: DecodeOptions):
         self.options = options

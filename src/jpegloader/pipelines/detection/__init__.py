@@ -6,13 +6,15 @@ Subsets or not), with the presets' transforms.  See NOTE [ A pipeline's contract
     lower.py      lower the transforms: native steps, then the user's own objects
     draw.py       per-sample draws; the steps on targets (and images, for replay)
     decode.py     decode a batch; targets, the user's part and collate_fn
+    masks.py      instance masks painted by C into the slot
+    targets.py    targets packed in a worker, unpacked in the main process
 """
 from __future__ import annotations
 
 import dataclasses
 
 from ..contract import DecodeOptions, Lowering, Pipeline, check
-from . import lower, recognise
+from . import lower, masks, recognise
 from .decode import DetectionBatchDecoder, in_ring
 
 
@@ -42,6 +44,13 @@ class DetectionPipeline(Pipeline):
         where = "in the main process, on the images in the ring" if in_ring(program) \
             else "in the workers"
         checks.append(check("loader.collate_fn", True, f"{collate}, run {where}", "", ""))
+        if masks.KEY in source.target_keys:
+            # NOTE [ Masks painted into the slot ] (masks.py)
+            how = "painted by C into the batch's slot" if in_ring(program) and \
+                masks.painted(source, program) else \
+                "made by the wrapper and moved by torchvision's kernels (a resize or crop " \
+                "comes before them, or your objects run in the workers)"
+            checks.append(check("target.masks", True, f"instance masks {how}", "", ""))
         split = {"native": ["decode", *program.names], "yours": list(program.yours_names),
                  "collate": f"{collate} {where}"}
         return Lowering(self.name, tuple(checks), program, source,

@@ -48,6 +48,7 @@ from ..tensor_stage import division_form
 from .draw import Geometry as SampleGeometry
 from .draw import draw, largest_output, run_steps
 from .lower import DetectionProgram
+from .masks import KEY, Painted, paint_survivors, painted, rles, row_bytes
 from .recognise import CocoSource
 from .targets import pack, unpack, zips
 
@@ -90,13 +91,20 @@ class DetectionBatchDecoder(BatchDecoder):
         # NOTE [ Detection batches in the ring ]
         self.ring = in_ring(program)
         self.runs_user_code = not self.ring
+        self.partial_rows = self.ring
         self.dtype = torch.float32 if program.output == "float32" else torch.uint8
         rows = range(len(base.ids)) if source.indices is None else np.unique(source.indices)
         self.row_elems = 3 * largest_output(program, [source.json_size(int(i)) for i in rows])
+        # NOTE [ Masks painted into the slot ] (masks.py)
+        self.masks = self.ring and painted(source, program)
+        self.mask_row = row_bytes(source, rows) if self.masks else 0
 
     @property
     def layout(self):
-        return (((self.row_elems,), self.dtype),) if self.ring else _QUEUE_LAYOUT
+        if not self.ring:
+            return _QUEUE_LAYOUT
+        image = ((self.row_elems,), self.dtype)
+        return (image, ((self.mask_row,), torch.uint8)) if self.masks else (image,)
 
     def shared_tensors(self) -> list[torch.Tensor]:
         return self.table.tensors() + ([] if self.index_map is None else [self.index_map])
@@ -110,7 +118,10 @@ class DetectionBatchDecoder(BatchDecoder):
         for k, shape, apart, packed in extras:
             x = apart if apart is not None else rows[k, :shape[0] * shape[1] * shape[2]].view(
                 shape)
-            samples.append((image(x) if image is not None else x, unpack(packed)))
+            target = unpack(packed)
+            if isinstance(target, dict) and isinstance(target.get(KEY), Painted):
+                target[KEY] = target[KEY].view(tensors[1][k], shape[-2], shape[-1])
+            samples.append((image(x) if image is not None else x, target))
         return self.collate_fn(samples)
 
     # -- NOTE [ One batch skeleton ] (contract.py): the hooks --------------------------
@@ -139,8 +150,7 @@ class DetectionBatchDecoder(BatchDecoder):
             g = SampleGeometry.whole(size)
             if not python_path[j]:
                 try:
-                    g, work.targets[k], _ = run_steps(
-                        p, work.draws, k, size, self.source.target(int(work.rows[k]), size))
+                    g, work.targets[k] = self._target(work, k, size)
                 except Exception:  # noqa: BLE001 - redone on the Python path, which names it
                     python_path[j] = True
             geometry.append(g)
@@ -166,6 +176,24 @@ class DetectionBatchDecoder(BatchDecoder):
             if s[0] == st.OK:
                 work.images[k] = out
         return status, messages
+
+    def _target(self, work: BatchWork, k: int, size: tuple[int, int]):
+        """Sample ``k``'s geometry and target: its masks painted into the slot where
+        they can be (NOTE [ Masks painted into the slot ] in masks.py)."""
+        row = int(work.rows[k])
+        if self.masks:
+            target, segmentations = self.source.target_to_paint(row, size)
+            counts = rles(segmentations, size)
+            if counts is not None:
+                g, target, _ = run_steps(self.program, work.draws, k, size, target)
+                if isinstance(target, dict) and KEY in target:
+                    target = paint_survivors(
+                        target, counts, size, g.flip, work.arrays[1][k],
+                        lambda shape: _empty(shape, torch.uint8, not work.in_main))
+                return g, target
+        g, target, _ = run_steps(self.program, work.draws, k, size,
+                                 self.source.target(row, size))
+        return g, target
 
     def _output(self, g, work: BatchWork, k: int):
         """(what the sample's image will be, the C core's view of it): its row of the

@@ -13,6 +13,7 @@ way).  The canvas a target is built on is the file's real size, as in torch's lo
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 
@@ -20,12 +21,17 @@ import numpy as np
 import torch
 from PIL import Image
 from torchvision import datasets, tv_tensors
+from torchvision.datasets import wrap_dataset_for_transforms_v2
 from torchvision.tv_tensors._dataset_wrapper import VisionDatasetTVTensorWrapper
 
 from ..contract import Check, check
 from ..subsets import unwrap_subsets
 
 RULE = "dataset.type"
+#: The v2 wrapper's target keys for CocoDetection: its default, and every one ("all").
+_DEFAULT_KEYS = frozenset({"image_id", "boxes", "labels"})
+_ALL_KEYS = frozenset({"segmentation", "area", "iscrowd", "image_id", "bbox", "category_id",
+                       "boxes", "masks", "labels"})
 
 
 def canvas(h: int, w: int) -> tv_tensors.Image:
@@ -92,6 +98,32 @@ class CocoSource:
             return self.wrapped._wrapper(base_index, (stand_in, annotations))[1]
         stand_in = image if image is not None else _SizeOnly(*size)
         return self.convert(stand_in, dict(image_id=image_id, annotations=annotations))[1]
+
+    def target_to_paint(self, base_index: int, size: tuple[int, int]) -> tuple[dict, list]:
+        """The v2 target made without its masks, a stand-in in their place, and each
+        instance's segmentation (NOTE [ Masks painted into the slot ] in masks.py)."""
+        from .masks import with_stand_in
+        annotations = self.base._load_target(self.base.ids[base_index])
+        target = self._without_masks._wrapper(base_index, (canvas(*size), annotations))[1]
+        segmentations = [a["segmentation"] for a in annotations] if annotations else []
+        return with_stand_in(target, len(segmentations)), segmentations
+
+    @property
+    def target_keys(self) -> frozenset[str]:
+        """The v2 wrapper's target keys, as it reads its ``target_keys`` (None: its
+        default; "all": every key); empty for v1."""
+        if self.v1:
+            return frozenset()
+        keys = self.wrapped._target_keys
+        if keys is None:
+            return _DEFAULT_KEYS
+        return _ALL_KEYS if keys == "all" else frozenset(keys)
+
+    @functools.cached_property
+    def _without_masks(self):
+        from .masks import KEY
+        return wrap_dataset_for_transforms_v2(self.base,
+                                              target_keys=set(self.target_keys - {KEY}))
 
 
 def _wrapped_coco(dataset) -> bool:

@@ -1,0 +1,217 @@
+"""Instance masks painted in C into the slot (NOTE [ Masks painted into the slot ]):
+bit-identical to pycocotools' decode of every real annotation, and to torch's loader
+(or the user's objects replayed) for the Mask R-CNN recipe, whatever the row holds."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from torchvision import tv_tensors
+from torchvision.transforms import v2 as T
+
+pytest.importorskip("pycocotools", reason="torchvision's CocoDetection needs pycocotools")
+from pycocotools import mask as coco_mask  # noqa: E402
+
+import jpegloader  # noqa: E402
+from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
+from jpegloader.pipelines.detection import masks as painting  # noqa: E402
+from jpegloader.pipelines.detection._masks import paint  # noqa: E402
+from jpegloader.pipelines.detection.draw import draw  # noqa: E402
+from jpegloader.pipelines.random_stream import epoch_seed  # noqa: E402
+from tests import detection_references_copy as R  # noqa: E402
+from tests.coco_fixtures import coco_sample  # noqa: E402
+from tests.pipelines.detection.test_coco_v2 import (  # noqa: E402
+    assert_same_sample, build, decoded, flat, loader, odd_coco, replaying)
+
+__all__ = ["odd_coco"]  # the fixture, shared with test_coco_v2.py
+
+
+def reference_rle(segmentation, h, w):
+    """The v2 wrapper's segmentation_to_mask, up to the decode."""
+    if isinstance(segmentation, list):
+        return coco_mask.merge(coco_mask.frPyObjects(segmentation, h, w))
+    if isinstance(segmentation["counts"], str):
+        return segmentation
+    return coco_mask.frPyObjects(segmentation, h, w)
+
+
+def test_painting_equals_pycocotools_decode_for_every_real_annotation():
+    _, ann_file = coco_sample()
+    data = json.loads(ann_file.read_text())
+    sizes = {im["id"]: (im["height"], im["width"]) for im in data["images"]}
+    kinds = set()
+    for a in data["annotations"]:
+        h, w = sizes[a["image_id"]]
+        kinds.add(type(a["segmentation"]).__name__)
+        rle = reference_rle(a["segmentation"], h, w)
+        want = np.ascontiguousarray(coco_mask.decode(rle))
+        counts = rle["counts"]
+        counts = counts.encode() if isinstance(counts, str) else counts
+        for flip in (False, True):
+            out = np.full((1, h, w), 7, np.uint8)  # every pixel written
+            paint((counts,), h, w, flip, out)
+            np.testing.assert_array_equal(out[0], want[:, ::-1] if flip else want,
+                                          err_msg=f"annotation {a['id']}, flip {flip}")
+    assert kinds == {"list", "dict"}  # polygons and crowd RLE both seen
+
+
+@pytest.mark.parametrize("counts", [b"", b"0", b"\x01", b"[", b"99999999999999", b"06"])
+def test_malformed_counts_are_refused(counts):
+    with pytest.raises(ValueError, match="mask 0: RLE counts malformed"):
+        paint((counts,), 4, 4, False, np.zeros(16, np.uint8))
+
+
+def test_a_wrong_buffer_is_refused():
+    with pytest.raises(ValueError, match="out is a 15-byte buffer, expected 16 bytes"):
+        paint((b"00",), 4, 4, False, np.zeros(15, np.uint8))
+
+
+def masks_of(ds) -> bool:
+    """Whether the loader paints the dataset's masks into the slot."""
+    lowering = DETECTION.lower(ds, {"collate_fn": R.collate_fn})
+    return DETECTION.decoder(lowering, DecodeOptions()).masks
+
+
+@pytest.mark.parametrize("keys", [["boxes", "labels", "image_id", "masks"], "all"])
+@pytest.mark.parametrize("workers", [0, 2])
+def test_eval_masks_equal_torchs_loader(keys, workers):
+    ds = build("eval", image_set="val", target_keys=keys)
+    assert masks_of(ds)
+    got = flat(loader(ds, workers, decode="exact"))
+    want = flat(loader(ds, 0, cls=torch.utils.data.DataLoader))
+    assert len(got) == len(want) == len(ds)
+    for k, (a, b) in enumerate(zip(got, want)):
+        assert_same_sample(a, b, where=f"sample {k}")
+
+
+def test_mask_rcnn_training_equals_the_references_objects_replayed():
+    ds = build("hflip", with_masks=True)
+    indices = list(range(len(ds)))
+    seed = epoch_seed(5, 1)
+    decoder, ours = decoded(ds, indices, seed)
+    assert decoder.masks
+    d = draw(decoder.program, seed, indices)
+    for k, i in enumerate(indices):
+        with replaying(decoder.program, d, k):
+            ref = ds[i]
+        assert_same_sample(ours[k], ref, where=f"sample {i}")
+    # ToPureTensor made the stand-in a plain tensor: so are the masks
+    assert all(type(t["masks"]) is torch.Tensor for _, t in ours)
+
+
+def test_mask_rcnn_training_is_the_same_for_any_workers():
+    ds = build("hflip", with_masks=True)
+    runs = []
+    for workers in (0, 2):
+        torch.manual_seed(4)
+        runs.append(flat(loader(ds, workers, shuffle=True)))
+    assert len(runs[0]) == len(runs[1]) == len(ds)
+    for a, b in zip(*runs):
+        assert_same_sample(a, b)
+
+
+def test_masks_that_do_not_fit_their_row_travel_beside_it(monkeypatch):
+    monkeypatch.setattr(painting, "ROW_QUANTILE", 0.0)  # rows fit the smallest need only
+    ds = build("hflip", with_masks=True)
+    indices = list(range(len(ds)))
+    decoder, ours, report = decoded(ds, indices, 9, report_too=True)
+    d = draw(decoder.program, 9, indices)
+    apart = [p for *_, p in report.extras if p["masks"].apart is not None]
+    assert 0 < len(apart) < len(indices)
+    for k, i in enumerate(indices):
+        with replaying(decoder.program, d, k):
+            ref = ds[i]
+        assert_same_sample(ours[k], ref, where=f"sample {i}")
+    torch.manual_seed(2)
+    got = flat(loader(ds, 2, shuffle=True))
+    torch.manual_seed(2)
+    want = flat(loader(ds, 0, shuffle=True))
+    for a, b in zip(got, want):
+        assert_same_sample(a, b)
+
+
+def test_sanitize_drops_the_masks_torch_drops(odd_coco):
+    # a degenerate box, a box reaching outside, a JSON size smaller than the file (its
+    # masks then exceed the row sized from the JSON), a PNG named .jpg
+    folder, ann, _, bad_id = odd_coco
+    ds = build("hflip", with_masks=True, folder=folder, ann=ann)
+    torch.manual_seed(1)
+    got = flat(loader(ds, 2, batch_size=2))
+    torch.manual_seed(1)
+    want = flat(loader(ds, 0, batch_size=2, cls=torch.utils.data.DataLoader))
+    assert len(got) == len(want) == 4
+    raw = ds.dataset._dataset._load_target(bad_id)
+    i = next(i for i, j in enumerate(ds.indices) if ds.dataset.ids[j] == bad_id)
+    assert len(want[i][1]["masks"]) < len(raw)
+    eval_ds = build("eval", image_set="val", with_masks=True, folder=folder, ann=ann)
+    got = flat(loader(eval_ds, 2, batch_size=2, decode="exact"))
+    want = flat(loader(eval_ds, 0, batch_size=2, cls=torch.utils.data.DataLoader))
+    for a, b in zip(got, want):
+        assert_same_sample(a, b)
+
+
+def test_an_rle_of_another_size_takes_the_wrappers_path(tmp_path):
+    # a crowd RLE made for another canvas: the wrapper's own path, which torch's loader
+    # also takes (here it fails in torch.stack, and so does ours, named)
+    img_folder, ann_file = coco_sample()
+    data = json.loads(ann_file.read_text())
+    a = next(a for a in data["annotations"] if isinstance(a["segmentation"], list))
+    a["segmentation"] = {"size": [4, 4], "counts": [0, 16]}
+    a["iscrowd"] = 1
+    ann = tmp_path / "odd_rle.json"
+    ann.write_text(json.dumps(data))
+    ds = build("eval", image_set="val", with_masks=True, ann=ann)
+    index = ds._dataset.ids.index(a["image_id"])
+    with pytest.raises(RuntimeError) as theirs:
+        ds[index]
+    with pytest.raises(RuntimeError, match=rf"sample {index} \(") as ours:
+        list(loader(ds, 2, decode="exact"))
+    assert str(theirs.value).splitlines()[0] in str(ours.value)
+
+
+def test_a_pipeline_with_a_resize_keeps_the_wrappers_masks():
+    ds = build("multiscale", with_masks=True)
+    assert not masks_of(ds)  # masks are resized by torchvision's kernel there
+    img_folder, ann_file = coco_sample()
+    plain = R.get_coco(str(img_folder), str(ann_file), "train", T.Compose([
+        T.RandomHorizontalFlip(), T.ToImage(), T.ToDtype(torch.float, scale=True)]),
+        with_masks=True)
+    assert masks_of(plain)
+    torch.manual_seed(3)
+    got = flat(jpegloader.DataLoader(plain, batch_size=4, num_workers=2, shuffle=True,
+                                     collate_fn=R.collate_fn))
+    torch.manual_seed(3)
+    want = flat(jpegloader.DataLoader(plain, batch_size=4, num_workers=0, shuffle=True,
+                                      collate_fn=R.collate_fn))
+    for a, b in zip(got, want):
+        assert_same_sample(a, b)
+    assert all(type(t["masks"]) is tv_tensors.Mask for _, t in got)
+
+
+def test_a_device_copy_takes_what_the_samples_fill():
+    # device= copies the assembled batch (partial_rows), not the slot's rows
+    ds = build("hflip", with_masks=True)
+    runs = []
+    for device in (None, "cpu"):
+        torch.manual_seed(6)
+        runs.append(flat(loader(ds, 2, shuffle=True, device=device)))
+    for a, b in zip(*runs, strict=True):
+        assert_same_sample(a, b)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_mask_rcnn_batches_pinned_and_on_the_gpu():
+    ds = build("hflip", with_masks=True)
+    torch.manual_seed(8)
+    want = flat(loader(ds, 2, shuffle=True))
+    torch.manual_seed(8)
+    pinned = flat(loader(ds, 2, shuffle=True, pin_memory=True))
+    assert all(img.is_pinned() and t["masks"].is_pinned() for img, t in pinned)
+    torch.manual_seed(8)
+    on_gpu = flat(loader(ds, 2, shuffle=True, pin_memory=True, device="cuda"))
+    for (img, t), (wimg, wt), (pimg, pt) in zip(on_gpu, want, pinned, strict=True):
+        assert img.is_cuda and t["masks"].is_cuda and t["boxes"].is_cuda
+        assert torch.equal(img.cpu(), wimg) and torch.equal(pimg, wimg)
+        assert torch.equal(t["masks"].cpu(), wt["masks"]) and torch.equal(pt["masks"], wt["masks"])
