@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Batches delivered to a CUDA GPU: the tests that need one (pinned batches, device=
 # "cuda" on the side stream, detection batches with painted masks), then how fast each
-# loader hands COCO detection batches to the GPU (benchmarks/gpu_delivery.py).  Logs
+# loader hands batches to the GPU (benchmarks/gpu_delivery.py).  Logs
 # and JSON go to $OUT; the table is printed last.
 #
 # On a machine with the project's build tools (here, before going to a machine that
 # has neither a compiler's JPEG headers nor a network):
 #   bash benchmarks/gpu_delivery.sh --prepare [DATA]   # fills .gpu-delivery/: the
-#        wheel, pycocotools' wheel for Python 3.12, DATA/coco-sample
+#        wheel, pycocotools' wheel for Python 3.12, DATA/coco-sample and imagenet-sample
 # Then, there, from the repository root with .gpu-delivery carried:
 #   OUT=/some/folder bash benchmarks/gpu_delivery.sh
-# SCALE=small runs every step on a few files (a dry run of the script, GPU or not).
+# SCALE=small runs every step on a few files (a dry run of the script: on the CPU
+# without a GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 KIT=.gpu-delivery
@@ -25,6 +26,7 @@ if [ "${1:-}" = "--prepare" ]; then
         --implementation cp --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
         -d "$KIT/dist" "pycocotools>=2.0.6"
     cp -r "$data/coco-sample" "$KIT/data/coco-sample"
+    cp -r "$data/imagenet-sample" "$KIT/data/imagenet-sample"
     du -sh "$KIT"
     exit 0
 fi
@@ -50,13 +52,17 @@ export PYTHONUNBUFFERED=1
 
 status=0
 "$PY" -m pytest -q -p no:cacheprovider -rs tests/pipelines/detection/test_masks.py \
+    tests/dataloader/test_delivery.py \
     "tests/dataloader/test_loader.py::test_cuda_pinned_and_device_feed" \
     2>&1 | tee "$OUT/tests.log" | tail -8
 grep -q " passed" "$OUT/tests.log" && ! grep -q " failed\| error" "$OUT/tests.log" || status=1
 
-if [ "${SCALE:-}" = "small" ]; then sizes=(--files 120 --workers 2 --batches 6); else
-    sizes=(--files 2000 --workers 4,14 --batches 200); fi
-"$PY" benchmarks/gpu_delivery.py --data "${JPEGLOADER_TEST_DATA:-../shared/data}/coco-sample" \
+if [ "${SCALE:-}" = "small" ]; then sizes=(--files 130 --workers 2 --batches 3)
+    "$PY" -c "import torch; assert torch.cuda.is_available()" 2>/dev/null || sizes+=(--device cpu)
+else
+    sizes=(--files 2000 --workers 14 --batches 200); fi
+data="${JPEGLOADER_TEST_DATA:-../shared/data}"
+"$PY" benchmarks/gpu_delivery.py --data "$data/coco-sample" --images "$data/imagenet-sample" \
     "${sizes[@]}" --json "$OUT/delivery.json" 2>&1 | tee "$OUT/delivery.log" | tail -12 \
     || status=1
 exit $status

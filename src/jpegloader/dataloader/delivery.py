@@ -20,6 +20,9 @@ class DeviceFeed:
     def __init__(self, device):
         self.device = torch.device(device)
         self.stream = None
+        #: whether start() has read the host tensors when it returns (a copy from
+        #: pageable memory to a CUDA device, or none): NOTE [ From the slot to the device ]
+        self.reads_host_at_once = self.device.type in ("cuda", "cpu")
         if self.device.type == "cuda":
             self.stream = torch.cuda.Stream(self.device)
 

@@ -245,12 +245,20 @@ class Epoch:
             return None
         start = time.perf_counter()
         pin, feed = self.settings.pin, self._feed
-        if (pin or feed is not None) and ZERO_COPY_SUPPORTED and self._decoder.partial_rows:
-            # only what the samples fill of their rows is copied: pinned here, or by the
-            # device copy (the slot is reused once the views are gone)
+        direct = feed is not None and feed.reads_host_at_once
+        if ZERO_COPY_SUPPORTED and (direct or pin and self._decoder.partial_rows):
+            # NOTE [ From the slot to the device ]
+            # With device="cuda", the batch is lent and the device copy reads it from
+            # the slot itself: from pageable memory CUDA has read the source when the
+            # copy returns, and the slot is reused once the views are gone.  That is
+            # one host copy fewer than pinning first, in this process, where torch's
+            # loader pins in a thread of its own.  Pinned without a device, a batch
+            # whose samples fill part of their rows is assembled first, so only what
+            # they fill is copied.
             batch = self._decoder.assemble(self.pool.lend(slot, report.count), report.extras)
-            batch = _pinned(batch) if pin else batch
-            self.stats.add_seconds({"pin_copy": time.perf_counter() - start})
+            if not direct:
+                batch = _pinned(batch)
+                self.stats.add_seconds({"pin_copy": time.perf_counter() - start})
             return batch
         if pin or feed is not None or not ZERO_COPY_SUPPORTED:
             tensors = [_copy(t[:report.count], pin) for t in slot.tensors]
