@@ -17,7 +17,7 @@ from pycocotools import mask as coco_mask  # noqa: E402
 import jpegloader  # noqa: E402
 from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
 from jpegloader.pipelines.detection import masks as painting  # noqa: E402
-from jpegloader.pipelines.detection._masks import paint  # noqa: E402
+from jpegloader.pipelines.detection._masks import paint, paint_mapped  # noqa: E402
 from jpegloader.pipelines.detection.draw import draw  # noqa: E402
 from jpegloader.pipelines.random_stream import epoch_seed  # noqa: E402
 from tests import detection_references_copy as R  # noqa: E402
@@ -55,6 +55,34 @@ def test_painting_equals_pycocotools_decode_for_every_real_annotation():
             np.testing.assert_array_equal(out[0], want[:, ::-1] if flip else want,
                                           err_msg=f"annotation {a['id']}, flip {flip}")
     assert kinds == {"list", "dict"}  # polygons and crowd RLE both seen
+
+
+def test_mapped_painting_samples_pycocotools_decode_by_the_maps():
+    _, ann_file = coco_sample()
+    data = json.loads(ann_file.read_text())
+    sizes = {im["id"]: (im["height"], im["width"]) for im in data["images"]}
+    rng = np.random.default_rng(0)
+    for a in data["annotations"][::7]:
+        h, w = sizes[a["image_id"]]
+        rle = reference_rle(a["segmentation"], h, w)
+        want = coco_mask.decode(rle)
+        counts = rle["counts"]
+        counts = counts.encode() if isinstance(counts, str) else counts
+        rows = rng.integers(0, h, int(rng.integers(1, 2 * h)))
+        cols = rng.integers(0, w, int(rng.integers(1, 2 * w)))
+        out = np.full((2, len(rows), len(cols)), 7, np.uint8)
+        paint_mapped((counts, counts), h, w, rows, cols, out)
+        np.testing.assert_array_equal(out[0], want[rows][:, cols])
+        np.testing.assert_array_equal(out[1], out[0])
+
+
+def test_mapped_painting_refuses_indices_outside_the_mask():
+    with pytest.raises(ValueError, match=r"rows\[1\] is outside 0..3"):
+        paint_mapped((b"00",), 4, 4, np.array([0, 4]), np.array([0]), np.zeros(2, np.uint8))
+    with pytest.raises(ValueError, match=r"cols\[0\] is outside 0..3"):
+        paint_mapped((b"00",), 4, 4, np.array([0]), np.array([-1]), np.zeros(1, np.uint8))
+    with pytest.raises(ValueError, match="out is a 3-byte buffer, expected 2 bytes"):
+        paint_mapped((b"00",), 4, 4, np.array([0, 1]), np.array([0]), np.zeros(3, np.uint8))
 
 
 @pytest.mark.parametrize("counts", [b"", b"0", b"\x01", b"[", b"99999999999999", b"06"])
@@ -171,23 +199,65 @@ def test_an_rle_of_another_size_takes_the_wrappers_path(tmp_path):
     assert str(theirs.value).splitlines()[0] in str(ours.value)
 
 
-def test_a_pipeline_with_a_resize_keeps_the_wrappers_masks():
-    ds = build("multiscale", with_masks=True)
-    assert not masks_of(ds)  # masks are resized by torchvision's kernel there
+def test_a_pipeline_with_a_crop_keeps_the_wrappers_masks():
+    assert not masks_of(build("ssdlite", with_masks=True))  # RandomIoUCrop moves them
+    assert masks_of(build("multiscale", with_masks=True))
+
+
+@pytest.mark.parametrize("sizes", [[480, 800], [288, 320], [1100, 1200]],
+                         ids=["multiscale", "down", "up"])
+def test_resized_masks_equal_the_references_objects_replayed(sizes):
+    # masks resized by index maps (torch's nearest rule), flipped before or after
     img_folder, ann_file = coco_sample()
-    plain = R.get_coco(str(img_folder), str(ann_file), "train", T.Compose([
-        T.RandomHorizontalFlip(), T.ToImage(), T.ToDtype(torch.float, scale=True)]),
-        with_masks=True)
-    assert masks_of(plain)
+    for flip_first in (True, False):
+        steps = [T.RandomShortestSize(sizes, max_size=1333), T.RandomHorizontalFlip()]
+        ds = R.get_coco(str(img_folder), str(ann_file), "train", T.Compose(
+            (steps[::-1] if flip_first else steps) + [T.PILToTensor(), T.SanitizeBoundingBoxes()]),
+            with_masks=True)
+        indices = list(range(0, len(ds), 3))
+        decoder, ours = decoded(ds, indices, 13)
+        assert decoder.masks
+        d = draw(decoder.program, 13, indices)
+        for k, i in enumerate(indices):
+            with replaying(decoder.program, d, k):
+                ref = ds[i]
+            assert_same_sample(ours[k], ref, exact_pixels=False, where=f"sample {i}")
+            assert type(ours[k][1]["masks"]) is tv_tensors.Mask
+
+
+def test_v1_masks_are_painted_where_convert_builds_as_the_references_do():
+    from tests import detection_references_v1 as R1
+    img_folder, ann_file = coco_sample()
+
+    def v1(convert):
+        ds = R1.get_coco(str(img_folder), str(ann_file), "train",
+                         R1.DetectionPresetTrain(data_augmentation="multiscale"))
+        ds.dataset._transforms.transforms[0] = convert
+        return ds
+
+    ds = v1(R1.ConvertCocoPolysToMask())
+    assert masks_of(ds)
+    verdict = jpegloader.DataLoader(ds, collate_fn=R.collate_fn).eligibility.report()
+    assert "instance masks painted by C" in verdict, verdict
+
+    class KeepsCrowds(R1.ConvertCocoPolysToMask):  # a user's change: theirs is used
+        def __call__(self, image, target):
+            image, target = super().__call__(image, target)
+            target["area"] = target["area"] * 2
+            return image, target
+
+    KeepsCrowds.__name__ = "ConvertCocoPolysToMask"
+    changed = v1(KeepsCrowds())
+    assert not masks_of(changed)
     torch.manual_seed(3)
-    got = flat(jpegloader.DataLoader(plain, batch_size=4, num_workers=2, shuffle=True,
+    got = flat(jpegloader.DataLoader(changed, batch_size=4, num_workers=2, shuffle=True,
                                      collate_fn=R.collate_fn))
     torch.manual_seed(3)
-    want = flat(jpegloader.DataLoader(plain, batch_size=4, num_workers=0, shuffle=True,
+    want = flat(jpegloader.DataLoader(changed, batch_size=4, num_workers=0, shuffle=True,
                                       collate_fn=R.collate_fn))
     for a, b in zip(got, want):
         assert_same_sample(a, b)
-    assert all(type(t["masks"]) is tv_tensors.Mask for _, t in got)
+    assert torch.equal(got[0][1]["area"], want[0][1]["area"])
 
 
 def test_a_device_copy_takes_what_the_samples_fill():

@@ -44,12 +44,15 @@ class DetectionPipeline(Pipeline):
         where = "in the main process, on the images in the ring" if in_ring(program) \
             else "in the workers"
         checks.append(check("loader.collate_fn", True, f"{collate}, run {where}", "", ""))
-        if masks.KEY in source.target_keys:
+        if source.v1 or masks.KEY in source.target_keys:
             # NOTE [ Masks painted into the slot ] (masks.py)
-            how = "painted by C into the batch's slot" if in_ring(program) and \
-                masks.painted(source, program) else \
-                "made by the wrapper and moved by torchvision's kernels (a resize or crop " \
-                "comes before them, or your objects run in the workers)"
+            maker = "your ConvertCocoPolysToMask" if source.v1 else "the wrapper"
+            how = "painted by C into the batch's slot" + (
+                f" (targets built as {maker} builds them on sample images)" if source.v1
+                else "") if in_ring(program) and masks.painted(source, program) else \
+                f"made by {maker} and moved with the native steps (a resize or crop comes " \
+                "before them, your objects run in the workers, or your target builder " \
+                "differs from the references')"
             checks.append(check("target.masks", True, f"instance masks {how}", "", ""))
         split = {"native": ["decode", *program.names], "yours": list(program.yours_names),
                  "collate": f"{collate} {where}"}

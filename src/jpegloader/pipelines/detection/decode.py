@@ -97,7 +97,7 @@ class DetectionBatchDecoder(BatchDecoder):
         self.row_elems = 3 * largest_output(program, [source.json_size(int(i)) for i in rows])
         # NOTE [ Masks painted into the slot ] (masks.py)
         self.masks = self.ring and painted(source, program)
-        self.mask_row = row_bytes(source, rows) if self.masks else 0
+        self.mask_row = row_bytes(source, program, rows) if self.masks else 0
 
     @property
     def layout(self):
@@ -183,12 +183,13 @@ class DetectionBatchDecoder(BatchDecoder):
         row = int(work.rows[k])
         if self.masks:
             target, segmentations = self.source.target_to_paint(row, size)
-            counts = rles(segmentations, size)
+            counts = rles(segmentations, size, polygons_only=self.source.v1)
             if counts is not None:
-                g, target, _ = run_steps(self.program, work.draws, k, size, target)
+                g, target, _ = run_steps(self.program, work.draws, k, size, target,
+                                         masks_later=True)
                 if isinstance(target, dict) and KEY in target:
                     target = paint_survivors(
-                        target, counts, size, g.flip, work.arrays[1][k],
+                        target, counts, size, g.maps, work.arrays[1][k],
                         lambda shape: _empty(shape, torch.uint8, not work.in_main))
                 return g, target
         g, target, _ = run_steps(self.program, work.draws, k, size,

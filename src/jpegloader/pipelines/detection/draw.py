@@ -10,6 +10,7 @@ transform's own arithmetic (Python floats, then int).
 """
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
 
@@ -94,11 +95,11 @@ def resized_to(step: Step, size: int, h: int, w: int) -> tuple[int, int]:
     return tuple(int(s) for s in out.canvas_size)
 
 
-def _geometric(target, fn):
-    """``fn`` on every tv_tensor of the target (boxes, masks), as a v2 transform applies
-    a geometric kernel beside an image; labels and plain values pass."""
+def _geometric(target, fn, skip: str | None = None):
+    """``fn`` on every tv_tensor of the target (boxes, masks) but ``skip``, as a v2
+    transform applies a geometric kernel beside an image; labels and plain values pass."""
     if isinstance(target, dict):
-        return {k: fn(v) if isinstance(v, tv_tensors.TVTensor) else v
+        return {k: fn(v) if isinstance(v, tv_tensors.TVTensor) and k != skip else v
                 for k, v in target.items()}
     return target
 
@@ -112,6 +113,8 @@ class Geometry:
     width: int
     flip: bool
     crop: tuple[int, int, int, int]
+    #: with masks painted later: the photo's row and column each output pixel takes
+    maps: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def whole(cls, size: tuple[int, int]) -> Geometry:
@@ -120,13 +123,18 @@ class Geometry:
 
 
 def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, int],
-              target, image=None):
+              target, image=None, masks_later: bool = False):
     """The native steps of sample ``k`` on its ``target`` (and on ``image``, a PIL
     image of ``size``, when given: the reference's own result).  Returns (Geometry,
-    target, image)."""
+    target, image).  With ``masks_later`` the target's "masks" is the stand-in of
+    masks painted later (NOTE [ Masks painted into the slot ] in masks.py): the
+    geometric steps leave it alone, and the Geometry's ``maps`` say which row and
+    column of the photo each output pixel takes (flips and nearest resizes)."""
     h, w = size
     flip = False
     crop = (0, 0, w, h)
+    skip = "masks" if masks_later else None
+    maps = (np.arange(h), np.arange(w)) if masks_later else None
     for step in program.steps:
         if step.kind == "ioucrop":
             params = box_params(step, draws, k, image if image is not None else canvas(h, w),
@@ -141,20 +149,24 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
         elif step.kind == "flip":
             if draws.flips(step, k):
                 flip = not flip
-                target = _flip_v1(step, target, w) if step.v1 else \
-                    _geometric(target, F.horizontal_flip)
+                target = _flip_v1(step, target, w, skip) if step.v1 else \
+                    _geometric(target, F.horizontal_flip, skip)
+                if maps is not None:
+                    maps = (maps[0], maps[1][::-1])
                 if image is not None:
                     image = F.horizontal_flip(image)
         elif step.kind == "resize":
             nh, nw = resized(step, draws, k, h, w)
             if step.v1:  # resizes (and scales the boxes) even to the same size
-                target = _resize_v1(target, h, w, nh, nw)
+                target = _resize_v1(target, h, w, nh, nw, skip)
                 if image is not None:
                     image = F1.resize(image, [nh, nw], interpolation=step.obj.interpolation)
             elif (nh, nw) != (h, w):
-                target = _geometric(target, lambda v, s=[nh, nw]: F.resize(v, s))
+                target = _geometric(target, lambda v, s=[nh, nw]: F.resize(v, s), skip)
                 if image is not None:
                     image = F.resize(image, [nh, nw])
+            if maps is not None and (step.v1 or (nh, nw) != (h, w)):
+                maps = (maps[0][nearest(h, nh)], maps[1][nearest(w, nw)])
             h, w = nh, nw
         elif step.kind == "tensor" and step.v1:
             if image is not None:
@@ -164,7 +176,15 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
             image = None if image is None else out
         elif image is not None:  # the tensor stage, on the image
             image = step.obj(image)
-    return Geometry(h, w, flip, crop), target, image
+    return Geometry(h, w, flip, crop, maps), target, image
+
+
+@functools.lru_cache(maxsize=4096)
+def nearest(n: int, m: int) -> np.ndarray:
+    """Which of n pixels each of m takes in a nearest-neighbour resize, as torch's
+    interpolate(mode="nearest") picks them (the masks' resize in v1 and v2)."""
+    ramp = torch.arange(n, dtype=torch.float32).view(1, 1, n)
+    return torch.nn.functional.interpolate(ramp, size=m, mode="nearest").view(-1).long().numpy()
 
 
 def largest_output(program: DetectionProgram, sizes) -> int:
@@ -184,12 +204,12 @@ def largest_output(program: DetectionProgram, sizes) -> int:
 
 
 # -- the references' v1 transforms.py, on targets: their own arithmetic -------------------
-def _flip_v1(step: Step, target, width: int):
+def _flip_v1(step: Step, target, width: int, skip: str | None = None):
     """Their RandomHorizontalFlip on a target: boxes mirrored in place, masks flipped,
     keypoints through their own module's _flip_coco_person_keypoints."""
     boxes = target["boxes"]
     boxes[:, [0, 2]] = width - boxes[:, [2, 0]]
-    if "masks" in target:
+    if "masks" in target and skip != "masks":
         target["masks"] = target["masks"].flip(-1)
     if "keypoints" in target:
         flip_keypoints = getattr(sys.modules.get(type(step.obj).__module__),
@@ -201,12 +221,12 @@ def _flip_v1(step: Step, target, width: int):
     return target
 
 
-def _resize_v1(target, h: int, w: int, nh: int, nw: int):
+def _resize_v1(target, h: int, w: int, nh: int, nw: int, skip: str | None = None):
     """Their RandomShortestSize on a target: boxes scaled in place, masks resized by
     nearest neighbour."""
     target["boxes"][:, 0::2] *= nw / w
     target["boxes"][:, 1::2] *= nh / h
-    if "masks" in target:
+    if "masks" in target and skip != "masks":
         target["masks"] = F1.resize(target["masks"], [nh, nw],
                                     interpolation=InterpolationMode.NEAREST)
     return target

@@ -3,23 +3,28 @@
 NOTE [ Masks painted into the slot ]
 Made by the v2 wrapper, a sample's masks are copied four times (pycocotools'
 column-major decode, torch.stack, the flip, a fresh shared-memory file).  Where
-the native geometry is flips alone, the target is built without them, with a
+the native geometry is flips and resizes, the target is built without them, with a
 stand-in Mask (N, 1, 1) holding each instance's number, which the target steps
 (Sanitize, ToPureTensor) index and convert as they would the masks; what
 survives says which instances to paint and in which class.  pycocotools turns
 each instance into one RLE as the wrapper has it do (its rasterising rule), and
-the C core paints the RLEs row-major, mirrored when flipped, into the sample's
-row of the slot's mask field, where the main process views them.  Masks larger
-than the row go into a shared tensor of their own; an RLE of another size than
-the image, or a resize or crop, keeps the wrapper's path.
+the C core paints the RLEs row-major, flipped and resized by index maps (torch's
+nearest rule: draw.nearest), into the sample's row of the slot's mask field,
+where the main process views them.  Masks larger than the row go into a shared
+tensor of their own; an RLE of another size than the image, or a crop, keeps
+the wrapper's path.  The references' v1
+ConvertCocoPolysToMask is rebuilt without masks here (v1_target) where it gives
+what the user's object gives on sample images (v1_builds_alike).
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import torch
 from torchvision import tv_tensors
 
-from ._masks import paint
+from ._masks import paint, paint_mapped
 from .lower import DetectionProgram
 
 KEY = "masks"
@@ -28,24 +33,31 @@ KEY = "masks"
 ROW_QUANTILE = 0.9
 
 
+#: How many of the dataset's annotated images v1_builds_alike compares on.
+PROBES = 3
+
+
 def painted(source, program: DetectionProgram) -> bool:
     """Whether the program's masks are painted into the slot (NOTE [ Masks painted
-    into the slot ]): the v2 wrapper asked for masks, and flips are the only native
-    geometry."""
-    return KEY in source.target_keys and \
-        all(s.kind in ("flip", "tensor", "target") for s in program.steps)
+    into the slot ]): flips are the only native geometry, and the v2 wrapper asked
+    for masks, or the v1 ConvertCocoPolysToMask builds them as v1_target does."""
+    if not all(s.kind in ("flip", "resize", "tensor", "target") for s in program.steps):
+        return False
+    return source.v1_builds_alike if source.v1 else KEY in source.target_keys
 
 
-def row_bytes(source, rows) -> int:
+def row_bytes(source, program: DetectionProgram, rows) -> int:
     """The bytes of a sample's row of the mask field: the masks of ROW_QUANTILE of
-    the images, at their annotated size."""
+    the images, at the largest size the steps give their annotated size."""
+    from .draw import largest_output
     coco = source.coco_dataset.coco
     ids = source.coco_dataset.ids
+    pixels = functools.lru_cache(maxsize=None)(lambda h, w: largest_output(program, [(h, w)]))
     need = []
     for i in rows:
         image_id = ids[int(i)]
-        h, w = source.json_size(int(i))
-        need.append(len(coco.getAnnIds(imgIds=image_id, iscrowd=None)) * h * w)
+        need.append(len(coco.getAnnIds(imgIds=image_id, iscrowd=None)) *
+                    pixels(*source.json_size(int(i))))
     return max(int(np.quantile(need, ROW_QUANTILE, method="higher")) if need else 0, 1)
 
 
@@ -68,14 +80,94 @@ def with_stand_in(target: dict, count: int) -> dict:
     return out
 
 
-def rles(segmentations, size: tuple[int, int]) -> list[bytes] | None:
+def v1_target(size: tuple[int, int], image_id, annotations) -> tuple[dict, list]:
+    """What the references' ConvertCocoPolysToMask makes for an image of ``size``,
+    with the masks' stand-in (a plain tensor, as their masks are) in the masks'
+    place, and the segmentations of the instances it keeps: crowds left out, boxes
+    from xywh to clamped xyxy, the degenerate ones dropped with their labels, masks
+    and keypoints (area and iscrowd kept whole, as theirs are)."""
+    h, w = size
+    anno = [obj for obj in annotations if obj["iscrowd"] == 0]
+    boxes = torch.as_tensor([obj["bbox"] for obj in anno], dtype=torch.float32).reshape(-1, 4)
+    boxes[:, 2:] += boxes[:, :2]
+    boxes[:, 0::2].clamp_(min=0, max=w)
+    boxes[:, 1::2].clamp_(min=0, max=h)
+    labels = torch.tensor([obj["category_id"] for obj in anno], dtype=torch.int64)
+    keypoints = None
+    if anno and "keypoints" in anno[0]:
+        keypoints = torch.as_tensor([obj["keypoints"] for obj in anno], dtype=torch.float32)
+        if keypoints.shape[0]:
+            keypoints = keypoints.view(keypoints.shape[0], -1, 3)
+    keep = (boxes[:, 3] > boxes[:, 1]) & (boxes[:, 2] > boxes[:, 0])
+    target = {"boxes": boxes[keep], "labels": labels[keep],
+              KEY: torch.arange(len(anno)).view(len(anno), 1, 1)[keep], "image_id": image_id}
+    if keypoints is not None:
+        target["keypoints"] = keypoints[keep]
+    target["area"] = torch.tensor([obj["area"] for obj in anno])
+    target["iscrowd"] = torch.tensor([obj["iscrowd"] for obj in anno])
+    return target, [obj["segmentation"] for obj in anno]
+
+
+def v1_builds_alike(source) -> bool:
+    """Whether the user's ConvertCocoPolysToMask gives what v1_target and painting
+    give, on the first PROBES annotated images at their annotated size: the same
+    keys in the same order, classes, dtypes and values, masks included."""
+    from .recognise import _SizeOnly
+    ds = source.coco_dataset
+    compared = 0
+    for row in range(len(ds.ids)):
+        annotations = ds._load_target(ds.ids[row])
+        if not annotations:
+            continue
+        size = source.json_size(row)
+        try:
+            theirs = source.convert(_SizeOnly(*size), dict(image_id=ds.ids[row],
+                                                            annotations=annotations))[1]
+            ours, segmentations = v1_target(size, ds.ids[row], annotations)
+            counts = rles(segmentations, size, polygons_only=True)
+        except Exception:  # noqa: BLE001 - theirs (or ours) fails here: theirs is used
+            return False
+        if counts is None:
+            continue
+        identity = (np.arange(size[0]), np.arange(size[1]))
+        ours = paint_survivors(ours, counts, size, identity, np.empty(0, np.uint8),
+                               lambda shape: torch.empty(shape, dtype=torch.uint8))
+        ours[KEY] = ours[KEY].view(torch.empty(0, dtype=torch.uint8), *size)
+        if not _alike(ours, theirs):
+            return False
+        compared += 1
+        if compared == PROBES:
+            break
+    return compared > 0
+
+
+def _alike(ours, theirs) -> bool:
+    if not isinstance(theirs, dict) or list(ours) != list(theirs):
+        return False
+    for k, v in theirs.items():
+        got = ours[k]
+        if type(got) is not type(v):
+            return False
+        if isinstance(v, torch.Tensor):
+            if got.dtype != v.dtype or got.shape != v.shape or not torch.equal(got, v):
+                return False
+        elif got != v:
+            return False
+    return True
+
+
+def rles(segmentations, size: tuple[int, int], polygons_only: bool = False
+         ) -> list[bytes] | None:
     """Each instance's compressed RLE counts, as the wrapper's segmentation_to_mask
-    makes them for a canvas of ``size``; None where one's own size is not the
-    canvas (the wrapper's path then)."""
+    makes them for a canvas of ``size`` (for polygons, the union v1's
+    convert_coco_poly_to_mask makes); None where one's own size is not the canvas,
+    or, with ``polygons_only``, where one is an RLE (the user's path then)."""
     from pycocotools import mask
     h, w = size
     out = []
     for seg in segmentations:
+        if isinstance(seg, dict) and polygons_only:
+            return None
         if isinstance(seg, dict):
             rle = seg if isinstance(seg["counts"], str) else mask.frPyObjects(seg, h, w)
         elif isinstance(seg, list):
@@ -88,6 +180,16 @@ def rles(segmentations, size: tuple[int, int]) -> list[bytes] | None:
         counts = rle["counts"]
         out.append(counts.encode() if isinstance(counts, str) else bytes(counts))
     return out
+
+
+def _mirror_only(rows: np.ndarray, cols: np.ndarray, h: int, w: int) -> bool | None:
+    """Whether the maps mirror an h x w mask (True) or leave it (False); None when
+    they resize it."""
+    if len(rows) != h or len(cols) != w or not np.array_equal(rows, np.arange(h)):
+        return None
+    if np.array_equal(cols, np.arange(w)):
+        return False
+    return True if np.array_equal(cols, np.arange(w)[::-1]) else None
 
 
 class Painted:
@@ -112,22 +214,28 @@ class Painted:
         return t.as_subclass(self.cls) if self.cls is not torch.Tensor else t
 
 
-def paint_survivors(target: dict, counts: list[bytes], size: tuple[int, int], flip: bool,
+def paint_survivors(target: dict, counts: list[bytes], size: tuple[int, int], maps,
                     row: np.ndarray, empty) -> dict:
-    """Paints the instances that survived the target steps into ``row`` (or into
-    ``empty(shape)``, a shared tensor, when they do not fit) and puts a Painted in
-    the stand-in's place."""
+    """Paints the instances that survived the target steps, from masks of ``size``
+    through ``maps`` (draw.run_steps's: the row and column each output pixel takes),
+    into ``row`` (or into ``empty(shape)``, a shared tensor, when they do not fit)
+    and puts a Painted in the stand-in's place."""
     survivors = target[KEY]
-    kept = survivors.as_subclass(torch.Tensor).reshape(-1).tolist()
+    kept = tuple(counts[i] for i in survivors.as_subclass(torch.Tensor).reshape(-1).tolist())
     h, w = size
-    need = len(kept) * h * w
+    rows, cols = maps
+    need = len(kept) * len(rows) * len(cols)
     apart = None
     if need <= row.size:
         out = row[:need]
     else:
-        apart = empty((len(kept), h, w))
+        apart = empty((len(kept), len(rows), len(cols)))
         out = apart.numpy()
-    paint(tuple(counts[i] for i in kept), h, w, flip, out)
+    flip = _mirror_only(rows, cols, h, w)
+    if flip is not None:
+        paint(kept, h, w, flip, out)
+    else:
+        paint_mapped(kept, h, w, np.ascontiguousarray(rows), np.ascontiguousarray(cols), out)
     return {**target, KEY: Painted(len(kept), type(survivors), apart)}
 
 

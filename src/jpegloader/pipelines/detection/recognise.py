@@ -100,10 +100,12 @@ class CocoSource:
         return self.convert(stand_in, dict(image_id=image_id, annotations=annotations))[1]
 
     def target_to_paint(self, base_index: int, size: tuple[int, int]) -> tuple[dict, list]:
-        """The v2 target made without its masks, a stand-in in their place, and each
+        """The target made without its masks, a stand-in in their place, and each
         instance's segmentation (NOTE [ Masks painted into the slot ] in masks.py)."""
-        from .masks import with_stand_in
+        from .masks import v1_target, with_stand_in
         annotations = self.base._load_target(self.base.ids[base_index])
+        if self.v1:
+            return v1_target(size, self.base.ids[base_index], annotations)
         target = self._without_masks._wrapper(base_index, (canvas(*size), annotations))[1]
         segmentations = [a["segmentation"] for a in annotations] if annotations else []
         return with_stand_in(target, len(segmentations)), segmentations
@@ -118,6 +120,13 @@ class CocoSource:
         if keys is None:
             return _DEFAULT_KEYS
         return _ALL_KEYS if keys == "all" else frozenset(keys)
+
+    @functools.cached_property
+    def v1_builds_alike(self) -> bool:
+        """Whether the v1 ConvertCocoPolysToMask builds targets as masks.v1_target does
+        (checked once, on sample images)."""
+        from .masks import v1_builds_alike
+        return self.v1 and v1_builds_alike(self)
 
     @functools.cached_property
     def _without_masks(self):

@@ -72,3 +72,18 @@ int jl_paint_rle(const char *s, size_t len, int64_t h, int64_t w, int flip, uint
     }
     return pos == total ? 0 : -1;
 }
+
+int jl_paint_rle_mapped(const char *s, size_t len, int64_t h, int64_t w, const int64_t *rows,
+                        int64_t nh, const int64_t *cols, int64_t nw, uint8_t *scratch,
+                        uint8_t *out)
+{
+    if (jl_paint_rle(s, len, h, w, 0, scratch))
+        return -1;
+    for (int64_t i = 0; i < nh; i++) {
+        const uint8_t *src = scratch + rows[i] * w;
+        uint8_t *dst = out + i * nw;
+        for (int64_t j = 0; j < nw; j++)
+            dst[j] = src[cols[j]];
+    }
+    return 0;
+}
