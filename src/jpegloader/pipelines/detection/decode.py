@@ -97,7 +97,8 @@ class DetectionBatchDecoder(BatchDecoder):
         self.row_elems = 3 * largest_output(program, [source.json_size(int(i)) for i in rows])
         # NOTE [ Masks painted into the slot ] (masks.py)
         self.masks = self.ring and painted(source, program)
-        self.mask_row = row_bytes(source, program, rows) if self.masks else 0
+        self.mask_row = row_bytes(source, lambda h, w: largest_output(program, [(h, w)]),
+                                  rows) if self.masks else 0
 
     @property
     def layout(self):

@@ -1,20 +1,17 @@
 """Instance masks painted in C, straight into the batch's slot.
 
 NOTE [ Masks painted into the slot ]
-Made by the v2 wrapper, a sample's masks are copied four times (pycocotools'
-column-major decode, torch.stack, the flip, a fresh shared-memory file).  Where
-the native geometry is flips and resizes, the target is built without them, with a
-stand-in Mask (N, 1, 1) holding each instance's number, which the target steps
-(Sanitize, ToPureTensor) index and convert as they would the masks; what
-survives says which instances to paint and in which class.  pycocotools turns
-each instance into one RLE as the wrapper has it do (its rasterising rule), and
-the C core paints the RLEs row-major, flipped and resized by index maps (torch's
-nearest rule: draw.nearest), into the sample's row of the slot's mask field,
-where the main process views them.  Masks larger than the row go into a shared
-tensor of their own; an RLE of another size than the image, or a crop, keeps
-the wrapper's path.  The references' v1
-ConvertCocoPolysToMask is rebuilt without masks here (v1_target) where it gives
-what the user's object gives on sample images (v1_builds_alike).
+Made by the v2 wrapper, masks are copied four times (pycocotools' column-major
+decode, torch.stack, the flip, a fresh shared-memory file).  Where the native
+geometry is flips and resizes, the target is built without them, with a stand-in
+Mask (N, 1, 1) of instance numbers that the target steps (Sanitize, ToPureTensor)
+index and convert as they would the masks: what survives says which instances
+to paint, and in which class.  pycocotools makes each RLE as the wrapper has it
+(its rasterising rule); C paints them through index maps (flips, torch's nearest
+resize: draw.nearest) into the sample's row of the slot's mask field, viewed by
+the main process; masks larger than the row travel in a tensor of their own.  A
+crop, or an RLE of another size, keeps the wrapper's path; v1's converter is
+rebuilt here where it matches the user's on sample images (v1_builds_alike).
 """
 from __future__ import annotations
 
@@ -46,13 +43,13 @@ def painted(source, program: DetectionProgram) -> bool:
     return source.v1_builds_alike if source.v1 else KEY in source.target_keys
 
 
-def row_bytes(source, program: DetectionProgram, rows) -> int:
+def row_bytes(source, largest_pixels, rows) -> int:
     """The bytes of a sample's row of the mask field: the masks of ROW_QUANTILE of
-    the images, at the largest size the steps give their annotated size."""
-    from .draw import largest_output
+    the images, at the largest size the steps give their annotated size
+    (``largest_pixels(h, w)``)."""
     coco = source.coco_dataset.coco
     ids = source.coco_dataset.ids
-    pixels = functools.lru_cache(maxsize=None)(lambda h, w: largest_output(program, [(h, w)]))
+    pixels = functools.lru_cache(maxsize=None)(largest_pixels)
     need = []
     for i in rows:
         image_id = ids[int(i)]
@@ -112,7 +109,6 @@ def v1_builds_alike(source) -> bool:
     """Whether the user's ConvertCocoPolysToMask gives what v1_target and painting
     give, on the first PROBES annotated images at their annotated size: the same
     keys in the same order, classes, dtypes and values, masks included."""
-    from .recognise import _SizeOnly
     ds = source.coco_dataset
     compared = 0
     for row in range(len(ds.ids)):
@@ -121,8 +117,7 @@ def v1_builds_alike(source) -> bool:
             continue
         size = source.json_size(row)
         try:
-            theirs = source.convert(_SizeOnly(*size), dict(image_id=ds.ids[row],
-                                                            annotations=annotations))[1]
+            theirs = source.target(row, size)
             ours, segmentations = v1_target(size, ds.ids[row], annotations)
             counts = rles(segmentations, size, polygons_only=True)
         except Exception:  # noqa: BLE001 - theirs (or ours) fails here: theirs is used
