@@ -112,3 +112,56 @@ def test_a_state_from_another_configuration_is_refused(small_folder):
         loader.load_state_dict(state)
     with pytest.raises(ValueError, match="not a jpegloader DataLoader state"):
         loader.load_state_dict({"epoch": 3})
+
+
+class _KeepsRng(torch.utils.data.Dataset):
+    """A dataset with a state of its own (torch's RNG, drawn per item)."""
+
+    def __len__(self):
+        return 30
+
+    def __getitem__(self, i):
+        return i * 1000 + int(torch.randint(1000, ()))
+
+    def state_dict(self):
+        return {"g": torch.get_rng_state().tolist()}
+
+    def load_state_dict(self, state):
+        torch.set_rng_state(torch.tensor(state["g"], dtype=torch.uint8))
+
+
+def test_without_torchdata_a_datasets_own_state_is_said_to_be_unsaved(monkeypatch, caplog):
+    # NOTE [ A dataset's own state on the fallback ]: no StatefulDataLoader to hand it to
+    import jpegloader
+    from jpegloader.dataloader import loader as loader_module
+    monkeypatch.setattr(loader_module, "stateful_loader_class", lambda ours: None)
+    dl = jpegloader.DataLoader(_KeepsRng(), batch_size=5, shuffle=True,
+                               generator=torch.Generator().manual_seed(3))
+    it = iter(dl)
+    next(it)
+    with caplog.at_level("WARNING", logger="jpegloader"):
+        state = dl.state_dict()
+        dl.state_dict()
+    said = [r for r in caplog.records if "keeps a state of its own" in r.getMessage()]
+    assert len(said) == 1 and "pip install torchdata" in said[0].getMessage()
+    assert "fallback" not in state  # jpegloader's own state: the order is restored
+    with pytest.raises(ValueError, match="torchdata is not installed"):
+        dl.load_state_dict({"version": 1, "fallback": "torchdata", "state": {}})
+
+
+def test_with_torchdata_a_datasets_own_state_is_saved_and_restored():
+    pytest.importorskip("torchdata.stateful_dataloader")
+    import jpegloader
+
+    def loader():
+        return jpegloader.DataLoader(_KeepsRng(), batch_size=5, num_workers=2, shuffle=True,
+                                     generator=torch.Generator().manual_seed(3))
+    dl = loader()
+    it = iter(dl)
+    next(it), next(it)
+    state = dl.state_dict()  # torchdata's, wrapped (its generator state is a tensor)
+    assert state["fallback"] == "torchdata"
+    want = [b.tolist() for b in it]
+    resumed = loader()
+    resumed.load_state_dict(state)
+    assert [b.tolist() for b in resumed] == want

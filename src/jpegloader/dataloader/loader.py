@@ -23,7 +23,12 @@ from ..pipelines.random_stream import epoch_seed
 from .delivery import accelerator_available, map_tensors
 from .eligibility import Eligibility, evaluate, fallback_message
 from .engine import IDLE_WORKERS_SECONDS, Admission, Engine, WorkerConfig
+from .resume import VERSION as STATE_VERSION
 from .resume import CountingIterator, LoaderView, Progress
+from .stateful_fallback import (TORCH_ARGUMENTS, keeps_state, load_into, stateful_loader,
+                                stateful_loader_class, warn_unsaved)
+from .stateful_fallback import unwrap as unwrap_torchdata
+from .stateful_fallback import wrap as wrap_torchdata
 
 _LG = logging.getLogger("jpegloader")
 # NOTE [ The global swap ]
@@ -75,6 +80,8 @@ class DataLoader(TorchDataLoader[T_co]):
                  prefetch_factor=None, persistent_workers=False, pin_memory_device="",
                  in_order=True, snapshot_every_n_steps=1, device=None, on_error=None,
                  decode=None, max_pixels=DEFAULT_MAX_PIXELS, decode_threads=None):
+        # torch's arguments as given: NOTE [ A dataset's own state on the fallback ]
+        self._torch_args = {k: v for k, v in locals().items() if k in TORCH_ARGUMENTS}
         extra = {"in_order": in_order} if _TORCH_HAS_IN_ORDER else {}
         # By keyword: trainers that capture a loader's arguments to build it again
         # (Lightning wraps every DataLoader subclass's __init__) map them by name.
@@ -110,6 +117,8 @@ class DataLoader(TorchDataLoader[T_co]):
         self._options = DecodeOptions.from_loader(decode, on_error, max_pixels)
         self._loader_args = {"batch_size": batch_size, "batch_sampler": batch_sampler,
                              "collate_fn": collate_fn}
+        self._delegate = None
+        self._unsaved_said = False
         self._engine: Engine | None = None
         self._admission = Admission()  # NOTE [ One shared-memory budget ]
         self._past_stats = Tally()  # of engines dropped when the pipeline changed
@@ -222,9 +231,14 @@ class DataLoader(TorchDataLoader[T_co]):
         progress = self._progress
         skip = progress.begin(LoaderView.of(self), super()._index_sampler)
         if not self.eligibility.accelerated:
-            it = super().__iter__()
-            progress.epoch_started()
-            progress.skip_in_stream(it)
+            delegate = self._stateful_delegate()
+            if delegate is not None:  # NOTE [ A dataset's own state on the fallback ]
+                it = iter(delegate)
+                progress.epoch_started()
+            else:
+                it = super().__iter__()
+                progress.epoch_started()
+                progress.skip_in_stream(it)
             return CountingIterator(self._to_device(it), progress.fallback_batch,
                                     progress.fallback_ended)
         pin = self.pin_memory and accelerator_available()
@@ -264,12 +278,30 @@ class DataLoader(TorchDataLoader[T_co]):
         return (map_tensors(b, lambda t: t.to(self.device, non_blocking=True)) for b in it)
 
     # -- checkpoints --------------------------------------------------------------------
+    def _stateful_delegate(self):
+        """torchdata's StatefulDataLoader over the same arguments, where the fallback
+        hands it a dataset that keeps its own state; else None (NOTE [ A dataset's own
+        state on the fallback ] in stateful_fallback.py)."""
+        if self.eligibility.accelerated or not keeps_state(self.dataset):
+            return None
+        if self._delegate is None:
+            self._delegate = stateful_loader(stateful_loader_class(DataLoader),
+                                             self._torch_args)
+        return self._delegate
+
     def state_dict(self) -> dict:
         """Where the loader stands, as a small JSON-serialisable dict (torchdata's
         StatefulDataLoader names; resume.LoaderState): the epoch in progress (or the
         next one), the batches of it already handed over, its base seed, the random
         source's state at the epoch's start and now, and the sampler's state.  See
         NOTE [ Resuming bit-identically ] (dataloader/resume.py)."""
+        delegate = self._stateful_delegate()
+        if delegate is not None:
+            return wrap_torchdata(delegate.state_dict(), STATE_VERSION)
+        if not self.eligibility.accelerated and keeps_state(self.dataset) and \
+                not self._unsaved_said:
+            self._unsaved_said = True
+            warn_unsaved(self.dataset)
         running = self._engine.running_epoch() if self._engine is not None else None
         return self._progress.state(LoaderView.of(self), running).to_dict()
 
@@ -278,6 +310,11 @@ class DataLoader(TorchDataLoader[T_co]):
         the saved epoch after the batches already handed over (or starts the saved
         next epoch), and the loader's random source (its generator, or torch's global
         RNG) is set to where it stood when the state was saved."""
+        inner = unwrap_torchdata(state)
+        if inner is not None:
+            load_into(self._stateful_delegate(), inner, self.dataset,
+                      self.eligibility.accelerated)
+            return
         self._progress.load(state, LoaderView.of(self))
         running = self._engine.running_epoch() if self._engine is not None else None
         if running is not None:
