@@ -49,3 +49,47 @@ def test_each_process_gets_torchs_batches_accelerated(runs, how):
         assert want[0][1] is False
         assert got[1:] == want[1:], f"{how}, rank {rank}: other batches than torch's"
     assert runs[how][0][1:] != runs[how][1][1:]
+
+
+def test_a_loader_that_accelerate_rebuilds_as_torchs_is_said_once(small_folder, caplog,
+                                                                   monkeypatch):
+    # NOTE [ A loader a trainer threw away ]: plain accelerator.prepare() drops ours
+    import gc
+
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+    from torchvision import datasets
+
+    import jpegloader
+    from jpegloader.dataloader import trainers
+    from jpegloader.integrations import accelerate as jl_accelerate
+    from tests.conftest import eval_transform
+    monkeypatch.setattr(trainers, "_said", False)
+    ds = datasets.ImageFolder(str(small_folder), eval_transform())
+
+    def said():
+        gc.collect()
+        return [r.getMessage() for r in caplog.records if "dropped without" in r.getMessage()]
+
+    with caplog.at_level("WARNING", logger="jpegloader"):
+        unused = jpegloader.DataLoader(ds, batch_size=4)
+        del unused
+        assert not said()  # no trainer set up: nothing to say
+        accelerator = Accelerator(cpu=True)
+        try:
+            kept = jl_accelerate.prepare(accelerator, jpegloader.DataLoader(ds, batch_size=4))
+            iterated = jpegloader.DataLoader(ds, batch_size=4)
+            next(iter(iterated))
+            del iterated
+            assert not said()  # handed to the adapter, or used
+            rebuilt = accelerator.prepare(jpegloader.DataLoader(ds, batch_size=4))
+            messages = said()
+            assert len(messages) == 1 and "while Accelerate is in use" in messages[0]
+            assert "jpegloader.integrations.accelerate.prepare(accelerator, ...)" in messages[0]
+            again = accelerator.prepare(jpegloader.DataLoader(ds, batch_size=4))
+            assert len(said()) == 1  # once per process
+            assert kept.base_dataloader.eligibility.accelerated
+            assert not isinstance(rebuilt.base_dataloader, jpegloader.DataLoader)
+            assert not isinstance(again.base_dataloader, jpegloader.DataLoader)
+        finally:
+            AcceleratorState._reset_state(True)

@@ -29,6 +29,7 @@ from .stateful_fallback import (TORCH_ARGUMENTS, keeps_state, load_into, statefu
                                 stateful_loader_class, warn_unsaved)
 from .stateful_fallback import unwrap as unwrap_torchdata
 from .stateful_fallback import wrap as wrap_torchdata
+from .trainers import watch
 
 _LG = logging.getLogger("jpegloader")
 # NOTE [ The global swap ]
@@ -119,6 +120,7 @@ class DataLoader(TorchDataLoader[T_co]):
                              "collate_fn": collate_fn}
         self._delegate = None
         self._unsaved_said = False
+        self._use = watch(self, TorchDataLoader)  # NOTE [ A loader a trainer threw away ]
         self._engine: Engine | None = None
         self._admission = Admission()  # NOTE [ One shared-memory budget ]
         self._past_stats = Tally()  # of engines dropped when the pipeline changed
@@ -227,6 +229,7 @@ class DataLoader(TorchDataLoader[T_co]):
         running = self._engine.running_epoch() if self._engine is not None else None
         if running is not None:
             running.close()  # abandoned mid-epoch
+        self._use.iterated = True
         self._renew_verdict()
         progress = self._progress
         skip = progress.begin(LoaderView.of(self), super()._index_sampler)

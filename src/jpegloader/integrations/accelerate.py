@@ -50,6 +50,9 @@ def rebuilt(built, original: DataLoader) -> DataLoader:
 def prepare(accelerator, *objects):
     """``accelerator.prepare(*objects)``, with every ``jpegloader.DataLoader`` among
     them still accelerated in what it returns (see the module's docstring)."""
+    for original in objects:  # NOTE [ A loader a trainer threw away ]
+        if isinstance(original, DataLoader):
+            original._use.handed_over = True
     prepared = accelerator.prepare(*objects)
     outputs = [prepared] if len(objects) == 1 else list(prepared)
     for original, output in zip(objects, outputs, strict=True):

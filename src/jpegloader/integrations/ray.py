@@ -40,6 +40,8 @@ def prepare_data_loader(data_loader, *args, **kwargs):
     """``ray.train.torch.prepare_data_loader`` with a ``jpegloader.DataLoader`` kept
     accelerated (see the module's docstring); the same arguments as Ray's."""
     from ray.train.torch import prepare_data_loader as rays
+    if isinstance(data_loader, DataLoader):  # NOTE [ A loader a trainer threw away ]
+        data_loader._use.handed_over = True
     prepared = rays(data_loader, *args, **kwargs)
     if not isinstance(data_loader, DataLoader):
         return prepared
