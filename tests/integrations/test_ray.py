@@ -34,3 +34,24 @@ def test_the_adapter_keeps_each_workers_loader_accelerated_with_torchs_batches(t
         assert want[0][:2] == ["torch.utils.data.dataloader", False]
         assert got[1:] == want[1:], f"rank {rank}: other batches than torch's loader gives"
     assert runs["adapter"][0][1:] != runs["adapter"][1][1:]
+
+
+def test_a_loader_dropped_unused_where_ray_train_is_imported_is_said(small_folder, caplog):
+    # NOTE [ A loader a trainer threw away ]: Ray's prepare_data_loader rebuilds ours
+    import gc
+
+    import ray.train.torch  # noqa: F401 - what a Ray Train script imports
+    from torchvision import datasets
+
+    import jpegloader
+    from jpegloader.dataloader import trainers
+    from tests.conftest import eval_transform
+    # ray.train.torch stays imported in this process: the WARNING, once said, stays said
+    trainers._said = False
+    ds = datasets.ImageFolder(str(small_folder), eval_transform())
+    with caplog.at_level("WARNING", logger="jpegloader"):
+        jpegloader.DataLoader(ds, batch_size=4)
+        gc.collect()
+    messages = [r.getMessage() for r in caplog.records if "dropped without" in r.getMessage()]
+    assert len(messages) == 1 and "while Ray Train is in use" in messages[0]
+    assert "jpegloader.integrations.ray.prepare_data_loader(loader)" in messages[0]
