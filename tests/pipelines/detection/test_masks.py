@@ -285,3 +285,33 @@ def test_mask_rcnn_batches_pinned_and_on_the_gpu():
         assert img.is_cuda and t["masks"].is_cuda and t["boxes"].is_cuda
         assert torch.equal(img.cpu(), wimg) and torch.equal(pimg, wimg)
         assert torch.equal(t["masks"].cpu(), wt["masks"]) and torch.equal(pt["masks"], wt["masks"])
+
+
+def test_odd_polygons_and_an_annotation_without_its_image_give_what_torch_gives(tmp_path):
+    img_folder, ann_file = coco_sample()
+    data = json.loads(ann_file.read_text())
+    polygons = [a for a in data["annotations"] if isinstance(a["segmentation"], list)]
+    polygons[0]["segmentation"] = [[10.0, 10.0, 20.0, 20.0, 30.0]]  # 2.5 points: accepted
+    data["annotations"].append({**polygons[1], "id": 10 ** 9, "image_id": 10 ** 9})  # no image
+    ann = tmp_path / "odd.json"
+    ann.write_text(json.dumps(data))
+    ds = build("eval", image_set="val", with_masks=True, ann=ann)
+    got = flat(loader(ds, 2, decode="exact"))
+    want = flat(loader(ds, 0, cls=torch.utils.data.DataLoader))
+    assert len(got) == len(want) == len(data["images"])
+    for k, (a, b) in enumerate(zip(got, want)):
+        assert_same_sample(a, b, where=f"sample {k}")
+
+    # two points read as a box by pycocotools: torch's loader raises; ours names the image
+    polygons[0]["segmentation"] = [[10.0, 10.0, 20.0, 20.0]]
+    ann.write_text(json.dumps(data))
+    ds = build("eval", image_set="val", with_masks=True, ann=ann)
+    index = ds._dataset.ids.index(polygons[0]["image_id"])
+    name = ds._dataset.coco.imgs[polygons[0]["image_id"]]["file_name"]
+    with pytest.raises(TypeError) as theirs:
+        ds[index]
+    with pytest.raises(TypeError, match=rf"sample {index} \(.*{name}\)") as ours:
+        list(loader(ds, 2, decode="exact"))
+    assert str(theirs.value) in str(ours.value)
+    kept = loader(ds, 0, on_error="skip", decode="exact")
+    assert len(flat(kept)) == len(ds) - 1 and [i for i, _, _ in kept.skipped_samples] == [index]
