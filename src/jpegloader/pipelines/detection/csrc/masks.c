@@ -65,7 +65,7 @@ int jl_paint_rle(const char *s, size_t len, int64_t h, int64_t w, int flip, uint
         m++;
         if (x < 0 || x > total - pos)
             return -1;
-        if (ones)
+        if (ones && x)
             fill_run(pos, x, h, w, flip, out);
         pos += x;
         ones = !ones;

@@ -6,6 +6,62 @@
 #include "buffer_checks.h"
 #include "masks.h"
 
+/* The masks' counts: a tuple of bytes, read under the GIL into pointers and
+ * lengths the painting uses without it (the tuple keeps them alive). */
+typedef struct {
+    Py_ssize_t n;
+    const char **strings;
+    Py_ssize_t *lengths;
+} Counts;
+
+static void counts_free(Counts *c)
+{
+    PyMem_Free(c->strings);
+    PyMem_Free(c->lengths);
+}
+
+/* 0, or -1 with an exception set. */
+static int counts_read(PyObject *tuple, Counts *c)
+{
+    Py_ssize_t i;
+    c->n = PyTuple_Size(tuple);
+    c->strings = PyMem_Calloc((size_t)c->n + 1, sizeof(*c->strings));
+    c->lengths = PyMem_Calloc((size_t)c->n + 1, sizeof(*c->lengths));
+    if (!c->strings || !c->lengths) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (i = 0; i < c->n; i++) {
+        char *s;
+        if (PyBytes_AsStringAndSize(PyTuple_GetItem(tuple, i), &s, &c->lengths[i]) < 0)
+            return -1;
+        c->strings[i] = s;
+    }
+    return 0;
+}
+
+/* 1 when n planes of h x w masks (plane bytes each) can be addressed, else 0 with a
+ * ValueError. */
+static int sizes_fit(Py_ssize_t h, Py_ssize_t w, Py_ssize_t plane, Py_ssize_t n)
+{
+    if (h < 0 || w < 0 || (h && w > PY_SSIZE_T_MAX / h) ||
+        (plane != 0 && n > PY_SSIZE_T_MAX / plane)) {
+        PyErr_SetString(PyExc_ValueError, "mask size out of range");
+        return 0;
+    }
+    return 1;
+}
+
+/* None, or (bad >= 0: the mask that failed) NULL with a ValueError naming it. */
+static PyObject *painted(int bad, Py_ssize_t h, Py_ssize_t w)
+{
+    if (bad < 0)
+        return Py_NewRef(Py_None);
+    PyErr_Format(PyExc_ValueError, "mask %d: RLE counts malformed or not covering %zd x %zd "
+                 "pixels", bad, h, w);
+    return NULL;
+}
+
 PyDoc_STRVAR(paint_doc,
 "paint(counts, h, w, flip, out) -> None\n\n"
 "Paints masks given as compressed RLE counts (a tuple of bytes, one per mask)\n"
@@ -14,53 +70,27 @@ PyDoc_STRVAR(paint_doc,
 
 static PyObject *py_paint(PyObject *self, PyObject *args)
 {
-    PyObject *counts;
-    Py_ssize_t h, w, n, i;
+    PyObject *tuple, *result = NULL;
+    Py_ssize_t h, w, i;
     int flip, bad = -1;
     Py_buffer out = {0};
-    const char **strings = NULL;
-    Py_ssize_t *lengths = NULL;
+    Counts c = {0};
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!nnpw*:paint", &PyTuple_Type, &counts, &h, &w, &flip, &out))
+    if (!PyArg_ParseTuple(args, "O!nnpw*:paint", &PyTuple_Type, &tuple, &h, &w, &flip, &out))
         return NULL;
-    n = PyTuple_Size(counts);
-    if (h < 0 || w < 0 || (h && w > PY_SSIZE_T_MAX / h) ||
-        (h * w != 0 && n > PY_SSIZE_T_MAX / (h * w))) {
-        PyErr_SetString(PyExc_ValueError, "mask size out of range");
-        goto done;
+    if (sizes_fit(h, w, h * w, PyTuple_Size(tuple)) &&
+        !jl_check_size(&out, PyTuple_Size(tuple) * h * w, "out") && !counts_read(tuple, &c)) {
+        Py_BEGIN_ALLOW_THREADS
+        for (i = 0; i < c.n && bad < 0; i++)
+            if (jl_paint_rle(c.strings[i], (size_t)c.lengths[i], h, w, flip,
+                             (uint8_t *)out.buf + i * h * w))
+                bad = (int)i;
+        Py_END_ALLOW_THREADS
+        result = painted(bad, h, w);
     }
-    if (jl_check_size(&out, n * h * w, "out"))
-        goto done;
-    strings = PyMem_Calloc((size_t)n + 1, sizeof(*strings));
-    lengths = PyMem_Calloc((size_t)n + 1, sizeof(*lengths));
-    if (!strings || !lengths) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (i = 0; i < n; i++) {
-        char *s;
-        if (PyBytes_AsStringAndSize(PyTuple_GetItem(counts, i), &s, &lengths[i]) < 0)
-            goto done;
-        strings[i] = s;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    for (bad = -1, i = 0; i < n && bad < 0; i++)
-        if (jl_paint_rle(strings[i], (size_t)lengths[i], h, w, flip,
-                         (uint8_t *)out.buf + i * h * w))
-            bad = (int)i;
-    Py_END_ALLOW_THREADS
-    if (bad >= 0) {
-        PyErr_Format(PyExc_ValueError, "mask %d: RLE counts malformed or not covering %zd x %zd "
-                     "pixels", bad, h, w);
-        bad = -2;
-    }
-done:
-    PyMem_Free(strings);
-    PyMem_Free(lengths);
+    counts_free(&c);
     PyBuffer_Release(&out);
-    if (bad != -1 || PyErr_Occurred())
-        return NULL;
-    Py_RETURN_NONE;
+    return result;
 }
 
 PyDoc_STRVAR(paint_mapped_doc,
@@ -70,76 +100,57 @@ PyDoc_STRVAR(paint_mapped_doc,
 "out, a writable uint8 buffer of len(counts) * nh * nw bytes, gets\n"
 "out[m][i][j] = mask_m[rows[i]][cols[j]].");
 
+/* 0 when every index is in 0..limit-1, else -1 with a ValueError naming it. */
+static int indices_in(const int64_t *index, Py_ssize_t n, Py_ssize_t limit, const char *name)
+{
+    Py_ssize_t i;
+    for (i = 0; i < n; i++)
+        if (index[i] < 0 || index[i] >= limit) {
+            PyErr_Format(PyExc_ValueError, "%s[%zd] is outside 0..%zd", name, i, limit - 1);
+            return -1;
+        }
+    return 0;
+}
+
 static PyObject *py_paint_mapped(PyObject *self, PyObject *args)
 {
-    PyObject *counts;
-    Py_ssize_t h, w, n, nh, nw, i;
+    PyObject *tuple, *result = NULL;
+    Py_ssize_t h, w, nh, nw, i;
     int bad = -1;
     Py_buffer b[3] = {{0}};
-    const char **strings = NULL;
-    Py_ssize_t *lengths = NULL;
+    Counts c = {0};
     uint8_t *scratch = NULL;
-    const int64_t *rows, *cols;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!nny*y*w*:paint_mapped", &PyTuple_Type, &counts, &h, &w,
+    if (!PyArg_ParseTuple(args, "O!nny*y*w*:paint_mapped", &PyTuple_Type, &tuple, &h, &w,
                           &b[0], &b[1], &b[2]))
         return NULL;
-    n = PyTuple_Size(counts);
     nh = b[0].len / (Py_ssize_t)sizeof(int64_t);
     nw = b[1].len / (Py_ssize_t)sizeof(int64_t);
-    rows = b[0].buf;
-    cols = b[1].buf;
-    if (h <= 0 || w <= 0 || w > PY_SSIZE_T_MAX / h || (nh && nw > PY_SSIZE_T_MAX / nh) ||
-        (nh * nw != 0 && n > PY_SSIZE_T_MAX / (nh * nw))) {
+    if (h <= 0 || w <= 0)
         PyErr_SetString(PyExc_ValueError, "mask size out of range");
-        goto done;
-    }
-    if (jl_check_size(&b[0], nh * (Py_ssize_t)sizeof(int64_t), "rows") ||
-        jl_check_size(&b[1], nw * (Py_ssize_t)sizeof(int64_t), "cols") ||
-        jl_check_size(&b[2], n * nh * nw, "out"))
-        goto done;
-    for (i = 0; i < nh; i++)
-        if (rows[i] < 0 || rows[i] >= h) {
-            PyErr_Format(PyExc_ValueError, "rows[%zd] is outside 0..%zd", i, h - 1);
-            goto done;
+    else if (sizes_fit(h, w, h * w, 1) && sizes_fit(nh, nw, nh * nw, PyTuple_Size(tuple)) &&
+             !jl_check_size(&b[0], nh * (Py_ssize_t)sizeof(int64_t), "rows") &&
+             !jl_check_size(&b[1], nw * (Py_ssize_t)sizeof(int64_t), "cols") &&
+             !jl_check_size(&b[2], PyTuple_Size(tuple) * nh * nw, "out") &&
+             !indices_in(b[0].buf, nh, h, "rows") && !indices_in(b[1].buf, nw, w, "cols") &&
+             !counts_read(tuple, &c)) {
+        scratch = PyMem_Malloc((size_t)(h * w));
+        if (!scratch) {
+            PyErr_NoMemory();
+        } else {
+            Py_BEGIN_ALLOW_THREADS
+            for (i = 0; i < c.n && bad < 0; i++)
+                if (jl_paint_rle_mapped(c.strings[i], (size_t)c.lengths[i], h, w, b[0].buf, nh,
+                                        b[1].buf, nw, scratch, (uint8_t *)b[2].buf + i * nh * nw))
+                    bad = (int)i;
+            Py_END_ALLOW_THREADS
+            result = painted(bad, h, w);
         }
-    for (i = 0; i < nw; i++)
-        if (cols[i] < 0 || cols[i] >= w) {
-            PyErr_Format(PyExc_ValueError, "cols[%zd] is outside 0..%zd", i, w - 1);
-            goto done;
-        }
-    strings = PyMem_Calloc((size_t)n + 1, sizeof(*strings));
-    lengths = PyMem_Calloc((size_t)n + 1, sizeof(*lengths));
-    scratch = PyMem_Malloc((size_t)(h * w));
-    if (!strings || !lengths || !scratch) {
-        PyErr_NoMemory();
-        goto done;
     }
-    for (i = 0; i < n; i++) {
-        char *s;
-        if (PyBytes_AsStringAndSize(PyTuple_GetItem(counts, i), &s, &lengths[i]) < 0)
-            goto done;
-        strings[i] = s;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    for (i = 0; i < n && bad < 0; i++)
-        if (jl_paint_rle_mapped(strings[i], (size_t)lengths[i], h, w, rows, nh, cols, nw,
-                                scratch, (uint8_t *)b[2].buf + i * nh * nw))
-            bad = (int)i;
-    Py_END_ALLOW_THREADS
-    if (bad >= 0) {
-        PyErr_Format(PyExc_ValueError, "mask %d: RLE counts malformed or not covering %zd x %zd "
-                     "pixels", bad, h, w);
-        bad = -2;
-    }
-done:
-    PyMem_Free(strings);
-    PyMem_Free(lengths);
     PyMem_Free(scratch);
+    counts_free(&c);
     jl_release_all(b, 3);
-    if (bad != -1 || PyErr_Occurred())
-        return NULL;
-    Py_RETURN_NONE;
+    return result;
 }
 
 static PyMethodDef methods[] = {
