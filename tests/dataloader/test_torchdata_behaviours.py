@@ -355,3 +355,17 @@ def test_another_num_workers_may_resume_a_dataset_without_state_of_its_own():
         dl.load_state_dict(state)
         assert list(dl) == want
 
+
+
+def test_a_delegated_loader_keeps_batches_in_order_under_in_order_false():
+    # NOTE [ Batches in order ]: the StatefulDataLoader the fallback hands a dataset with
+    # its own state to delivers in order too, so a checkpoint says which were delivered
+    class Slow(RecordsMap):
+        def __getitem__(self, i):
+            if i % 7 == 0:
+                import time
+                time.sleep(0.02)
+            return super().__getitem__(i)
+    dl = build(jpegloader.DataLoader, Slow(40), 3, batch_size=2, in_order=False)
+    assert [b[0]["id"] for b in dl] == list(range(0, 40, 2))
+    assert dl._delegate is not None and dl.in_order is False

@@ -57,6 +57,8 @@ def stateful_loader(cls, arguments: dict):
     if cls is None:
         return None
     accepted = inspect.signature(cls.__init__).parameters
+    # in order, as on every path (NOTE [ Batches in order ] in loader.py)
+    arguments = {**arguments, "in_order": True}
     return cls(**{k: v for k, v in arguments.items() if k in accepted})
 
 
