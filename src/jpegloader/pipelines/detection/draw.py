@@ -50,15 +50,17 @@ def draw(program: DetectionProgram, seed: int, indices) -> Draws:
     return Draws(uniforms(seed, indices, max(program.slots, 1)), seed, indices)
 
 
-def box_params(step: Step, draws: Draws, k: int, image, target) -> dict:
+def box_params(step: Step, draws: Draws, k: int, image, target, skip: str | None = None
+               ) -> dict:
     """NOTE [ Draws that depend on the boxes ]
     RandomIoUCrop draws until a crop keeps enough of the boxes, so its draws depend on
     them.  Its own make_params runs on the sample's boxes with torch's generator seeded
     from the (seed, index) stream (and put back after): the transform's own
     distribution and arithmetic, the same for any num_workers, and replayed by seeding
-    the same way before calling the user's object (tests/pipelines/detection/)."""
-    flat = [image, *(v for v in (target.values() if isinstance(target, dict) else ())
-                     if isinstance(v, tv_tensors.TVTensor))]
+    the same way before calling the user's object (tests/pipelines/detection/).  The
+    masks' stand-in (``skip``) is left out: its draws read the boxes and the size."""
+    flat = [image, *(v for k_, v in (target.items() if isinstance(target, dict) else ())
+                     if isinstance(v, tv_tensors.TVTensor) and k_ != skip)]
     check = getattr(step.obj, "check_inputs", None) or getattr(step.obj, "_check_inputs", None)
     if check is not None:  # as its forward does first (an image without boxes: TypeError)
         check(flat)
@@ -129,7 +131,7 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
     target, image).  With ``masks_later`` the target's "masks" is the stand-in of
     masks painted later (NOTE [ Masks painted into the slot ] in masks.py): the
     geometric steps leave it alone, and the Geometry's ``maps`` say which row and
-    column of the photo each output pixel takes (flips and nearest resizes)."""
+    column of the photo each output pixel takes (crops, flips and nearest resizes)."""
     h, w = size
     flip = False
     crop = (0, 0, w, h)
@@ -138,10 +140,14 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
     for step in program.steps:
         if step.kind == "ioucrop":
             params = box_params(step, draws, k, image if image is not None else canvas(h, w),
-                                target)
+                                target, skip)
             if params:
                 apply = getattr(step.obj, "transform", None) or step.obj._transform
-                target = _geometric(target, lambda v, p=params: apply(v, p))
+                target = _geometric(target, lambda v, p=params: apply(v, p), skip)
+                if maps is not None:
+                    top, left = params["top"], params["left"]
+                    maps = (maps[0][top:top + params["height"]],
+                            maps[1][left:left + params["width"]])
                 if image is not None:
                     image = apply(image, params)
                 crop = (params["left"], params["top"], params["width"], params["height"])

@@ -2,16 +2,16 @@
 
 NOTE [ Masks painted into the slot ]
 Made by the v2 wrapper, masks are copied four times (pycocotools' column-major
-decode, torch.stack, the flip, a fresh shared-memory file).  Where the native
-geometry is flips and resizes, the target is built without them, with a stand-in
+decode, torch.stack, the flip, a fresh shared-memory file).  Instead the target
+is built without them (native geometry: crops, flips, resizes), with a stand-in
 Mask (N, 1, 1) of instance numbers that the target steps (Sanitize, ToPureTensor)
 index and convert as they would the masks: what survives says which instances
 to paint, and in which class.  pycocotools makes each RLE as the wrapper has it
-(its rasterising rule); C paints them through index maps (flips, torch's nearest
-resize: draw.nearest) into the sample's row of the slot's mask field, viewed by
-the main process; masks larger than the row travel in a tensor of their own.  A
-crop, or an RLE of another size, keeps the wrapper's path; v1's converter is
-rebuilt here where it matches the user's on sample images (v1_builds_alike).
+(its rasterising rule); C paints them through index maps (crops, flips, torch's
+nearest resize: draw.nearest) into the sample's row of the slot's mask field, viewed by
+the main process; masks larger than the row travel in a tensor of their own.  An
+RLE of another size keeps the wrapper's path; v1's converter is rebuilt here
+where it matches the user's on sample images (v1_builds_alike).
 """
 from __future__ import annotations
 
@@ -36,9 +36,10 @@ PROBES = 3
 
 def painted(source, program: DetectionProgram) -> bool:
     """Whether the program's masks are painted into the slot (NOTE [ Masks painted
-    into the slot ]): flips are the only native geometry, and the v2 wrapper asked
-    for masks, or the v1 ConvertCocoPolysToMask builds them as v1_target does."""
-    if not all(s.kind in ("flip", "resize", "tensor", "target") for s in program.steps):
+    into the slot ]): every native step is one the maps follow, and the v2 wrapper
+    asked for masks, or the v1 ConvertCocoPolysToMask builds them as v1_target does."""
+    if not all(s.kind in ("ioucrop", "flip", "resize", "tensor", "target")
+               for s in program.steps):
         return False
     return source.v1_builds_alike if source.v1 else KEY in source.target_keys
 
