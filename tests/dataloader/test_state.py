@@ -165,3 +165,23 @@ def test_with_torchdata_a_datasets_own_state_is_saved_and_restored():
     resumed = loader()
     resumed.load_state_dict(state)
     assert [b.tolist() for b in resumed] == want
+
+
+def test_without_torchdata_a_plain_iterable_dataset_is_not_said_to_keep_state(monkeypatch,
+                                                                              caplog):
+    import jpegloader
+    from jpegloader.dataloader import loader as loader_module
+    monkeypatch.setattr(loader_module, "stateful_loader_class", lambda ours: None)
+
+    class Stream(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            return iter(range(10))
+    dl = jpegloader.DataLoader(Stream(), batch_size=2)
+    it = iter(dl)
+    next(it)
+    with caplog.at_level("WARNING", logger="jpegloader"):
+        state = dl.state_dict()
+    assert not [r for r in caplog.records if "keeps a state of its own" in r.getMessage()]
+    resumed = jpegloader.DataLoader(Stream(), batch_size=2)
+    resumed.load_state_dict(state)
+    assert [b.tolist() for b in resumed] == [b.tolist() for b in it]

@@ -25,8 +25,8 @@ from .eligibility import Eligibility, evaluate, fallback_message
 from .engine import IDLE_WORKERS_SECONDS, Admission, Engine, WorkerConfig
 from .resume import VERSION as STATE_VERSION
 from .resume import CountingIterator, LoaderView, Progress
-from .stateful_fallback import (TORCH_ARGUMENTS, keeps_state, load_into, stateful_loader,
-                                stateful_loader_class, warn_unsaved)
+from .stateful_fallback import (TORCH_ARGUMENTS, declares_state, keeps_state, load_into,
+                                stateful_loader, stateful_loader_class, warn_unsaved)
 from .stateful_fallback import unwrap as unwrap_torchdata
 from .stateful_fallback import wrap as wrap_torchdata
 from .trainers import watch
@@ -301,7 +301,7 @@ class DataLoader(TorchDataLoader[T_co]):
         delegate = self._stateful_delegate()
         if delegate is not None:
             return wrap_torchdata(delegate.state_dict(), STATE_VERSION)
-        if not self.eligibility.accelerated and keeps_state(self.dataset) and \
+        if not self.eligibility.accelerated and declares_state(self.dataset) and \
                 not self._unsaved_said:
             self._unsaved_said = True
             warn_unsaved(self.dataset)

@@ -32,13 +32,18 @@ TORCH_ARGUMENTS = frozenset({
     "pin_memory_device", "in_order", "snapshot_every_n_steps"})
 
 
+def declares_state(dataset) -> bool:
+    """Whether ``dataset`` has ``state_dict`` and ``load_state_dict`` (torchdata's
+    Stateful protocol)."""
+    return callable(getattr(dataset, "state_dict", None)) and \
+        callable(getattr(dataset, "load_state_dict", None))
+
+
 def keeps_state(dataset) -> bool:
     """Whether ``dataset`` may keep a state of its own (NOTE [ A dataset's own state
-    on the fallback ]): an IterableDataset (its iterators may), or a dataset with
-    ``state_dict`` and ``load_state_dict``."""
-    return isinstance(dataset, torch.utils.data.IterableDataset) or (
-        callable(getattr(dataset, "state_dict", None)) and
-        callable(getattr(dataset, "load_state_dict", None)))
+    on the fallback ]): it declares one, or it is an IterableDataset (whose
+    iterators may)."""
+    return isinstance(dataset, torch.utils.data.IterableDataset) or declares_state(dataset)
 
 
 def stateful_loader_class(ours: type):
@@ -92,5 +97,5 @@ def warn_unsaved(dataset) -> None:
                 "and restores it", type(dataset).__name__)
 
 
-__all__ = ["TORCHDATA", "TORCH_ARGUMENTS", "keeps_state", "load_into", "stateful_loader",
-           "stateful_loader_class", "unwrap", "warn_unsaved", "wrap"]
+__all__ = ["TORCHDATA", "TORCH_ARGUMENTS", "declares_state", "keeps_state", "load_into",
+           "stateful_loader", "stateful_loader_class", "unwrap", "warn_unsaved", "wrap"]
