@@ -132,6 +132,7 @@ class WorkerPool:
                                  balanced=num_workers > 1 and not decoder.runs_user_code)
         self._seen: list[dict[int, int]] = [{} for _ in range(num_workers)]  # slot -> generation
         self._in_flight: dict[tuple[int, int], _Flight] = {}
+        self._next_check = 0.0  # when receive() next checks that the workers live
         self.result_queue = context.Queue()
         self.task_queues = [context.Queue() for _ in range(num_workers)]
         self.workers = []
@@ -280,8 +281,16 @@ class WorkerPool:
         forever) and WorkerDied when a worker exits."""
         deadline = time.monotonic() + timeout if timeout > 0 else None
         while True:
+            # Every POLL_SECONDS, results arriving or not: while the other workers
+            # deliver, a crashed one's batch would otherwise be noticed only once they
+            # have filled their quotas and the queue runs dry.  (A worker that returned
+            # sent its reason first, an init failure: the queue says it.)
+            now = time.monotonic()
+            if now >= self._next_check:
+                self._next_check = now + POLL_SECONDS
+                self._check_workers(crashed_only=True)
             wait = POLL_SECONDS if deadline is None else \
-                min(POLL_SECONDS, max(0.0, deadline - time.monotonic()))
+                min(POLL_SECONDS, max(0.0, deadline - now))
             try:
                 result: Result = self.result_queue.get(timeout=wait)
             except queue.Empty:
@@ -317,8 +326,9 @@ class WorkerPool:
         self.assign.held = result.worker_id if result is not None and result.epoch >= 0 \
             else None
 
-    def _check_workers(self) -> None:
-        dead = [w for w in self.workers if not w.is_alive()]
+    def _check_workers(self, crashed_only: bool = False) -> None:
+        dead = [w for w in self.workers if not w.is_alive()
+                and not (crashed_only and w.exitcode == 0)]
         if dead:
             # torch's wording first, so code matching torch's message keeps working.
             pids = ", ".join(str(w.pid) for w in dead)
