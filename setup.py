@@ -92,46 +92,39 @@ if _BUILDING & set(sys.argv[1:]):
     check_build_requirements()
 
 csrc = "src/jpegloader/decoders/csrc"
-box_csrc = "src/jpegloader/pipelines/ssd/csrc"
-mask_csrc = "src/jpegloader/pipelines/detection/csrc"
 _COMMON_FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter",
                  "-fvisibility=hidden",
                  # an error from GCC 14 on: fail here too, not only on newer compilers
                  "-Werror=implicit-function-declaration",
                  # Pillow's and torch's float arithmetic is reproduced to the bit: no FMA
                  "-ffp-contract=off"]
+
+
+def _extension(name: str, folder: str, sources: list[str], depends: list[str], **settings):
+    """One of the package's C extensions, on the stable ABI (Python 3.11+)."""
+    return Extension(name, sources=[f"{folder}/{s}" for s in sources], depends=depends,
+                     define_macros=[("Py_LIMITED_API", "0x030B0000")], py_limited_api=True,
+                     extra_compile_args=_COMMON_FLAGS, **settings)
+
+
+def _pipeline_extension(name: str, folder: str, c_files: list[str]):
+    """A pipeline's own C arithmetic: no libjpeg, the shared buffer checks."""
+    return _extension(name, folder, ["module.c", *c_files],
+                      glob.glob(f"{folder}/*.h") + [f"{common_csrc}/buffer_checks.h"],
+                      include_dirs=[common_csrc])
+
+
 setup(
     ext_modules=[
-        Extension(
-            "jpegloader.decoders._jpeg",
-            sources=[f"{csrc}/module.c", f"{csrc}/pipeline.c", f"{csrc}/jpeg_region.c",
-                     f"{csrc}/coeffs.c", f"{csrc}/resample.c", f"{csrc}/layout.c",
-                     f"{csrc}/gather_rows.c", f"{csrc}/colour.c", f"{csrc}/dc_scans.c",
-                     f"{csrc}/padding.c"],
-            depends=glob.glob(f"{csrc}/*.h") + glob.glob(f"{common_csrc}/*.h"),
-            define_macros=[("Py_LIMITED_API", "0x030B0000")],
-            py_limited_api=True,
-            extra_compile_args=_COMMON_FLAGS,
-            **_libjpeg_settings(),
-        ),
-        Extension(
-            "jpegloader.pipelines.ssd._boxes",
-            sources=[f"{box_csrc}/module.c", f"{box_csrc}/boxes.c"],
-            depends=[f"{box_csrc}/boxes.h", f"{common_csrc}/buffer_checks.h"],
-            include_dirs=[common_csrc],
-            define_macros=[("Py_LIMITED_API", "0x030B0000")],
-            py_limited_api=True,
-            extra_compile_args=_COMMON_FLAGS,
-        ),
-        Extension(
-            "jpegloader.pipelines.detection._masks",
-            sources=[f"{mask_csrc}/module.c", f"{mask_csrc}/masks.c"],
-            depends=[f"{mask_csrc}/masks.h", f"{common_csrc}/buffer_checks.h"],
-            include_dirs=[common_csrc],
-            define_macros=[("Py_LIMITED_API", "0x030B0000")],
-            py_limited_api=True,
-            extra_compile_args=_COMMON_FLAGS,
-        ),
+        _extension("jpegloader.decoders._jpeg", csrc,
+                   ["module.c", "pipeline.c", "jpeg_region.c", "coeffs.c", "resample.c",
+                    "layout.c", "gather_rows.c", "colour.c", "dc_scans.c", "padding.c"],
+                   glob.glob(f"{csrc}/*.h") + glob.glob(f"{common_csrc}/*.h"),
+                   **_libjpeg_settings()),
+        _pipeline_extension("jpegloader.pipelines.ssd._boxes",
+                            "src/jpegloader/pipelines/ssd/csrc", ["boxes.c"]),
+        _pipeline_extension("jpegloader.pipelines.detection._masks",
+                            "src/jpegloader/pipelines/detection/csrc", ["masks.c"]),
     ],
     options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )
