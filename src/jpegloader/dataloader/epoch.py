@@ -245,29 +245,25 @@ class Epoch:
             return None
         start = time.perf_counter()
         pin, feed = self.settings.pin, self._feed
+        # NOTE [ From the slot to the device ]
+        # With device="cuda", the batch is lent and the device copy reads it from the
+        # slot itself: from pageable memory CUDA has read the source when the copy
+        # returns, and the slot is reused once the views are gone.  That is one host
+        # copy fewer than pinning first, in this process, where torch's loader pins in
+        # a thread of its own.  Pinned without a device, a batch whose samples fill
+        # part of their rows is assembled first, so only what they fill is copied.
         direct = feed is not None and feed.reads_host_at_once
-        if ZERO_COPY_SUPPORTED and (direct or pin and self._decoder.partial_rows):
-            # NOTE [ From the slot to the device ]
-            # With device="cuda", the batch is lent and the device copy reads it from
-            # the slot itself: from pageable memory CUDA has read the source when the
-            # copy returns, and the slot is reused once the views are gone.  That is
-            # one host copy fewer than pinning first, in this process, where torch's
-            # loader pins in a thread of its own.  Pinned without a device, a batch
-            # whose samples fill part of their rows is assembled first, so only what
-            # they fill is copied.
-            batch = self._decoder.assemble(self.pool.lend(slot, report.count), report.extras)
-            if not direct:
-                batch = _pinned(batch)
-                self.stats.add_seconds({"pin_copy": time.perf_counter() - start})
-            return batch
-        if pin or feed is not None or not ZERO_COPY_SUPPORTED:
+        pin_after = pin and not direct and self._decoder.partial_rows
+        if ZERO_COPY_SUPPORTED and (direct or pin_after or not (pin or feed is not None)):
+            tensors = self.pool.lend(slot, report.count)
+            stage = "pin_copy" if pin_after else "assembly"
+        else:
             tensors = [_copy(t[:report.count], pin) for t in slot.tensors]
             self.pool.release(slot)
             stage = "pin_copy" if pin or feed is not None else "assembly"
-        else:
-            tensors = self.pool.lend(slot, report.count)
-            stage = "assembly"
         batch = self._decoder.assemble(tensors, report.extras)
+        if pin_after:
+            batch = _pinned(batch)
         self.stats.add_seconds({stage: time.perf_counter() - start})
         return batch
 

@@ -23,7 +23,6 @@ from ..pipelines.random_stream import epoch_seed
 from .delivery import accelerator_available, map_tensors
 from .eligibility import Eligibility, evaluate, fallback_message
 from .engine import IDLE_WORKERS_SECONDS, Admission, Engine, WorkerConfig
-from .resume import VERSION as STATE_VERSION
 from .resume import CountingIterator, LoaderView, Progress
 from .stateful_fallback import (TORCH_ARGUMENTS, declares_state, keeps_state, load_into,
                                 stateful_loader, stateful_loader_class, warn_unsaved)
@@ -234,13 +233,11 @@ class DataLoader(TorchDataLoader[T_co]):
         progress = self._progress
         skip = progress.begin(LoaderView.of(self), super()._index_sampler)
         if not self.eligibility.accelerated:
+            # NOTE [ A dataset's own state on the fallback ]
             delegate = self._stateful_delegate()
-            if delegate is not None:  # NOTE [ A dataset's own state on the fallback ]
-                it = iter(delegate)
-                progress.epoch_started()
-            else:
-                it = super().__iter__()
-                progress.epoch_started()
+            it = iter(delegate) if delegate is not None else super().__iter__()
+            progress.epoch_started()
+            if delegate is None:  # torchdata's own loader resumes its stream itself
                 progress.skip_in_stream(it)
             return CountingIterator(self._to_device(it), progress.fallback_batch,
                                     progress.fallback_ended)
@@ -300,7 +297,7 @@ class DataLoader(TorchDataLoader[T_co]):
         NOTE [ Resuming bit-identically ] (dataloader/resume.py)."""
         delegate = self._stateful_delegate()
         if delegate is not None:
-            return wrap_torchdata(delegate.state_dict(), STATE_VERSION)
+            return wrap_torchdata(delegate.state_dict())
         if not self.eligibility.accelerated and declares_state(self.dataset) and \
                 not self._unsaved_said:
             self._unsaved_said = True

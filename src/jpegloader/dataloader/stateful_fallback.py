@@ -21,6 +21,8 @@ import logging
 
 import torch
 
+from .resume import VERSION
+
 _LG = logging.getLogger("jpegloader")
 #: The loader state's "fallback" when torchdata's StatefulDataLoader holds it.
 TORCHDATA = "torchdata"
@@ -78,8 +80,9 @@ def load_into(delegate, state: dict, dataset, accelerated: bool) -> None:
     delegate.load_state_dict(state)
 
 
-def wrap(state: dict, version: int) -> dict:
-    return {"version": version, "fallback": TORCHDATA, "state": state}
+def wrap(state: dict) -> dict:
+    """torchdata's ``state`` as a loader state."""
+    return {"version": VERSION, "fallback": TORCHDATA, "state": state}
 
 
 def unwrap(state) -> dict | None:

@@ -47,12 +47,14 @@ class DetectionPipeline(Pipeline):
         if source.v1 or masks.KEY in source.target_keys:
             # NOTE [ Masks painted into the slot ] (masks.py)
             maker = "your ConvertCocoPolysToMask" if source.v1 else "the wrapper"
-            how = "painted by C into the batch's slot" + (
-                f" (targets built as {maker} builds them on sample images)" if source.v1
-                else "") if in_ring(program) and masks.painted(source, program) else \
-                f"made by {maker} and moved with the native steps (a resize or crop comes " \
-                "before them, your objects run in the workers, or your target builder " \
-                "differs from the references')"
+            if in_ring(program) and masks.painted(source, program):
+                how = "painted by C into the batch's slot"
+                if source.v1:
+                    how += f" (targets built as {maker} builds them on sample images)"
+            else:
+                how = (f"made by {maker} and moved with the native steps (your objects run "
+                       "in the workers, or your target builder differs from the "
+                       "references')")
             checks.append(check("target.masks", True, f"instance masks {how}", "", ""))
         split = {"native": ["decode", *program.names], "yours": list(program.yours_names),
                  "collate": f"{collate} {where}"}

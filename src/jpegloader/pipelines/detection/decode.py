@@ -190,7 +190,8 @@ class DetectionBatchDecoder(BatchDecoder):
                                          masks_later=True)
                 if isinstance(target, dict) and KEY in target:
                     target = paint_survivors(
-                        target, counts, size, g.maps, work.arrays[1][k],
+                        target, counts, size, g.flip,
+                        None if g.keeps_the_photo(size) else g.maps, work.arrays[1][k],
                         lambda shape: _empty(shape, torch.uint8, not work.in_main))
                 return g, target
         g, target, _ = run_steps(self.program, work.draws, k, size,

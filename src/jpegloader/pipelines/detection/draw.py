@@ -123,6 +123,11 @@ class Geometry:
         """The photo as it is (for a sample the C core skips)."""
         return cls(size[0], size[1], False, (0, 0, size[1], size[0]))
 
+    def keeps_the_photo(self, size: tuple[int, int]) -> bool:
+        """Whether the output is the whole photo of ``size`` at that size, flipped or
+        not (its ``maps``, if any, are then the identity or its mirror)."""
+        return self.crop == (0, 0, size[1], size[0]) and (self.height, self.width) == size
+
 
 def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, int],
               target, image=None, masks_later: bool = False):

@@ -28,8 +28,6 @@ KEY = "masks"
 #: Each sample's row of the mask field holds the masks of this share of the
 #: dataset's images at their own size; the masks of the others travel apart.
 ROW_QUANTILE = 0.9
-
-
 #: How many of the dataset's annotated images v1_builds_alike compares on.
 PROBES = 3
 
@@ -125,8 +123,7 @@ def v1_builds_alike(source) -> bool:
             return False
         if counts is None:
             continue
-        identity = (np.arange(size[0]), np.arange(size[1]))
-        ours = paint_survivors(ours, counts, size, identity, np.empty(0, np.uint8),
+        ours = paint_survivors(ours, counts, size, False, None, np.empty(0, np.uint8),
                                lambda shape: torch.empty(shape, dtype=torch.uint8))
         ours[KEY] = ours[KEY].view(torch.empty(0, dtype=torch.uint8), *size)
         if not _alike(ours, theirs):
@@ -178,16 +175,6 @@ def rles(segmentations, size: tuple[int, int], polygons_only: bool = False
     return out
 
 
-def _mirror_only(rows: np.ndarray, cols: np.ndarray, h: int, w: int) -> bool | None:
-    """Whether the maps mirror an h x w mask (True) or leave it (False); None when
-    they resize it."""
-    if len(rows) != h or len(cols) != w or not np.array_equal(rows, np.arange(h)):
-        return None
-    if np.array_equal(cols, np.arange(w)):
-        return False
-    return True if np.array_equal(cols, np.arange(w)[::-1]) else None
-
-
 class Painted:
     """A sample's masks in the slot: which instances, their class, and, where they did
     not fit the row, the tensor that holds them."""
@@ -210,28 +197,29 @@ class Painted:
         return t.as_subclass(self.cls) if self.cls is not torch.Tensor else t
 
 
-def paint_survivors(target: dict, counts: list[bytes], size: tuple[int, int], maps,
-                    row: np.ndarray, empty) -> dict:
-    """Paints the instances that survived the target steps, from masks of ``size``
-    through ``maps`` (draw.run_steps's: the row and column each output pixel takes),
-    into ``row`` (or into ``empty(shape)``, a shared tensor, when they do not fit)
-    and puts a Painted in the stand-in's place."""
+def paint_survivors(target: dict, counts: list[bytes], size: tuple[int, int], flip: bool,
+                    maps, row: np.ndarray, empty) -> dict:
+    """Paints the instances that survived the target steps, from masks of ``size``,
+    mirrored when ``flip``, or through ``maps`` (draw.run_steps's: the row and column
+    each output pixel takes) where the steps cropped or resized, into ``row`` (or
+    into ``empty(shape)``, a shared tensor, when they do not fit) and puts a Painted
+    in the stand-in's place."""
     survivors = target[KEY]
     kept = tuple(counts[i] for i in survivors.as_subclass(torch.Tensor).reshape(-1).tolist())
     h, w = size
-    rows, cols = maps
-    need = len(kept) * len(rows) * len(cols)
+    out_h, out_w = (h, w) if maps is None else (len(maps[0]), len(maps[1]))
+    need = len(kept) * out_h * out_w
     apart = None
     if need <= row.size:
         out = row[:need]
     else:
-        apart = empty((len(kept), len(rows), len(cols)))
+        apart = empty((len(kept), out_h, out_w))
         out = apart.numpy()
-    flip = _mirror_only(rows, cols, h, w)
-    if flip is not None:
+    if maps is None:
         paint(kept, h, w, flip, out)
     else:
-        paint_mapped(kept, h, w, np.ascontiguousarray(rows), np.ascontiguousarray(cols), out)
+        paint_mapped(kept, h, w, np.ascontiguousarray(maps[0]), np.ascontiguousarray(maps[1]),
+                     out)
     return {**target, KEY: Painted(len(kept), type(survivors), apart)}
 
 

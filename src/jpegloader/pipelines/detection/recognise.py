@@ -217,7 +217,6 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
 def dataset_key(source: CocoSource) -> tuple:
     """Equal while the dataset reads the same images and annotations."""
     ds = source.coco_dataset
-    keys = ("v1", repr(source.convert)) if source.v1 else \
-        tuple(sorted(source.wrapped._target_keys or ()))
+    keys = ("v1", repr(source.convert)) if source.v1 else tuple(sorted(source.target_keys))
     return (id(ds.coco), str(ds.root), tuple(ds.ids), keys,
             None if source.indices is None else source.indices.tobytes())
