@@ -110,19 +110,22 @@ static void random_plan(jl_plan *p, int width, int height, int out_w, int out_h)
     random_axis(&p->x, (width + p->scale_denom - 1) / p->scale_denom, out_w);
     random_axis(&p->y, (height + p->scale_denom - 1) / p->scale_denom, out_h);
     for (k = 0; k < JL_COLOUR_STEPS; k++) {
-        p->colour.op[k] = below(3) ? JL_COLOUR_NONE : below(7) - 1; /* -1 .. blur */
+        p->colour.op[k] = below(3) ? JL_COLOUR_NONE : below(8) - 1; /* -1 .. permute */
         p->colour.value[k] = p->colour.op[k] == JL_COLOUR_HUE ? (float)below(256)
                                                               : (float)(2.0 * unit());
         if (p->colour.op[k] == JL_COLOUR_BLUR) { /* odd kernels, some too large */
             p->colour.value[k] += 0.05f;
             p->colour.arg[k] = (1 + 2 * below(12)) | (1 + 2 * below(12)) << 16;
         }
+        if (p->colour.op[k] == JL_COLOUR_PERMUTE) /* some not permutations */
+            p->colour.arg[k] = below(3) | below(3) << 2 | below(4) << 4;
     }
     if (below(4) == 0) { /* a padded crop: NOTE [ Padding a crop ] */
         jl_axis *axes[2] = {&p->x, &p->y};
         int sides[2] = {out_w, out_h}, i;
         p->pad_mode = 1 + below(4);
         p->pad_fill = (int32_t)(next_u64() & 0xFFFFFF);
+        p->colour_first = below(2); /* NOTE [ Colour before the padding ] */
         for (i = 0; i < 2; i++) {
             jl_axis *a = axes[i];
             a->pad_lo = below(8);
@@ -137,6 +140,7 @@ static void random_plan(jl_plan *p, int width, int height, int out_w, int out_h)
         p->filter = below(3) ? p->filter : (int32_t)next_u64();
         p->colour.op[below(JL_COLOUR_STEPS)] = below(3) ? JL_COLOUR_HUE : (int32_t)next_u64();
         p->colour.value[below(JL_COLOUR_STEPS)] = (float)(int32_t)next_u64();
+        p->colour_first = below(3) ? p->colour_first : (int32_t)next_u64();
     }
 }
 

@@ -6,6 +6,7 @@ import contextlib
 import io
 import os
 import random
+from collections import defaultdict
 
 import numpy as np
 import torch
@@ -161,16 +162,19 @@ def _simclr():
 def _detection_presets(policy: str):
     """torchvision's references/detection presets.py with --use-v2 and the default PIL
     backend: DetectionPresetTrain(data_augmentation=policy), or DetectionPresetEval;
-    "-uint8" leaves out ToDtype (uint8 images, normalised on the GPU).  (Its ssd and lsj
-    policies stay on torch's loader: docs/eligibility.md.)"""
+    "-uint8" leaves out ToDtype (uint8 images, normalised on the GPU)."""
     from torchvision import tv_tensors
     from torchvision.transforms import v2
+    mean = (123.0, 117.0, 104.0)
     augment = {
         "eval": [],
         "hflip": [v2.RandomHorizontalFlip(0.5)],
         "multiscale": [v2.RandomShortestSize(min_size=tuple(range(480, 801, 32)),
                                              max_size=1333), v2.RandomHorizontalFlip(0.5)],
         "ssdlite": [v2.RandomIoUCrop(), v2.RandomHorizontalFlip(0.5)],
+        "ssd": [v2.RandomPhotometricDistort(),
+                v2.RandomZoomOut(fill=defaultdict(lambda: mean, {tv_tensors.Mask: 0})),
+                v2.RandomIoUCrop(), v2.RandomHorizontalFlip(0.5)],
     }[policy.removesuffix("-uint8")]
     uint8 = policy.endswith("-uint8")  # normalised on the GPU: uint8 batches
     policy = policy.removesuffix("-uint8")
@@ -264,6 +268,8 @@ DETECTION_V2 = {
     "det-multiscale": (_DET + "RandomShortestSize(480-800, max_size=1333), flip",
                        "multiscale", False),
     "det-ssdlite": (_DET + "RandomIoUCrop, flip (SSDlite)", "ssdlite", False),
+    "det-ssd": (_DET + "RandomPhotometricDistort, RandomZoomOut, RandomIoUCrop, flip (SSD)",
+                "ssd", False),
     "det-eval": (_DET + "DetectionPresetEval: each photo at its own size", "eval", False),
     "det-hflip-uint8": (_DET + "RandomHorizontalFlip, ToImage: uint8 images (normalised on "
                         "the GPU)", "hflip-uint8", False),

@@ -48,14 +48,14 @@ _COLOUR = _record("jl_colour", [("op", ("<i4", (COLOUR_STEPS,))),
 PLAN_DTYPE = _record("jl_plan", [("skip", "<i4"), ("scale_denom", "<i4"), ("flip", "<i4"),
                                  ("filter", "<i4"), ("vertical_first", "<i4"),
                                  ("image_w", "<i4"), ("image_h", "<i4"), ("pad_mode", "<i4"),
-                                 ("pad_fill", "<i4"),
+                                 ("pad_fill", "<i4"), ("colour_first", "<i4"),
                                  ("x", _AXIS), ("y", _AXIS), ("colour", _COLOUR)],
                      _jpeg.PLAN_OFFSETS, _jpeg.PLAN_SIZES, _jpeg.PLAN_SIZE)
 
 #: ``colour.op`` entries (csrc/colour.h): each step of a sample's colour program.
-COLOUR_NONE, BRIGHTNESS, CONTRAST, SATURATION, HUE, GRAYSCALE, BLUR = (
+COLOUR_NONE, BRIGHTNESS, CONTRAST, SATURATION, HUE, GRAYSCALE, BLUR, PERMUTE = (
     _jpeg.COLOUR_OPS[k] for k in ("NONE", "BRIGHTNESS", "CONTRAST", "SATURATION", "HUE",
-                                  "GRAYSCALE", "BLUR"))
+                                  "GRAYSCALE", "BLUR", "PERMUTE"))
 #: The largest kernel side of a blur step.
 BLUR_MAX_KERNEL = _jpeg.COLOUR_OPS["BLUR_MAX_KERNEL"]
 #: ``filter`` values (csrc/resample.h): Pillow's convolution filters.

@@ -1,14 +1,16 @@
 """ColorJitter and grayscale draws shared by the pipelines, with torchvision's
 distributions: a uniformly random order of the four adjustments (torch.randperm(4)),
-each factor uniform in its range; the C core's colour program built from them;
-and the replay through torchvision's PIL ops."""
+each factor uniform in its range; the C core's colour program built from them
+(and from RandomPhotometricDistort's own params); and the replay through
+torchvision's PIL ops."""
 from __future__ import annotations
 
 import numpy as np
 from PIL import Image
 from torchvision.transforms import functional as F
 
-from ..decoders.jpeg import BRIGHTNESS, COLOUR_NONE, COLOUR_STEPS, HUE
+from ..decoders.jpeg import (BRIGHTNESS, COLOUR_NONE, COLOUR_STEPS, CONTRAST, HUE, PERMUTE,
+                             SATURATION)
 from ..decoders.plans import ColourProgram
 
 #: A colour step for a batch: (active bool[n], op int32[n], value float32[n]), and for a
@@ -72,6 +74,36 @@ def colour_program(steps: list[Step], n: int) -> ColourProgram:
         if kernel:
             arg[rows, pos[rows]] = kernel[0][rows]
         pos[rows] += 1
+    return ColourProgram(op, value, arg)
+
+
+def photometric_program(params: list[dict | None]) -> ColourProgram:
+    """RandomPhotometricDistort's steps, in its transform's order, from each sample's
+    own params (None: no distortion): brightness, contrast (before or after),
+    saturation, hue, then the channel permutation."""
+    n = len(params)
+    op = np.full((n, COLOUR_STEPS), COLOUR_NONE, dtype=np.int32)
+    value = np.zeros((n, COLOUR_STEPS), dtype=np.float32)
+    arg = np.zeros((n, COLOUR_STEPS), dtype=np.int32)
+    for i, p in enumerate(params):
+        if p is None:
+            continue
+        contrast = p["contrast_factor"]
+        before = p["contrast_before"]
+        steps = [(BRIGHTNESS, p["brightness_factor"]),
+                 (CONTRAST, contrast if before else None),
+                 (SATURATION, p["saturation_factor"]),
+                 (HUE, None if p["hue_factor"] is None else hue_shift(p["hue_factor"])),
+                 (CONTRAST, None if before else contrast)]
+        k = 0
+        for kind, v in steps:
+            if v is not None:
+                op[i, k], value[i, k] = kind, v
+                k += 1
+        perm = p["channel_permutation"]
+        if perm is not None:
+            a, b, c = (int(x) for x in perm)
+            op[i, k], arg[i, k] = PERMUTE, a | b << 2 | c << 4
     return ColourProgram(op, value, arg)
 
 

@@ -398,6 +398,27 @@ static void blur(uint8_t *planes[3], int h, int w, float sigma, int32_t arg, voi
     }
 }
 
+/* permute_channels: output channel i takes input channel p_i. */
+static void permute(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, int32_t arg)
+{
+    const int p0 = arg & 3, p1 = (arg >> 2) & 3, p2 = (arg >> 4) & 3;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        const uint8_t v[3] = {r[i], g[i], b[i]};
+        r[i] = v[p0];
+        g[i] = v[p1];
+        b[i] = v[p2];
+    }
+}
+
+/* A permutation of (0, 1, 2), packed as permute reads it. */
+static int permutation_ok(int32_t arg)
+{
+    const int p0 = arg & 3, p1 = (arg >> 2) & 3, p2 = (arg >> 4) & 3;
+    return (arg >> 6) == 0 && p0 < 3 && p1 < 3 && p2 < 3 && p0 != p1 && p1 != p2 &&
+           p0 != p2;
+}
+
 static int blur_kernel_ok(int32_t arg)
 {
     int kx = arg & 0xFFFF, ky = (arg >> 16) & 0xFFFF;
@@ -411,7 +432,9 @@ int jl_colour_is_valid(const jl_colour *c)
     for (k = 0; k < JL_COLOUR_STEPS; k++) {
         int op = c->op[k];
         float v = c->value[k];
-        if (op < JL_COLOUR_NONE || op > JL_COLOUR_BLUR)
+        if (op < JL_COLOUR_NONE || op > JL_COLOUR_PERMUTE)
+            return 0;
+        if (op == JL_COLOUR_PERMUTE && !permutation_ok(c->arg[k]))
             return 0;
         if (op == JL_COLOUR_HUE && !(v >= 0.0f && v < 256.0f && v == (float)(int)v))
             return 0;
@@ -468,6 +491,7 @@ void jl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, int h, int w, const jl_
         case JL_COLOUR_HUE: hue(r, g, b, n, (int)v); break;
         case JL_COLOUR_GRAYSCALE: grayscale(r, g, b, n); break;
         case JL_COLOUR_BLUR: blur(planes, h, w, v, c->arg[k], scratch); break;
+        case JL_COLOUR_PERMUTE: permute(r, g, b, n, c->arg[k]); break;
         default: break;
         }
     }

@@ -21,7 +21,7 @@
  * is one. */
 enum { JL_COLOUR_NONE = -1, JL_COLOUR_BRIGHTNESS = 0, JL_COLOUR_CONTRAST = 1,
        JL_COLOUR_SATURATION = 2, JL_COLOUR_HUE = 3, JL_COLOUR_GRAYSCALE = 4,
-       JL_COLOUR_BLUR = 5 };
+       JL_COLOUR_BLUR = 5, JL_COLOUR_PERMUTE = 6 };
 
 /* The largest Gaussian kernel side a blur step takes. */
 #define JL_BLUR_MAX_KERNEL 255
@@ -32,7 +32,9 @@ enum { JL_COLOUR_NONE = -1, JL_COLOUR_BRIGHTNESS = 0, JL_COLOUR_CONTRAST = 1,
  * value[k] is the blend factor of a brightness/contrast/saturation step, for
  * a hue step the byte added to H (torchvision: uint8(int32(hue * 255))),
  * held as an exact integer in a float, or a blur step's sigma.  arg[k] is a
- * blur step's kernel size, width | height << 16 (odd sides), else 0. */
+ * blur step's kernel size, width | height << 16 (odd sides), for a permute
+ * step the channels it takes, p0 | p1 << 2 | p2 << 4 (output channel i is
+ * input channel pi: torchvision's permute_channels), else 0. */
 typedef struct {
     int32_t op[JL_COLOUR_STEPS];
     float value[JL_COLOUR_STEPS];

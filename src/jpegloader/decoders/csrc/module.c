@@ -373,13 +373,13 @@ static const named_value plan_offsets[] = {
     FIELD(jl_plan, skip), FIELD(jl_plan, scale_denom), FIELD(jl_plan, flip),
     FIELD(jl_plan, filter), FIELD(jl_plan, vertical_first), FIELD(jl_plan, image_w),
     FIELD(jl_plan, image_h), FIELD(jl_plan, pad_mode), FIELD(jl_plan, pad_fill),
-    FIELD(jl_plan, x), FIELD(jl_plan, y),
+    FIELD(jl_plan, colour_first), FIELD(jl_plan, x), FIELD(jl_plan, y),
     FIELD(jl_plan, colour), {NULL, 0}};
 static const named_value plan_sizes[] = {
     FIELD_SIZE(jl_plan, skip), FIELD_SIZE(jl_plan, scale_denom), FIELD_SIZE(jl_plan, flip),
     FIELD_SIZE(jl_plan, filter), FIELD_SIZE(jl_plan, vertical_first),
     FIELD_SIZE(jl_plan, image_w), FIELD_SIZE(jl_plan, image_h), FIELD_SIZE(jl_plan, pad_mode),
-    FIELD_SIZE(jl_plan, pad_fill),
+    FIELD_SIZE(jl_plan, pad_fill), FIELD_SIZE(jl_plan, colour_first),
     FIELD_SIZE(jl_plan, x), FIELD_SIZE(jl_plan, y), FIELD_SIZE(jl_plan, colour), {NULL, 0}};
 static const named_value axis_offsets[] = {
     FIELD(jl_axis, in0), FIELD(jl_axis, in1), FIELD(jl_axis, src_lo), FIELD(jl_axis, src_size),
@@ -406,7 +406,8 @@ static const named_value colour_ops[] = {
     {"NONE", JL_COLOUR_NONE}, {"BRIGHTNESS", JL_COLOUR_BRIGHTNESS},
     {"CONTRAST", JL_COLOUR_CONTRAST}, {"SATURATION", JL_COLOUR_SATURATION},
     {"HUE", JL_COLOUR_HUE}, {"GRAYSCALE", JL_COLOUR_GRAYSCALE}, {"BLUR", JL_COLOUR_BLUR},
-    {"STEPS", JL_COLOUR_STEPS}, {"BLUR_MAX_KERNEL", JL_BLUR_MAX_KERNEL}, {NULL, 0}};
+    {"PERMUTE", JL_COLOUR_PERMUTE}, {"STEPS", JL_COLOUR_STEPS},
+    {"BLUR_MAX_KERNEL", JL_BLUR_MAX_KERNEL}, {NULL, 0}};
 static const named_value pad_modes[] = {
     {"none", JL_PAD_NONE}, {"constant", JL_PAD_CONSTANT}, {"edge", JL_PAD_EDGE},
     {"reflect", JL_PAD_REFLECT}, {"symmetric", JL_PAD_SYMMETRIC}, {NULL, 0}};

@@ -39,30 +39,6 @@ static void scratch_free(jl_scratch *s)
     free(s->map);
 }
 
-static int plan_is_valid(const jl_plan *p, int out_h, int out_w)
-{
-    const jl_axis *ax[2] = {&p->x, &p->y};
-    int n[2] = {out_w, out_h}, i;
-    if (p->scale_denom != 1 && p->scale_denom != 2 && p->scale_denom != 4 &&
-        p->scale_denom != 8)
-        return 0;
-    if (p->pad_mode < JL_PAD_NONE || p->pad_mode > JL_PAD_SYMMETRIC)
-        return 0;
-    if (p->filter < 0 || p->filter >= JL_FILTER_COUNT || !jl_colour_is_valid(&p->colour) ||
-        !jl_colour_fits(&p->colour, out_h, out_w) ||
-        p->image_w <= 0 || p->image_h <= 0)
-        return 0;
-    for (i = 0; i < 2; i++) {
-        const jl_axis *a = ax[i];
-        if (a->src_lo < 0 || a->src_size <= 0 || a->out_size <= 0 ||
-            !(a->in0 >= 0.0) || !(a->in1 > a->in0) || a->in1 > a->src_size)
-            return 0;
-        if (p->pad_mode == JL_PAD_NONE && (a->out_start < 0 || a->out_start > a->out_size - n[i]))
-            return 0;
-    }
-    return 1;
-}
-
 static size_t max_size(size_t a, size_t b)
 {
     return a > b ? a : b;
@@ -203,11 +179,16 @@ static int view_taps(const jl_plan *p, int out_h, int out_w, jl_view_taps *t, ch
 {
     int xlo, xhi, ylo, yhi;
     memset(t, 0, sizeof(*t));
-    if (!plan_is_valid(p, out_h, out_w) ||
+    if (!jl_plan_is_valid(p, out_h, out_w) ||
         jl_axis_part(&p->x, out_w, p->pad_mode, &t->x_start, &t->cols) ||
         jl_axis_part(&p->y, out_h, p->pad_mode, &t->y_start, &t->rows)) {
         snprintf(msg, JL_MSG_LEN, "invalid sample plan");
         return JL_ERROR;
+    }
+    if (p->colour_first) { /* NOTE [ Colour before the padding ] */
+        t->x_start = t->y_start = 0;
+        t->cols = p->x.out_size;
+        t->rows = p->y.out_size;
     }
     if (jl_coeffs_compute(&t->cx, p->filter, p->x.src_size, p->x.in0, p->x.in1, p->x.out_size,
                           t->x_start, t->cols) ||
@@ -302,6 +283,18 @@ static int fuses_output(const jl_plan *p, int out_type)
            !jl_colour_is_active(&p->colour) && !p->vertical_first && p->pad_mode == JL_PAD_NONE;
 }
 
+/* The colour program on three h x w planes at d. */
+static int apply_colour(jl_scratch *s, const jl_colour *c, int h, int w, uint8_t *d, char *msg)
+{
+    size_t plane = (size_t)h * w;
+    if (jl_grow((void **)&s->colour, &s->colour_size, jl_colour_scratch_size(c, h, w))) {
+        snprintf(msg, JL_MSG_LEN, "out of memory for the blur");
+        return JL_NO_MEMORY;
+    }
+    jl_colour_apply(d, d + plane, d + 2 * plane, h, w, c, s->colour);
+    return JL_OK;
+}
+
 /* From the resampled planes in s->d (padded into s->e first where the plan
  * pads): colour, flip, and the output: sample `out` of view `o`. */
 static int write_output(jl_scratch *s, const jl_plan *p, const jl_view_taps *t, void *out,
@@ -311,7 +304,17 @@ static int write_output(jl_scratch *s, const jl_plan *p, const jl_view_taps *t, 
     const float *lut = o->lut, *norm = o->norm;
     size_t plane = (size_t)out_h * out_w;
     uint8_t *d = s->d;
-    int ch;
+    int ch, colour = jl_colour_is_active(&p->colour);
+    /* NOTE [ Colour before the padding ]
+     * RandomPhotometricDistort runs before RandomZoomOut pads the photo and
+     * RandomIoUCrop crops it: its contrast mean is the whole photo's and the fill
+     * keeps its bytes.  Such a plan (colour_first, padded) resamples the whole
+     * resize, runs the colour program on it, then pads and keeps the window. */
+    if (colour && p->colour_first) {
+        if (apply_colour(s, &p->colour, t->rows, t->cols, s->d, msg) != JL_OK)
+            return JL_NO_MEMORY;
+        colour = 0;
+    }
     if (p->pad_mode != JL_PAD_NONE) { /* NOTE [ Padding a crop ] */
         if (jl_grow((void **)&s->e, &s->e_size, 3 * plane) ||
             jl_grow((void **)&s->map, &s->map_size, sizeof(int32_t) * ((size_t)out_w + out_h))) {
@@ -325,14 +328,8 @@ static int write_output(jl_scratch *s, const jl_plan *p, const jl_view_taps *t, 
     /* Every colour op is per pixel, uses a whole-image mean or is a blur with a
      * symmetric kernel and mirrored edges, so it commutes with the flip, which
      * stays last (as in the Python draws). */
-    if (jl_colour_is_active(&p->colour)) {
-        if (jl_grow((void **)&s->colour, &s->colour_size,
-                    jl_colour_scratch_size(&p->colour, out_h, out_w))) {
-            snprintf(msg, JL_MSG_LEN, "out of memory for the blur");
-            return JL_NO_MEMORY;
-        }
-        jl_colour_apply(d, d + plane, d + 2 * plane, out_h, out_w, &p->colour, s->colour);
-    }
+    if (colour && apply_colour(s, &p->colour, out_h, out_w, d, msg) != JL_OK)
+        return JL_NO_MEMORY;
     if (out_type == JL_OUT_UINT8_HWC) {
         jl_planes_interleave(d, plane, out_h, out_w, p->flip, (uint8_t *)out);
         return JL_OK;

@@ -41,9 +41,15 @@ typedef struct {
                                  one image size ] */
     int32_t pad_mode;       /* JL_PAD_* */
     int32_t pad_fill;       /* JL_PAD_CONSTANT's RGB bytes */
+    int32_t colour_first;   /* padded plans: the colour program runs on the whole
+                               resize before the padding (NOTE [ Colour before the
+                               padding ] in pipeline.c) */
     jl_axis x, y;
-    jl_colour colour;       /* applied after resampling */
+    jl_colour colour;       /* applied after resampling (and padding) */
 } jl_plan;
+
+/* 1 when every field of the plan is in range for an out_h x out_w output. */
+int jl_plan_is_valid(const jl_plan *p, int out_h, int out_w);
 
 /* Output element types of jl_decode_batch: float32 CHW through the table, uint8
  * CHW, or uint8 HWC (interleaved RGB rows: what a PIL image holds). */

@@ -38,9 +38,10 @@ from torchvision import tv_tensors
 
 from ...decoders import decode_batch
 from ...decoders import status as st
-from ...decoders.jpeg import FILTERS, EncodedBatch
+from ...decoders.jpeg import FILTERS, PAD_MODES, EncodedBatch
 from ...decoders.plans import Geometry, to_plans
 from ...sources.file_table import FileTable
+from ..colour import photometric_program
 from ..contract import BatchDecoder, BatchWork, DecodeOptions
 from ..random_stream import (COLLATE_STREAM, PIL_STREAM, generators_kept, seed_generators,
                              seeds)
@@ -138,7 +139,7 @@ class DetectionBatchDecoder(BatchDecoder):
         work.draws = draw(self.program, work.seed, work.indices)
         work.images = [None] * n
         # each sample's target, made with its geometry (some draws depend on the boxes:
-        # NOTE [ Draws that depend on the boxes ] in draw.py)
+        # NOTE [ Draws by the transforms' own make_params ] in draw.py)
         work.targets = [None] * n
 
     def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
@@ -155,16 +156,7 @@ class DetectionBatchDecoder(BatchDecoder):
                 except Exception:  # noqa: BLE001 - redone on the Python path, which names it
                     python_path[j] = True
             geometry.append(g)
-        crops = np.array([g.crop for g in geometry], np.int64).reshape(n, 4)
-        plans = to_plans(Geometry(
-            crop_x=crops[:, 0], crop_y=crops[:, 1], crop_w=crops[:, 2], crop_h=crops[:, 3],
-            resize_w=np.array([g.width for g in geometry], np.int64),
-            resize_h=np.array([g.height for g in geometry], np.int64),
-            keep_x=np.zeros(n, np.int64), keep_y=np.zeros(n, np.int64),
-            flip=np.array([g.flip for g in geometry], bool),
-            needs_padding=np.zeros(n, bool),
-            filter=np.full(n, FILTERS["bilinear"], np.int32)),
-            widths, heights, self.options.dct_scaling, skip=python_path)
+        plans = self._plans(geometry, widths, heights, python_path)
         status = np.zeros(n, np.int32)
         messages = [""] * n
         for j, k in enumerate(ks):
@@ -177,6 +169,39 @@ class DetectionBatchDecoder(BatchDecoder):
             if s[0] == st.OK:
                 work.images[k] = out
         return status, messages
+
+    def _plans(self, geometry: list[SampleGeometry], widths, heights, skip) -> np.ndarray:
+        """The C core's plans: the crop resized; or, for a padded program, the photo
+        resized, distorted, padded into its canvas and the window kept (NOTE [ Colour
+        before the padding ] in csrc/pipeline.c)."""
+        n = len(geometry)
+        crops = np.array([g.crop for g in geometry], np.int64).reshape(n, 4)
+        flip = np.array([g.flip for g in geometry], bool)
+        bilinear = np.full(n, FILTERS["bilinear"], np.int32)
+        if not self.program.padded:
+            return to_plans(Geometry(
+                crop_x=crops[:, 0], crop_y=crops[:, 1], crop_w=crops[:, 2], crop_h=crops[:, 3],
+                resize_w=np.array([g.width for g in geometry], np.int64),
+                resize_h=np.array([g.height for g in geometry], np.int64),
+                keep_x=np.zeros(n, np.int64), keep_y=np.zeros(n, np.int64), flip=flip,
+                needs_padding=np.zeros(n, bool), filter=bilinear),
+                widths, heights, self.options.dct_scaling, skip=skip)
+        w, h = np.asarray(widths, np.int64), np.asarray(heights, np.int64)
+        pads = np.array([g.pad or (0, 0, 1, 1) for g in geometry], np.int64).reshape(n, 4)
+        scaled = np.array([g.scaled or (1, 1) for g in geometry], np.int64).reshape(n, 2)
+        zero = np.zeros(n, np.int64)
+        distorts = any(s.kind == "distort" for s in self.program.steps)
+        plans = to_plans(Geometry(
+            crop_x=zero, crop_y=zero, crop_w=w, crop_h=h,
+            resize_w=scaled[:, 1], resize_h=scaled[:, 0],
+            keep_x=crops[:, 0], keep_y=crops[:, 1], flip=flip,
+            needs_padding=np.zeros(n, bool), filter=bilinear,
+            pad_mode=PAD_MODES["constant"], pad_fill=self.program.fill,
+            pad_x=pads[:, [0, 2]], pad_y=pads[:, [1, 3]]),
+            widths, heights, self.options.dct_scaling, skip=skip,
+            colour=photometric_program([g.distort for g in geometry]) if distorts else None)
+        plans["colour_first"] = distorts
+        return plans
 
     def _target(self, work: BatchWork, k: int, size: tuple[int, int]):
         """Sample ``k``'s geometry and target: its masks painted into the slot where

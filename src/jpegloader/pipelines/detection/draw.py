@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from PIL import Image
 from torchvision import tv_tensors
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as F1
@@ -50,24 +51,43 @@ def draw(program: DetectionProgram, seed: int, indices) -> Draws:
     return Draws(uniforms(seed, indices, max(program.slots, 1)), seed, indices)
 
 
-def box_params(step: Step, draws: Draws, k: int, image, target, skip: str | None = None
-               ) -> dict:
-    """NOTE [ Draws that depend on the boxes ]
+def own_params(step: Step, image, target, skip: str | None = None) -> dict | None:
+    """NOTE [ Draws by the transforms' own make_params ]
     RandomIoUCrop draws until a crop keeps enough of the boxes, so its draws depend on
-    them.  Its own make_params runs on the sample's boxes with torch's generator seeded
-    from the (seed, index) stream (and put back after): the transform's own
-    distribution and arithmetic, the same for any num_workers, and replayed by seeding
-    the same way before calling the user's object (tests/pipelines/detection/).  The
-    masks' stand-in (``skip``) is left out: its draws read the boxes and the size."""
+    them; RandomPhotometricDistort and RandomZoomOut draw with torch's generator too.
+    Each runs its own make_params (a _RandomApplyTransform's ``torch.rand(1) >= p``
+    first, as its forward does) on the sample's stand-ins, in step order, with torch's
+    generator seeded once per sample from the (seed, index) stream (and put back
+    after: run_steps): the transforms' own distributions and arithmetic, the same for
+    any num_workers, and replayed by seeding the same way before calling the user's
+    objects (tests/pipelines/detection/).  The masks' stand-in (``skip``) is left
+    out: the draws read the boxes and the size.  None: the step is not applied."""
     flat = [image, *(v for k_, v in (target.items() if isinstance(target, dict) else ())
                      if isinstance(v, tv_tensors.TVTensor) and k_ != skip)]
     check = getattr(step.obj, "check_inputs", None) or getattr(step.obj, "_check_inputs", None)
     if check is not None:  # as its forward does first (an image without boxes: TypeError)
         check(flat)
+    if step.kind == "zoomout" and torch.rand(1) >= step.obj.p:
+        return None
+    if step.kind == "fixedcrop":
+        return fixed_crop_params(step, *flat[0].shape[-2:])
     make = getattr(step.obj, "make_params", None) or step.obj._get_params
-    with generators_kept():
-        seed_generators(box_seed(draws, k))
-        return make(flat)
+    return make(flat)
+
+
+def fixed_crop_params(step: Step, h: int, w: int) -> dict:
+    """The references' FixedSizeCrop.forward on an h x w image: its window (top, left,
+    height, width), drawn as it draws it (one ``torch.rand(1)`` for both offsets, and
+    only when it crops); it pads right and bottom to its size.  ``state``: torch's
+    generator before the draw, for the object itself to draw the same."""
+    crop_h, crop_w = step.size
+    new_h, new_w = min(h, crop_h), min(w, crop_w)
+    top = left = 0
+    state = torch.get_rng_state()
+    if (new_h, new_w) != (h, w):
+        r = torch.rand(1)
+        top, left = int(max(h - crop_h, 0) * r), int(max(w - crop_w, 0) * r)
+    return {"top": top, "left": left, "height": new_h, "width": new_w, "state": state}
 
 
 def box_seed(draws: Draws, k: int) -> int:
@@ -117,6 +137,13 @@ class Geometry:
     crop: tuple[int, int, int, int]
     #: with masks painted later: the photo's row and column each output pixel takes
     maps: tuple[np.ndarray, np.ndarray] | None = None
+    #: padded programs: the zoom-out's canvas (left, top, width, height), where the
+    #: photo sits and ``crop`` is taken; the photo itself when it was not applied
+    pad: tuple[int, int, int, int] | None = None
+    #: RandomPhotometricDistort's params, None when the program has none
+    distort: dict | None = None
+    #: padded programs: the (height, width) the whole photo is resized to first
+    scaled: tuple[int, int] | None = None
 
     @classmethod
     def whole(cls, size: tuple[int, int]) -> Geometry:
@@ -126,7 +153,8 @@ class Geometry:
     def keeps_the_photo(self, size: tuple[int, int]) -> bool:
         """Whether the output is the whole photo of ``size`` at that size, flipped or
         not (its ``maps``, if any, are then the identity or its mirror)."""
-        return self.crop == (0, 0, size[1], size[0]) and (self.height, self.width) == size
+        return self.crop == (0, 0, size[1], size[0]) and (self.height, self.width) == size \
+            and self.pad in (None, (0, 0, size[1], size[0]))
 
 
 def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, int],
@@ -140,54 +168,102 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
     h, w = size
     flip = False
     crop = (0, 0, w, h)
+    pad = (0, 0, w, h) if program.padded else None
+    scaled = size if program.padded else None
+    distort = None
     skip = "masks" if masks_later else None
     maps = (np.arange(h), np.arange(w)) if masks_later else None
-    for step in program.steps:
-        if step.kind == "ioucrop":
-            params = box_params(step, draws, k, image if image is not None else canvas(h, w),
-                                target, skip)
-            if params:
-                apply = getattr(step.obj, "transform", None) or step.obj._transform
-                target = _geometric(target, lambda v, p=params: apply(v, p), skip)
-                if maps is not None:
-                    top, left = params["top"], params["left"]
-                    maps = (maps[0][top:top + params["height"]],
-                            maps[1][left:left + params["width"]])
-                if image is not None:
-                    image = apply(image, params)
-                crop = (params["left"], params["top"], params["width"], params["height"])
-                h, w = params["height"], params["width"]
-        elif step.kind == "flip":
-            if draws.flips(step, k):
-                flip = not flip
-                target = _flip_v1(step, target, w, skip) if step.v1 else \
-                    _geometric(target, F.horizontal_flip, skip)
-                if maps is not None:
-                    maps = (maps[0], maps[1][::-1])
-                if image is not None:
-                    image = F.horizontal_flip(image)
-        elif step.kind == "resize":
-            nh, nw = resized(step, draws, k, h, w)
-            if step.v1:  # resizes (and scales the boxes) even to the same size
-                target = _resize_v1(target, h, w, nh, nw, skip)
-                if image is not None:
-                    image = F1.resize(image, [nh, nw], interpolation=step.obj.interpolation)
-            elif (nh, nw) != (h, w):
-                target = _geometric(target, lambda v, s=[nh, nw]: F.resize(v, s), skip)
-                if image is not None:
-                    image = F.resize(image, [nh, nw])
-            if maps is not None and (step.v1 or (nh, nw) != (h, w)):
-                maps = (maps[0][nearest(h, nh)], maps[1][nearest(w, nw)])
-            h, w = nh, nw
-        elif step.kind == "tensor" and step.v1:
+    # NOTE [ Draws by the transforms' own make_params ]
+    own = any(s.kind in OWN_DRAWS for s in program.steps)
+    with generators_kept(own):
+        if own:
+            seed_generators(box_seed(draws, k))
+        for step in program.steps:
+            params = own_params(step, image if image is not None else canvas(h, w),
+                                target, skip) if step.kind in OWN_DRAWS else None
+            h, w, crop, pad, flip, maps, target, image = _step(
+                step, params, draws, k, h, w, crop, pad, flip, maps, target, image, skip)
+            if step.kind == "distort":
+                distort = params
+            elif pad is not None and step.kind in ("resize", "jitter"):
+                scaled, pad, crop = (h, w), (0, 0, w, h), (0, 0, w, h)  # before any padding
+    return Geometry(h, w, flip, crop, maps, pad, distort, scaled), target, image
+
+
+#: The steps whose draws are their own make_params' (the references' FixedSizeCrop:
+#: its forward's).
+OWN_DRAWS = ("ioucrop", "distort", "zoomout", "jitter", "fixedcrop")
+
+
+def _step(step, params, draws, k, h, w, crop, pad, flip, maps, target, image, skip):
+    """One native step of run_steps: the new (h, w, crop, pad, flip, maps, target,
+    image)."""
+    if step.kind == "distort":  # the pixels only (the C core's colour program)
+        if image is not None:
+            image = step.obj.transform(image, params)
+    elif step.kind == "zoomout":
+        if params is not None:  # no crop before it (lower.py): the canvas is all there is
+            left, top, right, bottom = params["padding"]
+            target = _geometric(target, lambda v: step.obj.transform(v, params), skip)
             if image is not None:
-                image = step.obj(image, None)[0]
-        elif step.kind == "target":
-            out, target = step.obj(canvas(h, w) if image is None else image, target)
-            image = None if image is None else out
-        elif image is not None:  # the tensor stage, on the image
-            image = step.obj(image)
-    return Geometry(h, w, flip, crop, maps), target, image
+                image = step.obj.transform(image, params)
+            h, w = top + h + bottom, left + w + right
+            pad, crop = (left, top, w, h), (0, 0, w, h)
+    elif step.kind == "fixedcrop":  # the user's object on the target (and image)
+        stand_in = image if image is not None else Image.new("RGB", (w, h))
+        with generators_kept():  # it draws what fixed_crop_params drew
+            torch.set_rng_state(params["state"])
+            out, target = step.obj(stand_in, target)
+        image = None if image is None else out
+        crop = (params["left"], params["top"], *step.size[::-1])
+        h, w = step.size
+    elif step.kind == "ioucrop":
+        if params:
+            apply = getattr(step.obj, "transform", None) or step.obj._transform
+            target = _geometric(target, lambda v, p=params: apply(v, p), skip)
+            if maps is not None:
+                top, left = params["top"], params["left"]
+                maps = (maps[0][top:top + params["height"]],
+                        maps[1][left:left + params["width"]])
+            if image is not None:
+                image = apply(image, params)
+            crop = (params["left"], params["top"], params["width"], params["height"])
+            h, w = params["height"], params["width"]
+    elif step.kind == "flip":
+        if draws.flips(step, k):
+            flip = not flip
+            target = _flip_v1(step, target, w, skip) if step.v1 else \
+                _geometric(target, F.horizontal_flip, skip)
+            if maps is not None:
+                maps = (maps[0], maps[1][::-1])
+            if image is not None:
+                image = F.horizontal_flip(image)
+    elif step.kind in ("resize", "jitter"):
+        nh, nw = params["size"] if step.kind == "jitter" else resized(step, draws, k, h, w)
+        if step.v1:  # resizes (and scales the boxes) even to the same size
+            target = _resize_v1(target, h, w, nh, nw, skip)
+            if image is not None:
+                image = F1.resize(image, [nh, nw], interpolation=step.obj.interpolation)
+        elif step.kind == "jitter":  # its own transform, even to the same size
+            target = _geometric(target, lambda v: step.obj.transform(v, params), skip)
+            if image is not None:
+                image = step.obj.transform(image, params)
+        elif (nh, nw) != (h, w):
+            target = _geometric(target, lambda v, s=[nh, nw]: F.resize(v, s), skip)
+            if image is not None:
+                image = F.resize(image, [nh, nw])
+        if maps is not None and (step.v1 or (nh, nw) != (h, w)):
+            maps = (maps[0][nearest(h, nh)], maps[1][nearest(w, nw)])
+        h, w = nh, nw
+    elif step.kind == "tensor" and step.v1:
+        if image is not None:
+            image = step.obj(image, None)[0]
+    elif step.kind == "target":
+        out, target = step.obj(canvas(h, w) if image is None else image, target)
+        image = None if image is None else out
+    elif image is not None:  # the tensor stage, on the image
+        image = step.obj(image)
+    return h, w, crop, pad, flip, maps, target, image
 
 
 @functools.lru_cache(maxsize=4096)
@@ -198,15 +274,30 @@ def nearest(n: int, m: int) -> np.ndarray:
     return torch.nn.functional.interpolate(ramp, size=m, mode="nearest").view(-1).long().numpy()
 
 
+#: A zoom-out's canvas has up to side_range[1] squared times the photo's pixels (16
+#: for the ssd policy), mostly cropped after: a slot's row holds this many times the
+#: photo, and a larger sample travels beside the batch (decode.py).
+ZOOM_ROW_AREA = 2
+
+
 def largest_output(program: DetectionProgram, sizes) -> int:
     """The most pixels the native steps give any of ``sizes`` ((height, width) pairs:
-    the annotation file's), over every size a resize step may draw."""
+    the annotation file's), over every size a resize step may draw; for a zoom-out,
+    ZOOM_ROW_AREA times the photo."""
     best = 1
     for h, w in {(int(h), int(w)) for h, w in sizes}:
         if h <= 0 or w <= 0:
             continue
         areas = [h * w]
         for step in program.steps:
+            if step.kind == "zoomout":  # no resize after it (lower.py)
+                areas = [a * ZOOM_ROW_AREA for a in areas]
+            if step.kind == "jitter":  # at its largest scale
+                t = step.obj
+                r = min(t.target_size[1] / w, t.target_size[0] / h) * t.scale_range[1]
+                areas = [int(w * r) * int(h * r)]
+            if step.kind == "fixedcrop":  # its size, always
+                areas = [step.size[0] * step.size[1]]
             if step.kind == "resize":  # one resize at most (lower.py)
                 drawn = step.sizes if step.shortest else step.sizes[:1]  # Resize: its size
                 areas = [a * b for a, b in (resized_to(step, c, h, w) for c in drawn)]

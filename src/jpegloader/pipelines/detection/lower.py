@@ -5,9 +5,13 @@ user's own objects from the first step that is not lowered.
 Lowered:
 - geometry, on the image natively and on the boxes and masks with torchvision's
   own kernels (``F.horizontal_flip``, ``F.resize``): ``RandomHorizontalFlip``,
-  ``RandomIoUCrop`` (its own ``make_params`` and ``transform`` on the target: draw.py),
-  and one resize before the tensor conversion (``RandomShortestSize``,
-  ``Resize``, bilinear: Pillow's arithmetic, which the C core reproduces);
+  ``RandomZoomOut`` and ``RandomIoUCrop`` (their own ``make_params`` and
+  ``transform`` on the target: draw.py), and one resize before the tensor
+  conversion (``RandomShortestSize``, ``Resize``, bilinear: Pillow's arithmetic,
+  which the C core reproduces; not after a zoom-out or a distortion);
+- ``RandomPhotometricDistort`` on the photo first (the ssd policy): its draws by its
+  own ``make_params``, its steps by the C core's colour program on the whole photo
+  before the zoom-out's padding (Pillow's arithmetic, bit-exact);
 - the tensor stage (``ToImage`` / ``PILToTensor``, ``ToDtype`` /
   ``ConvertImageDtype``, ``Normalize``), a table run on a 0..255 ramp
   (tensor_stage.py);
@@ -16,18 +20,19 @@ Lowered:
   ``SanitizeBoundingBoxes``, ``ToPureTensor``): the user's own objects, run on
   the target beside a stand-in image of the right size.
 
-Everything from the first other step on (``RandomPhotometricDistort``,
-``RandomZoomOut``, ``RandomIoUCrop``, ``ScaleJitter``, a resize on a tensor ...)
-runs as the user's objects in the workers on what the native part gives (NOTE
-[ Hybrid pipelines ] in classification/hybrid.py), and the verdict names the split;
-when the native part would hold no crop or resize (the ssd and lsj policies: the
-decode alone), it does not pay and the loader is torch's, saying so.
+Everything from the first other step on (a distortion of a tensor, ``ScaleJitter``,
+a resize on a tensor ...) runs as the user's objects in the workers on what the
+native part gives (NOTE [ Hybrid pipelines ] in classification/hybrid.py), and the
+verdict names the split; when the native part would hold no crop, resize or
+padding (the decode alone), it does not pay and the loader is torch's, saying so.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
+from PIL import Image
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import v2 as T2
 
@@ -43,12 +48,17 @@ PRESETS = ("DetectionPresetTrain", "DetectionPresetEval")
 @dataclass(frozen=True)
 class Step:
     """One native step.  ``kind``: "flip" (p), "resize" (sizes to draw from, or one
-    size, and max_size), "tensor" (in the table), "target" (the user's object, run
-    on the target)."""
+    size, and max_size), "jitter" (ScaleJitter: a resize its own make_params
+    draws), "ioucrop", "distort" (RandomPhotometricDistort), "zoomout" (RandomZoomOut:
+    the photo padded into a canvas), "fixedcrop" (the references' FixedSizeCrop: a
+    window of the resized photo, padded to its size), "tensor" (in the table),
+    "target" (the user's object, run on the target)."""
 
     kind: str
     name: str
     obj: object = field(compare=False, default=None)
+    fill: int = 0            # "zoomout", "fixedcrop": the fill's bytes, R | G << 8 | B << 16
+    size: tuple = ()         # "fixedcrop": (height, width)
     p: float = 0.0
     sizes: tuple = ()
     max_size: int | None = None
@@ -74,12 +84,27 @@ class DetectionProgram:
     collate_fn: object = field(compare=False, default=None)  # None: default_collate
 
     @property
+    def padded(self) -> bool:
+        """Whether the C core pads each photo (NOTE [ Colour before the padding ] in
+        csrc/pipeline.c): the photometric distortion runs on the whole photo, and the
+        zoom-out's canvas is the padding."""
+        return any(s.kind in PADDED for s in self.steps)
+
+    @property
+    def fill(self) -> int:
+        return next((s.fill for s in self.steps if s.kind in ("zoomout", "fixedcrop")), 0)
+
+    @property
     def names(self) -> list[str]:
         return [s.name for s in self.steps]
 
     @property
     def lut_array(self):
         return lut_array(self.lut)
+
+
+#: The steps after which the C core pads each photo.
+PADDED = ("distort", "zoomout", "fixedcrop")
 
 
 class _Split(Exception):
@@ -134,6 +159,49 @@ def transform_list(transforms) -> tuple[list | None, str]:
     return out, f"{len(out)} v2 transforms"
 
 
+def _pil_fill(t) -> int | None:
+    """RandomZoomOut's fill for a PIL image, as Pillow gets it (torchvision's _get_fill,
+    then _parse_fill: None is 0, ints by truncation), as RGB bytes; None when it is
+    not three bytes."""
+    try:
+        from torchvision.transforms.v2._utils import _get_fill
+        fill = _get_fill(t._fill, Image.Image)
+    except (AttributeError, ImportError, KeyError, TypeError):
+        return None
+    fill = 0 if fill is None else fill
+    fill = list(fill) if isinstance(fill, (list, tuple)) else [fill]
+    fill = fill * 3 if len(fill) == 1 else fill
+    try:
+        rgb = [int(v) for v in fill]
+    except (TypeError, ValueError):
+        return None
+    if len(rgb) != 3 or not all(0 <= v <= 255 for v in rgb):
+        return None
+    return rgb[0] | rgb[1] << 8 | rgb[2] << 16
+
+
+def _probed_fill(t, size: tuple[int, int]) -> int | None:
+    """The fill a FixedSizeCrop pads a PIL image with, read off its own output for a
+    small probe image (which it pads and does not crop, drawing nothing); None unless
+    that output is the probe at the top left and one colour elsewhere."""
+    probe = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3) * 11
+    try:
+        out = t(Image.fromarray(probe, "RGB"), None)
+        out = out[0] if isinstance(out, tuple) else out
+        pixels = np.asarray(out.convert("RGB")) if isinstance(out, Image.Image) else None
+    except Exception:  # noqa: BLE001 - a class of the user's that is not the references'
+        return None
+    if pixels is None or pixels.shape != (*size, 3) or \
+            not np.array_equal(pixels[:2, :3], probe):
+        return None
+    fill = pixels[-1, -1]
+    rest = pixels.copy()
+    rest[:2, :3] = fill
+    if not (rest == fill).all():
+        return None
+    return int(fill[0]) | int(fill[1]) << 8 | int(fill[2]) << 16
+
+
 def _bilinear(t) -> bool:
     mode = getattr(t, "interpolation", InterpolationMode.BILINEAR)
     return mode in (InterpolationMode.BILINEAR, "bilinear", 2)
@@ -147,6 +215,7 @@ class _Builder:
         self.float = False
         self.resized = False
         self.cropped = False
+        self.padded = False      # a zoom-out or a photometric distortion (padded plans)
         self.image_type = "pil"
         self.slots = 0
 
@@ -155,6 +224,10 @@ class _Builder:
         return self.slots - 1
 
     def add(self, t) -> None:
+        if type(t).__name__ == "FixedSizeCrop" and \
+                not type(t).__module__.startswith("torchvision."):
+            self._fixed_size_crop(t)
+            return
         if _is_v1(t):
             self._add_v1(t)
             return
@@ -171,8 +244,32 @@ class _Builder:
                 raise _Split
             self.cropped = True
             self.steps.append(Step("ioucrop", "RandomIoUCrop", t))
+        elif cls is T2.RandomPhotometricDistort:
+            # on the photo before any geometry: the C core runs it on the whole photo
+            # before padding (NOTE [ Colour before the padding ] in csrc/pipeline.c)
+            if self.tensor or self.resized or self.cropped or self.padded or \
+                    not callable(getattr(t, "make_params", None)):
+                raise _Split
+            self.padded = True
+            self.steps.append(Step("distort", "RandomPhotometricDistort", t))
+        elif cls is T2.RandomZoomOut:
+            fill = _pil_fill(t)
+            if self.tensor or self.resized or self.cropped or fill is None or any(
+                    s.kind == "zoomout" for s in self.steps) or \
+                    not callable(getattr(t, "make_params", None)):
+                raise _Split
+            self.padded = True
+            self.steps.append(Step("zoomout", f"RandomZoomOut(side_range={t.side_range}, "
+                                              f"p={t.p})", t, fill=fill))
         elif cls in (T2.RandomShortestSize, T2.Resize):
             self._resize(t)
+        elif cls is T2.ScaleJitter:
+            if self.tensor or self.resized or self.padded or self.cropped or \
+                    not _bilinear(t) or not callable(getattr(t, "make_params", None)):
+                raise _Split
+            self.resized = True
+            self.steps.append(Step("jitter", f"ScaleJitter({list(t.target_size)}, "
+                                             f"scale_range={t.scale_range})", t))
         elif cls in (T2.ToImage, T2.PILToTensor):
             if not self.tensor:
                 self.tensor = True
@@ -199,6 +296,22 @@ class _Builder:
             self.steps.append(Step("target", name, t))
         else:
             raise _Split
+
+    def _fixed_size_crop(self, t) -> None:
+        """The references' FixedSizeCrop (transforms.py), by name and attributes: a
+        window of the (resized) photo, padded right and bottom to its size with the
+        fill its own forward gives a probe image."""
+        size = (getattr(t, "crop_height", None), getattr(t, "crop_width", None))
+        if self.tensor or self.padded or self.cropped or \
+                getattr(t, "padding_mode", "constant") != "constant" or \
+                not all(isinstance(v, int) and v > 0 for v in size):
+            raise _Split
+        fill = _probed_fill(t, size)
+        if fill is None:
+            raise _Split
+        self.padded = True
+        self.steps.append(Step("fixedcrop", f"FixedSizeCrop({list(size)}) (references)", t,
+                               fill=fill, size=size))
 
     def _add_v1(self, t) -> None:
         """The references' v1 classes, recognised by name and attributes."""
@@ -233,8 +346,9 @@ class _Builder:
 
     def _resize(self, t) -> None:
         # A resize of a tensor is torch's arithmetic, not Pillow's; a second resize
-        # would resample twice: both run as yours.
-        if self.tensor or self.resized or not _bilinear(t):
+        # would resample twice; after a zoom-out or a distortion the C core would
+        # resize before padding and colour: all run as yours.
+        if self.tensor or self.resized or self.padded or not _bilinear(t):
             raise _Split
         if type(t) is T2.RandomShortestSize:
             sizes = tuple(int(s) for s in t.min_size)
@@ -269,7 +383,7 @@ def lower(transforms) -> tuple[DetectionProgram | None, list[Check]]:
         except _Split:
             split = k
             break
-    if split < len(steps) and not (b.resized or b.cropped):
+    if split < len(steps) and not (b.resized or b.cropped or b.padded):
         return None, [Check(RULE, False,
                             f"the native part would be the decode alone (it stops at "
                             f"transform {split} {type(steps[split]).__name__}) and the rest "
