@@ -6,6 +6,7 @@ The references' classes come from tests/detection_references_v1.py (written out 
 style); the photos are coco-sample's, copied to --files annotated images.
 
     python benchmarks/detection_v1.py [--files 1000] [--epochs 3] [--workers 2] [--batch-size 8]
+        [--policies hflip,multiscale,eval,lsj,ssd]
 """
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ def main() -> None:
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--policies", default="hflip,multiscale,eval,lsj,ssd",
+                   help="comma-separated: the presets' --data-augmentation policies, and eval")
     p.add_argument("--json", type=Path)
     args = p.parse_args()
     results = {}
@@ -45,7 +48,7 @@ def main() -> None:
         images, annotations = bd.replicate_coco(args.data / "val2017", args.data / "annotations"
                                                 / "instances_val2017.json", args.files,
                                                 Path(tmp))
-        for policy in ("hflip", "multiscale", "eval"):
+        for policy in args.policies.split(","):
             preset = R1.DetectionPresetEval() if policy == "eval" else \
                 R1.DetectionPresetTrain(data_augmentation=policy)
             ds = R1.get_coco(str(images), str(annotations),

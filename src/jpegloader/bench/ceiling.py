@@ -46,7 +46,8 @@ MODES = {"train": "roi2", "train-uint8": "roi2", "timm-train": "roi2", "dle-trai
          "eval": "ctr2", "eval-uint8": "ctr2", "deit-eval": "ctr2",
          # detection: each photo decoded whole, at its own size
          "det-hflip": "full", "det-multiscale": "full", "det-eval": "full", "maskrcnn": "full",
-         "det-hflip-uint8": "full", "det-ssdlite": "full", "det-ssd": "full"}
+         "det-hflip-uint8": "full", "det-ssdlite": "full", "det-ssd": "full",
+         "det-lsj": "full"}
 
 
 def build(source: Path) -> Path:

@@ -172,6 +172,8 @@ def _detection_presets(policy: str):
         "multiscale": [v2.RandomShortestSize(min_size=tuple(range(480, 801, 32)),
                                              max_size=1333), v2.RandomHorizontalFlip(0.5)],
         "ssdlite": [v2.RandomIoUCrop(), v2.RandomHorizontalFlip(0.5)],
+        "lsj": [v2.ScaleJitter(target_size=(1024, 1024), antialias=True),
+                FixedSizeCrop(size=(1024, 1024), fill=mean), v2.RandomHorizontalFlip(0.5)],
         "ssd": [v2.RandomPhotometricDistort(),
                 v2.RandomZoomOut(fill=defaultdict(lambda: mean, {tv_tensors.Mask: 0})),
                 v2.RandomIoUCrop(), v2.RandomHorizontalFlip(0.5)],
@@ -183,6 +185,37 @@ def _detection_presets(policy: str):
         tail += [v2.ConvertBoundingBoxFormat(tv_tensors.BoundingBoxFormat.XYXY),
                  v2.SanitizeBoundingBoxes()]
     return v2.Compose([*augment, *tail, v2.ToPureTensor()])
+
+
+class FixedSizeCrop(torch.nn.Module):
+    """The references' lsj crop-or-pad to a fixed size (transforms.py), as users carry it
+    for --use-v2: a window of the photo at a random offset, padded right and bottom with
+    ``fill``, its boxes moved by torchvision's v2 kernels."""
+
+    def __init__(self, size, fill=0):
+        super().__init__()
+        self.crop_height, self.crop_width = size
+        self.fill = fill
+        self.padding_mode = "constant"
+
+    def forward(self, img, target=None):
+        from torchvision.transforms.v2 import functional as F
+        height, width = F.get_size(img)
+        new_height, new_width = min(height, self.crop_height), min(width, self.crop_width)
+        if (new_height, new_width) != (height, width):
+            r = torch.rand(1)
+            top = int(max(height - self.crop_height, 0) * r)
+            left = int(max(width - self.crop_width, 0) * r)
+            img = F.crop(img, top, left, new_height, new_width)
+            if target is not None:
+                target["boxes"] = F.crop(target["boxes"], top, left, new_height, new_width)
+        pad = [0, 0, self.crop_width - new_width, self.crop_height - new_height]
+        if any(pad):
+            img = F.pad(img, pad, fill=list(self.fill) if isinstance(self.fill, tuple)
+                        else self.fill)
+            if target is not None:
+                target["boxes"] = F.pad(target["boxes"], pad)
+        return img, target
 
 
 def detection_collate(batch):
@@ -270,6 +303,8 @@ DETECTION_V2 = {
     "det-ssdlite": (_DET + "RandomIoUCrop, flip (SSDlite)", "ssdlite", False),
     "det-ssd": (_DET + "RandomPhotometricDistort, RandomZoomOut, RandomIoUCrop, flip (SSD)",
                 "ssd", False),
+    "det-lsj": (_DET + "ScaleJitter(1024), FixedSizeCrop(1024), flip (large-scale jitter)",
+                "lsj", False),
     "det-eval": (_DET + "DetectionPresetEval: each photo at its own size", "eval", False),
     "det-hflip-uint8": (_DET + "RandomHorizontalFlip, ToImage: uint8 images (normalised on "
                         "the GPU)", "hflip-uint8", False),

@@ -512,22 +512,36 @@ def test_v1_eval_batches_equal_torchs_loader(workers):
 
 
 @pytest.mark.parametrize("policy,backend", [("hflip", "pil"), ("hflip", "tensor"),
-                                            ("multiscale", "pil")])
+                                            ("multiscale", "pil"), ("lsj", "pil"),
+                                            ("ssd", "pil"), ("ssdlite", "pil"),
+                                            ("ssdlite", "tensor")])
 def test_v1_train_samples_equal_the_references_objects_replayed(policy, backend):
     ds = build_v1(policy, backend=backend)
     indices = list(range(len(ds)))
     seed = epoch_seed(4, 0)
-    decoder, ours = decoded(ds, indices, seed)
-    assert decoder.ring and all(s.v1 for s in decoder.program.steps)
+    decoder, ours = decoded(ds, indices, seed, DecodeOptions(dct_scaling=policy != "lsj"))
+    assert decoder.ring and all(s.v1 or s.kind == "fixedcrop" for s in decoder.program.steps)
     d = draw(decoder.program, seed, indices)
     for k, i in enumerate(indices):
         with replaying(decoder.program, d, k):
             ref = ds[i]
-        assert_same_sample(ours[k], ref, exact_pixels=policy == "hflip", where=f"sample {i}")
+        assert_same_sample(ours[k], ref, exact_pixels=policy != "multiscale",
+                           where=f"sample {i}")
 
 
-def test_v1_any_num_workers_gives_the_same_batches():
-    assert_same_for_any_workers(build_v1("multiscale"), seed=6)
+@pytest.mark.parametrize("policy", ["ssd", "ssdlite", "lsj"])
+def test_v1_masks_are_moved_as_the_references_move_them(policy):
+    # their ConvertCocoPolysToMask always makes masks; their RandomZoomOut and
+    # RandomIoUCrop leave them as they are, so they are not painted
+    ds = build_v1(policy)
+    decoder, ours = decoded(ds, [0, 1], epoch_seed(4, 1))
+    assert not decoder.masks
+    assert all("masks" in target for _, target in ours)
+
+
+@pytest.mark.parametrize("policy", ["multiscale", "ssd", "lsj"])
+def test_v1_any_num_workers_gives_the_same_batches(policy):
+    assert_same_for_any_workers(build_v1(policy), seed=6)
 
 
 def test_the_references_grouped_batch_sampler_keeps_working():

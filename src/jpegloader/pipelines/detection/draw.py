@@ -11,18 +11,17 @@ transform's own arithmetic (Python floats, then int).
 from __future__ import annotations
 
 import functools
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from PIL import Image
 from torchvision import tv_tensors
-from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as F1
 from torchvision.transforms.v2 import functional as F
 
 from ..random_stream import BOXES_STREAM, generators_kept, seed_generators, seeds, uniforms
+from . import references_v1 as v1
 from .lower import DetectionProgram, Step
 from .recognise import canvas
 
@@ -67,10 +66,16 @@ def own_params(step: Step, image, target, skip: str | None = None) -> dict | Non
     check = getattr(step.obj, "check_inputs", None) or getattr(step.obj, "_check_inputs", None)
     if check is not None:  # as its forward does first (an image without boxes: TypeError)
         check(flat)
+    h, w = flat[0].shape[-2:]
+    if step.v1:  # their forwards' draws (references_v1.py); RandomIoUCrop's: _step
+        return {"jitter": lambda: {"size": v1.jitter_size(step.obj, h, w)},
+                "distort": lambda: v1.distort_params(step.obj),
+                "zoomout": lambda: v1.zoom_out_params(step.obj, h, w),
+                "ioucrop": lambda: None}[step.kind]()
     if step.kind == "zoomout" and torch.rand(1) >= step.obj.p:
         return None
     if step.kind == "fixedcrop":
-        return fixed_crop_params(step, *flat[0].shape[-2:])
+        return fixed_crop_params(step, h, w)
     make = getattr(step.obj, "make_params", None) or step.obj._get_params
     return make(flat)
 
@@ -179,6 +184,10 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
         if own:
             seed_generators(box_seed(draws, k))
         for step in program.steps:
+            if image is not None and step.v1 and step.kind in OWN_DRAWS:
+                image, target = step.obj(image, target)  # the Python path: theirs
+                h, w = _size(image)
+                continue
             params = own_params(step, image if image is not None else canvas(h, w),
                                 target, skip) if step.kind in OWN_DRAWS else None
             h, w, crop, pad, flip, maps, target, image = _step(
@@ -190,8 +199,22 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
     return Geometry(h, w, flip, crop, maps, pad, distort, scaled), target, image
 
 
-#: The steps whose draws are their own make_params' (the references' FixedSizeCrop:
-#: its forward's).
+def _window(params: dict | None, crop, h: int, w: int):
+    """(crop, h, w) after a crop to ``params``' window (None: none)."""
+    if not params:
+        return crop, h, w
+    return (params["left"], params["top"], params["width"], params["height"]), \
+        params["height"], params["width"]
+
+
+def _size(image) -> tuple[int, int]:
+    """(height, width) of a PIL image or a tensor."""
+    return (image.height, image.width) if isinstance(image, Image.Image) else \
+        tuple(image.shape[-2:])
+
+
+#: The steps whose draws are their own make_params' (the references' FixedSizeCrop and
+#: v1 classes: their forwards').
 OWN_DRAWS = ("ioucrop", "distort", "zoomout", "jitter", "fixedcrop")
 
 
@@ -204,7 +227,8 @@ def _step(step, params, draws, k, h, w, crop, pad, flip, maps, target, image, sk
     elif step.kind == "zoomout":
         if params is not None:  # no crop before it (lower.py): the canvas is all there is
             left, top, right, bottom = params["padding"]
-            target = _geometric(target, lambda v: step.obj.transform(v, params), skip)
+            target = v1.zoom_out(target, params) if step.v1 else \
+                _geometric(target, lambda v: step.obj.transform(v, params), skip)
             if image is not None:
                 image = step.obj.transform(image, params)
             h, w = top + h + bottom, left + w + right
@@ -218,7 +242,10 @@ def _step(step, params, draws, k, h, w, crop, pad, flip, maps, target, image, sk
         crop = (params["left"], params["top"], *step.size[::-1])
         h, w = step.size
     elif step.kind == "ioucrop":
-        if params:
+        if step.v1:  # its draws depend on its own arithmetic on the target
+            params, target = v1.iou_crop(step.obj, h, w, target)
+            crop, h, w = _window(params, crop, h, w)
+        elif params:
             apply = getattr(step.obj, "transform", None) or step.obj._transform
             target = _geometric(target, lambda v, p=params: apply(v, p), skip)
             if maps is not None:
@@ -232,7 +259,7 @@ def _step(step, params, draws, k, h, w, crop, pad, flip, maps, target, image, sk
     elif step.kind == "flip":
         if draws.flips(step, k):
             flip = not flip
-            target = _flip_v1(step, target, w, skip) if step.v1 else \
+            target = v1.flip(step.obj, target, w, skip) if step.v1 else \
                 _geometric(target, F.horizontal_flip, skip)
             if maps is not None:
                 maps = (maps[0], maps[1][::-1])
@@ -241,7 +268,7 @@ def _step(step, params, draws, k, h, w, crop, pad, flip, maps, target, image, sk
     elif step.kind in ("resize", "jitter"):
         nh, nw = params["size"] if step.kind == "jitter" else resized(step, draws, k, h, w)
         if step.v1:  # resizes (and scales the boxes) even to the same size
-            target = _resize_v1(target, h, w, nh, nw, skip)
+            target = v1.resize(target, h, w, nh, nw, skip)
             if image is not None:
                 image = F1.resize(image, [nh, nw], interpolation=step.obj.interpolation)
         elif step.kind == "jitter":  # its own transform, even to the same size
@@ -303,32 +330,3 @@ def largest_output(program: DetectionProgram, sizes) -> int:
                 areas = [a * b for a, b in (resized_to(step, c, h, w) for c in drawn)]
         best = max(best, *areas)
     return best
-
-
-# -- the references' v1 transforms.py, on targets: their own arithmetic -------------------
-def _flip_v1(step: Step, target, width: int, skip: str | None = None):
-    """Their RandomHorizontalFlip on a target: boxes mirrored in place, masks flipped,
-    keypoints through their own module's _flip_coco_person_keypoints."""
-    boxes = target["boxes"]
-    boxes[:, [0, 2]] = width - boxes[:, [2, 0]]
-    if "masks" in target and skip != "masks":
-        target["masks"] = target["masks"].flip(-1)
-    if "keypoints" in target:
-        flip_keypoints = getattr(sys.modules.get(type(step.obj).__module__),
-                                 "_flip_coco_person_keypoints", None)
-        if flip_keypoints is None:
-            raise ValueError(f"{type(step.obj).__module__} has no "
-                             "_flip_coco_person_keypoints to flip the keypoints with")
-        target["keypoints"] = flip_keypoints(target["keypoints"], width)
-    return target
-
-
-def _resize_v1(target, h: int, w: int, nh: int, nw: int, skip: str | None = None):
-    """Their RandomShortestSize on a target: boxes scaled in place, masks resized by
-    nearest neighbour."""
-    target["boxes"][:, 0::2] *= nw / w
-    target["boxes"][:, 1::2] *= nh / h
-    if "masks" in target and skip != "masks":
-        target["masks"] = F1.resize(target["masks"], [nh, nw],
-                                    interpolation=InterpolationMode.NEAREST)
-    return target

@@ -128,7 +128,15 @@ class OnImage:
 #: The references' own v1 classes (references/detection/transforms.py), by name in users'
 #: copies: they take and return (image, target).
 V1_CLASSES = ("RandomHorizontalFlip", "RandomShortestSize", "PILToTensor", "ToDtype",
-              "ConvertImageDtype")
+              "ConvertImageDtype", "ScaleJitter", "RandomPhotometricDistort",
+              "RandomZoomOut", "RandomIoUCrop")
+#: The attributes each v1 class draws with (references_v1.py).
+V1_ATTRIBUTES = {"ScaleJitter": ("target_size", "scale_range"),
+                 "RandomPhotometricDistort": ("_brightness", "_contrast", "_saturation",
+                                              "_hue", "p"),
+                 "RandomZoomOut": ("fill", "side_range", "p"),
+                 "RandomIoUCrop": ("min_scale", "max_scale", "min_aspect_ratio",
+                                   "max_aspect_ratio", "options", "trials")}
 
 
 def _is_v1(t) -> bool:
@@ -175,6 +183,11 @@ def _pil_fill(t) -> int | None:
         rgb = [int(v) for v in fill]
     except (TypeError, ValueError):
         return None
+    return _rgb(rgb)
+
+
+def _rgb(rgb: list[int]) -> int | None:
+    """Three bytes packed as the C core's pad_fill, or None."""
     if len(rgb) != 3 or not all(0 <= v <= 255 for v in rgb):
         return None
     return rgb[0] | rgb[1] << 8 | rgb[2] << 16
@@ -316,9 +329,37 @@ class _Builder:
     def _add_v1(self, t) -> None:
         """The references' v1 classes, recognised by name and attributes."""
         name = type(t).__name__
+        if not all(hasattr(t, a) for a in V1_ATTRIBUTES.get(name, ())):
+            raise _Split
         if name == "RandomHorizontalFlip":
             self.steps.append(Step("flip", f"RandomHorizontalFlip(p={t.p}) (references)", t,
                                    p=float(t.p), slot=self.slot(), v1=True))
+        elif name == "ScaleJitter":
+            if self.tensor or self.resized or self.padded or self.cropped or \
+                    not _bilinear(t):
+                raise _Split
+            self.resized = True
+            self.steps.append(Step("jitter", f"ScaleJitter({list(t.target_size)}, scale_range="
+                                             f"{t.scale_range}) (references)", t, v1=True))
+        elif name == "RandomPhotometricDistort":
+            if self.tensor or self.resized or self.cropped or self.padded:
+                raise _Split
+            self.padded = True
+            self.steps.append(Step("distort", "RandomPhotometricDistort (references)", t,
+                                   v1=True))
+        elif name == "RandomZoomOut":
+            fill = _rgb([int(x) for x in t.fill]) if len(t.fill) == 3 else None
+            if self.tensor or self.resized or self.cropped or fill is None or any(
+                    s.kind == "zoomout" for s in self.steps):
+                raise _Split
+            self.padded = True
+            self.steps.append(Step("zoomout", f"RandomZoomOut(side_range={t.side_range}, "
+                                              f"p={t.p}) (references)", t, fill=fill, v1=True))
+        elif name == "RandomIoUCrop":
+            if self.resized or self.cropped:
+                raise _Split
+            self.cropped = True
+            self.steps.append(Step("ioucrop", "RandomIoUCrop (references)", t, v1=True))
         elif name == "RandomShortestSize":
             if self.tensor or self.resized or not _bilinear(t) or \
                     getattr(t, "max_size", None) is None:

@@ -36,8 +36,9 @@ def painted(source, program: DetectionProgram) -> bool:
     """Whether the program's masks are painted into the slot (NOTE [ Masks painted
     into the slot ]): every native step is one the maps follow, and the v2 wrapper
     asked for masks, or the v1 ConvertCocoPolysToMask builds them as v1_target does."""
-    if not all(s.kind in ("ioucrop", "flip", "resize", "distort", "tensor", "target")
-               for s in program.steps):
+    # the references' v1 RandomZoomOut and RandomIoUCrop leave the masks alone
+    if not all(s.kind in ("ioucrop", "flip", "resize", "distort", "tensor", "target") and
+               not (s.v1 and s.kind == "ioucrop") for s in program.steps):
         return False
     return source.v1_builds_alike if source.v1 else KEY in source.target_keys
 
