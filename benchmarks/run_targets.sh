@@ -38,7 +38,7 @@ bash benchmarks/large_photos.sh "$HOME/.cache/jpegloader/large-photos-v1"
     --batch-size 32 --epochs 5 --json "$OUT/coco-sample-1000.json"
 
 # torchvision's detection references: --use-v2 recipes, then the v1 default path
-"$PY" -m jpegloader.benchmark --recipe det-hflip,det-multiscale,maskrcnn,det-eval,det-ssdlite \
+"$PY" -m jpegloader.benchmark --recipe det-hflip,det-multiscale,maskrcnn,det-eval,det-ssdlite,det-ssd,det-lsj \
     --data "$DATA/coco-sample" --files 1000 --batch-size 8 --epochs 3 --memory-runs 1 \
     --ceiling --json "$OUT/detection-1000.json"
 "$PY" benchmarks/detection_v1.py --data "$DATA/coco-sample" --files 1000 --epochs 3 \

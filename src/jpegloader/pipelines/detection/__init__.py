@@ -5,6 +5,8 @@ Subsets or not), with the presets' transforms.  See NOTE [ A pipeline's contract
     recognise.py  recognise the dataset; what a sample reads (CocoSource)
     lower.py      lower the transforms: native steps, then the user's own objects
     draw.py       per-sample draws; the steps on targets (and images, for replay)
+    iou_crop.py   RandomIoUCrop's make_params with numpy arithmetic
+    references_v1.py  the references' own v1 classes: their draws and arithmetic
     decode.py     decode a batch; targets, the user's part and collate_fn
     masks.py      instance masks painted by C into the slot
     targets.py    targets packed in a worker, unpacked in the main process

@@ -122,7 +122,7 @@ class DetectionBatchDecoder(BatchDecoder):
                 shape)
             target = unpack(packed)
             if isinstance(target, dict) and isinstance(target.get(KEY), Painted):
-                target[KEY] = target[KEY].view(tensors[1][k], shape[-2], shape[-1])
+                target[KEY] = target[KEY].view(tensors[1][k])
             samples.append((image(x) if image is not None else x, target))
         return self.collate_fn(samples)
 

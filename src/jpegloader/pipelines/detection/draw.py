@@ -21,6 +21,7 @@ from torchvision.transforms import functional as F1
 from torchvision.transforms.v2 import functional as F
 
 from ..random_stream import BOXES_STREAM, generators_kept, seed_generators, seeds, uniforms
+from . import iou_crop
 from . import references_v1 as v1
 from .lower import DetectionProgram, Step
 from .recognise import canvas
@@ -66,7 +67,7 @@ def own_params(step: Step, image, target, skip: str | None = None) -> dict | Non
     check = getattr(step.obj, "check_inputs", None) or getattr(step.obj, "_check_inputs", None)
     if check is not None:  # as its forward does first (an image without boxes: TypeError)
         check(flat)
-    h, w = flat[0].shape[-2:]
+    h, w = _size(flat[0])
     if step.v1:  # their forwards' draws (references_v1.py); RandomIoUCrop's: _step
         return {"jitter": lambda: {"size": v1.jitter_size(step.obj, h, w)},
                 "distort": lambda: v1.distort_params(step.obj),
@@ -76,6 +77,9 @@ def own_params(step: Step, image, target, skip: str | None = None) -> dict | Non
         return None
     if step.kind == "fixedcrop":
         return fixed_crop_params(step, h, w)
+    if step.fast:  # NOTE [ RandomIoUCrop's draws, fast ] (iou_crop.py)
+        boxes = next(v for v in flat if isinstance(v, tv_tensors.BoundingBoxes))
+        return iou_crop.params(step.obj, iou_crop.xyxy(boxes), h, w)
     make = getattr(step.obj, "make_params", None) or step.obj._get_params
     return make(flat)
 

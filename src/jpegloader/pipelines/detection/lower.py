@@ -38,6 +38,7 @@ from torchvision.transforms import v2 as T2
 
 from ..contract import Check, check, object_name
 from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
+from . import iou_crop
 
 RULE = "dataset.transforms"
 #: The references' preset classes (presets.py), recognised by name in users' copies:
@@ -59,6 +60,7 @@ class Step:
     obj: object = field(compare=False, default=None)
     fill: int = 0            # "zoomout", "fixedcrop": the fill's bytes, R | G << 8 | B << 16
     size: tuple = ()         # "fixedcrop": (height, width)
+    fast: bool = False       # "ioucrop": its draws by iou_crop.params (it agrees)
     p: float = 0.0
     sizes: tuple = ()
     max_size: int | None = None
@@ -256,7 +258,7 @@ class _Builder:
                     getattr(t, "make_params", getattr(t, "_get_params", None))):
                 raise _Split
             self.cropped = True
-            self.steps.append(Step("ioucrop", "RandomIoUCrop", t))
+            self.steps.append(Step("ioucrop", "RandomIoUCrop", t, fast=iou_crop.agrees(t)))
         elif cls is T2.RandomPhotometricDistort:
             # on the photo before any geometry: the C core runs it on the whole photo
             # before padding (NOTE [ Colour before the padding ] in csrc/pipeline.c)

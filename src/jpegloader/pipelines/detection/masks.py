@@ -36,9 +36,10 @@ def painted(source, program: DetectionProgram) -> bool:
     """Whether the program's masks are painted into the slot (NOTE [ Masks painted
     into the slot ]): every native step is one the maps follow, and the v2 wrapper
     asked for masks, or the v1 ConvertCocoPolysToMask builds them as v1_target does."""
-    # the references' v1 RandomZoomOut and RandomIoUCrop leave the masks alone
-    if not all(s.kind in ("ioucrop", "flip", "resize", "distort", "tensor", "target") and
-               not (s.v1 and s.kind == "ioucrop") for s in program.steps):
+    # the references' v1 RandomZoomOut and RandomIoUCrop leave the masks as they are,
+    # and the maps are left alone too (draw.run_steps)
+    if not all(s.kind in ("ioucrop", "flip", "resize", "distort", "tensor", "target") or
+               (s.v1 and s.kind in ("zoomout", "jitter")) for s in program.steps):
         return False
     return source.v1_builds_alike if source.v1 else KEY in source.target_keys
 
@@ -126,7 +127,7 @@ def v1_builds_alike(source) -> bool:
             continue
         ours = paint_survivors(ours, counts, size, False, None, np.empty(0, np.uint8),
                                lambda shape: torch.empty(shape, dtype=torch.uint8))
-        ours[KEY] = ours[KEY].view(torch.empty(0, dtype=torch.uint8), *size)
+        ours[KEY] = ours[KEY].view(torch.empty(0, dtype=torch.uint8))
         if not _alike(ours, theirs):
             return False
         compared += 1
@@ -177,22 +178,25 @@ def rles(segmentations, size: tuple[int, int], polygons_only: bool = False
 
 
 class Painted:
-    """A sample's masks in the slot: which instances, their class, and, where they did
-    not fit the row, the tensor that holds them."""
+    """A sample's masks in the slot: how many, their size (the image's, or the photo's
+    where the references' v1 steps leave them as they are), their class, and, where
+    they did not fit the row, the tensor that holds them."""
 
-    __slots__ = ("count", "cls", "apart")
+    __slots__ = ("count", "size", "cls", "apart")
 
-    def __init__(self, count: int, cls: type, apart: torch.Tensor | None):
-        self.count, self.cls, self.apart = count, cls, apart
+    def __init__(self, count: int, size: tuple[int, int], cls: type,
+                 apart: torch.Tensor | None):
+        self.count, self.size, self.cls, self.apart = count, size, cls, apart
 
     def __getstate__(self):
-        return self.count, self.cls, self.apart
+        return self.count, self.size, self.cls, self.apart
 
     def __setstate__(self, state):
-        self.count, self.cls, self.apart = state
+        self.count, self.size, self.cls, self.apart = state
 
-    def view(self, row: torch.Tensor, h: int, w: int) -> torch.Tensor:
+    def view(self, row: torch.Tensor) -> torch.Tensor:
         """The masks as the user gets them, from the sample's row of the slot."""
+        h, w = self.size
         t = self.apart if self.apart is not None else \
             row[:self.count * h * w].view(self.count, h, w)
         return t.as_subclass(self.cls) if self.cls is not torch.Tensor else t
@@ -221,7 +225,7 @@ def paint_survivors(target: dict, counts: list[bytes], size: tuple[int, int], fl
     else:
         paint_mapped(kept, h, w, np.ascontiguousarray(maps[0]), np.ascontiguousarray(maps[1]),
                      out)
-    return {**target, KEY: Painted(len(kept), type(survivors), apart)}
+    return {**target, KEY: Painted(len(kept), (out_h, out_w), type(survivors), apart)}
 
 
 __all__ = ["KEY", "Painted", "paint_survivors", "painted", "rles", "row_bytes",
