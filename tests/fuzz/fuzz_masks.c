@@ -89,15 +89,16 @@ int main(int argc, char **argv)
         if (!h || !w)
             continue;
         int64_t nh = 1 + rand() % MAXS, nw = 1 + rand() % MAXS;
-        for (int64_t i = 0; i < nh; i++)
-            rows[i] = rand() % h;
+        for (int64_t i = 0; i < nh; i++)  /* -1: padding */
+            rows[i] = rand() % 8 ? rand() % h : -1;
         for (int64_t j = 0; j < nw; j++)
-            cols[j] = rand() % w;
+            cols[j] = rand() % 8 ? rand() % w : -1;
         if (jl_paint_rle_mapped(s, len, h, w, rows, nh, cols, nw, scratch, mapped))
             fail("mapped refused what plain took", it);
         for (int64_t i = 0; i < nh; i++)
             for (int64_t j = 0; j < nw; j++)
-                if (mapped[i * nw + j] != plain[rows[i] * w + cols[j]])
+                if (mapped[i * nw + j] !=
+                    (rows[i] < 0 || cols[j] < 0 ? 0 : plain[rows[i] * w + cols[j]]))
                     fail("mapped is not the gather", it);
     }
     printf("{\"inputs\": %ld, \"painted\": %ld}\n", iterations, ok);

@@ -76,11 +76,18 @@ def test_mapped_painting_samples_pycocotools_decode_by_the_maps():
         np.testing.assert_array_equal(out[1], out[0])
 
 
+def test_mapped_painting_pads_with_zeros_where_an_index_is_minus_one():
+    counts = b"0`0"  # a 4 x 4 mask of ones (no zeros, 16 ones)
+    out = np.full((1, 3, 3), 7, np.uint8)
+    paint_mapped((counts,), 4, 4, np.array([0, -1, 3]), np.array([-1, 2, 1]), out)
+    np.testing.assert_array_equal(out[0], [[0, 1, 1], [0, 0, 0], [0, 1, 1]])
+
+
 def test_mapped_painting_refuses_indices_outside_the_mask():
-    with pytest.raises(ValueError, match=r"rows\[1\] is outside 0..3"):
+    with pytest.raises(ValueError, match=r"rows\[1\] is outside -1..3"):
         paint_mapped((b"00",), 4, 4, np.array([0, 4]), np.array([0]), np.zeros(2, np.uint8))
-    with pytest.raises(ValueError, match=r"cols\[0\] is outside 0..3"):
-        paint_mapped((b"00",), 4, 4, np.array([0]), np.array([-1]), np.zeros(1, np.uint8))
+    with pytest.raises(ValueError, match=r"cols\[0\] is outside -1..3"):
+        paint_mapped((b"00",), 4, 4, np.array([0]), np.array([-2]), np.zeros(1, np.uint8))
     with pytest.raises(ValueError, match="out is a 3-byte buffer, expected 2 bytes"):
         paint_mapped((b"00",), 4, 4, np.array([0, 1]), np.array([0]), np.zeros(3, np.uint8))
 
@@ -328,3 +335,13 @@ def test_odd_polygons_and_an_annotation_without_its_image_give_what_torch_gives(
     assert str(theirs.value) in str(ours.value)
     kept = loader(ds, 0, on_error="skip", decode="exact")
     assert len(flat(kept)) == len(ds) - 1 and [i for i, _, _ in kept.skipped_samples] == [index]
+
+
+def test_masks_are_painted_through_a_fixed_size_crop_only_where_it_moves_them_as_theirs():
+    # the references' FixedSizeCrop keeps the masks of the boxes it keeps, cropped and
+    # padded; a copy that leaves the masks alone keeps its own path
+    from jpegloader.pipelines.detection.references_v1 import fixed_crop_moves_masks
+    from tests import detection_references_copy as R2
+    from tests import detection_references_v1 as R1
+    assert fixed_crop_moves_masks(R1.FixedSizeCrop((64, 48), fill=(1, 2, 3)), (64, 48))
+    assert not fixed_crop_moves_masks(R2.FixedSizeCrop((64, 48)), (64, 48))

@@ -93,10 +93,12 @@ def fixed_crop_params(step: Step, h: int, w: int) -> dict:
     new_h, new_w = min(h, crop_h), min(w, crop_w)
     top = left = 0
     state = torch.get_rng_state()
-    if (new_h, new_w) != (h, w):
+    cropped = (new_h, new_w) != (h, w)
+    if cropped:
         r = torch.rand(1)
         top, left = int(max(h - crop_h, 0) * r), int(max(w - crop_w, 0) * r)
-    return {"top": top, "left": left, "height": new_h, "width": new_w, "state": state}
+    return {"top": top, "left": left, "height": new_h, "width": new_w, "cropped": cropped,
+            "state": state}
 
 
 def box_seed(draws: Draws, k: int) -> int:
@@ -211,6 +213,12 @@ def _window(params: dict | None, crop, h: int, w: int):
         params["height"], params["width"]
 
 
+def _window_map(index: np.ndarray, start: int, count: int, length: int) -> np.ndarray:
+    """A map cropped to [start, start + count) and padded (-1) to ``length``."""
+    return np.concatenate([index[start:start + count],
+                           np.full(length - count, -1, index.dtype)])
+
+
 def _size(image) -> tuple[int, int]:
     """(height, width) of a PIL image or a tensor."""
     return (image.height, image.width) if isinstance(image, Image.Image) else \
@@ -239,9 +247,18 @@ def _step(step, params, draws, k, h, w, crop, pad, flip, maps, target, image, sk
             pad, crop = (left, top, w, h), (0, 0, w, h)
     elif step.kind == "fixedcrop":  # the user's object on the target (and image)
         stand_in = image if image is not None else Image.new("RGB", (w, h))
+        keys, masks = list(target), None
+        if maps is not None and skip in target:  # painted: the maps follow its window
+            keep = v1.fixed_crop_survivors(target["boxes"], params)
+            masks = target.pop(skip)[keep]
+            maps = (_window_map(maps[0], params["top"], params["height"], step.size[0]),
+                    _window_map(maps[1], params["left"], params["width"], step.size[1]))
         with generators_kept():  # it draws what fixed_crop_params drew
             torch.set_rng_state(params["state"])
             out, target = step.obj(stand_in, target)
+        if masks is not None:
+            target = {k: masks if k == skip else target[k] for k in keys if k in target or
+                      k == skip} | {k: v for k, v in target.items() if k not in keys}
         image = None if image is None else out
         crop = (params["left"], params["top"], *step.size[::-1])
         h, w = step.size

@@ -38,7 +38,7 @@ from torchvision.transforms import v2 as T2
 
 from ..contract import Check, check, object_name
 from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
-from . import iou_crop
+from . import iou_crop, references_v1
 
 RULE = "dataset.transforms"
 #: The references' preset classes (presets.py), recognised by name in users' copies:
@@ -61,6 +61,7 @@ class Step:
     fill: int = 0            # "zoomout", "fixedcrop": the fill's bytes, R | G << 8 | B << 16
     size: tuple = ()         # "fixedcrop": (height, width)
     fast: bool = False       # "ioucrop": its draws by iou_crop.params (it agrees)
+    moves_masks: bool = False  # "fixedcrop": masks as the references' (painted through)
     p: float = 0.0
     sizes: tuple = ()
     max_size: int | None = None
@@ -326,7 +327,8 @@ class _Builder:
             raise _Split
         self.padded = True
         self.steps.append(Step("fixedcrop", f"FixedSizeCrop({list(size)}) (references)", t,
-                               fill=fill, size=size))
+                               fill=fill, size=size,
+                               moves_masks=references_v1.fixed_crop_moves_masks(t, size)))
 
     def _add_v1(self, t) -> None:
         """The references' v1 classes, recognised by name and attributes."""

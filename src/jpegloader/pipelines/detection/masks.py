@@ -8,7 +8,7 @@ Mask (N, 1, 1) of instance numbers that the target steps (Sanitize, ToPureTensor
 index and convert as they would the masks: what survives says which instances
 to paint, and in which class.  pycocotools makes each RLE as the wrapper has it
 (its rasterising rule); C paints them through index maps (crops, flips, torch's
-nearest resize: draw.nearest) into the sample's row of the slot's mask field, viewed by
+nearest resize: draw.nearest; -1 pads) into the sample's row of the slot's mask field, viewed by
 the main process; masks larger than the row travel in a tensor of their own.  An
 RLE of another size keeps the wrapper's path; v1's converter is rebuilt here
 where it matches the user's on sample images (v1_builds_alike).
@@ -37,9 +37,11 @@ def painted(source, program: DetectionProgram) -> bool:
     into the slot ]): every native step is one the maps follow, and the v2 wrapper
     asked for masks, or the v1 ConvertCocoPolysToMask builds them as v1_target does."""
     # the references' v1 RandomZoomOut and RandomIoUCrop leave the masks as they are,
-    # and the maps are left alone too (draw.run_steps)
+    # and the maps are left alone too (draw.run_steps); their FixedSizeCrop's window
+    # and padding are followed where it moves masks as theirs does
     if not all(s.kind in ("ioucrop", "flip", "resize", "distort", "tensor", "target") or
-               (s.v1 and s.kind in ("zoomout", "jitter")) for s in program.steps):
+               (s.v1 and s.kind in ("zoomout", "jitter")) or s.moves_masks
+               for s in program.steps):
         return False
     return source.v1_builds_alike if source.v1 else KEY in source.target_keys
 

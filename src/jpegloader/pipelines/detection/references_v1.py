@@ -9,9 +9,12 @@ from __future__ import annotations
 import sys
 
 import torch
+from PIL import Image
 from torchvision.ops import box_iou
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as F1
+
+from ..random_stream import generators_kept
 
 
 def flip(obj, target, width: int, skip: str | None = None):
@@ -132,3 +135,47 @@ def iou_crop(obj, h: int, w: int, target) -> tuple[dict | None, dict]:
             target["boxes"][:, 0::2].clamp_(min=0, max=new_w)
             target["boxes"][:, 1::2].clamp_(min=0, max=new_h)
             return {"top": top, "left": left, "height": new_h, "width": new_w}, target
+
+
+def fixed_crop_survivors(boxes: torch.Tensor, window: dict) -> torch.Tensor:
+    """The boxes the references' FixedSizeCrop keeps when it crops to ``window`` (its
+    _crop's arithmetic on a copy): those still wider and taller than nothing."""
+    if not window["cropped"]:
+        return torch.ones(len(boxes), dtype=torch.bool)
+    b = boxes.as_subclass(torch.Tensor).clone()
+    b[:, 0::2] -= window["left"]
+    b[:, 1::2] -= window["top"]
+    b[:, 0::2].clamp_(min=0, max=window["width"])
+    b[:, 1::2].clamp_(min=0, max=window["height"])
+    return (b[:, 0] < b[:, 2]) & (b[:, 1] < b[:, 3])
+
+
+def fixed_crop_moves_masks(t, size: tuple[int, int]) -> bool:
+    """Whether a FixedSizeCrop moves masks as the references' does (those of the boxes
+    it keeps, cropped to its window, padded with zeros): run on a probe that it crops
+    and pads, against fixed_crop_survivors and the window it draws."""
+    crop_h, crop_w = size
+    h, w = crop_h + 37, max(crop_w // 2, 1)
+    # with torch.manual_seed(0) it crops 18 rows off the top: the first box goes
+    boxes = torch.tensor([[0.0, 0.0, w / 2, 0.5], [1.0, h - 20.0, w - 1.0, h - 1.0],
+                          [2.0, 10.0, w - 2.0, h - 5.0]])
+    masks = torch.randint(0, 2, (3, h, w), generator=torch.Generator().manual_seed(0),
+                          dtype=torch.uint8)
+    target = {"boxes": boxes.clone(), "labels": torch.arange(3), "masks": masks}
+    with generators_kept():
+        torch.manual_seed(0)
+        try:
+            out = t(Image.new("RGB", (w, h)), target)[1]
+        except Exception:  # noqa: BLE001 - not the references' class
+            return False
+        torch.manual_seed(0)
+        r = torch.rand(1)
+    top = int(max(h - crop_h, 0) * r)
+    window = {"cropped": True, "top": top, "left": 0, "height": min(h, crop_h), "width": w}
+    keep = fixed_crop_survivors(boxes, window)
+    want = torch.zeros((int(keep.sum()), crop_h, crop_w), dtype=torch.uint8)
+    want[:, :window["height"], :w] = masks[keep][:, top:top + window["height"]]
+    got = out.get("masks") if isinstance(out, dict) else None
+    return 0 < int(keep.sum()) < 3 and isinstance(got, torch.Tensor) and \
+        got.shape == want.shape and torch.equal(got, want) and \
+        torch.equal(out["labels"], torch.arange(3)[keep])

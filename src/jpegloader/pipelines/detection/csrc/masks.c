@@ -80,10 +80,14 @@ int jl_paint_rle_mapped(const char *s, size_t len, int64_t h, int64_t w, const i
     if (jl_paint_rle(s, len, h, w, 0, scratch))
         return -1;
     for (int64_t i = 0; i < nh; i++) {
-        const uint8_t *src = scratch + rows[i] * w;
         uint8_t *dst = out + i * nw;
+        if (rows[i] < 0) { /* padding */
+            memset(dst, 0, (size_t)nw);
+            continue;
+        }
+        const uint8_t *src = scratch + rows[i] * w;
         for (int64_t j = 0; j < nw; j++)
-            dst[j] = src[cols[j]];
+            dst[j] = cols[j] < 0 ? 0 : src[cols[j]];
     }
     return 0;
 }

@@ -16,9 +16,10 @@
 int jl_paint_rle(const char *s, size_t len, int64_t h, int64_t w, int flip, uint8_t *out);
 
 /* The same mask sampled by index maps: out is an nh x nw plane, row-major, with
- * out[i][j] = mask[rows[i]][cols[j]] (every index in range: the caller checks);
- * scratch holds h * w bytes.  A nearest-neighbour resize and any flips, composed
- * into the maps.  Returns as jl_paint_rle. */
+ * out[i][j] = mask[rows[i]][cols[j]], or 0 where either index is -1 (padding;
+ * every index in -1..h-1 or -1..w-1: the caller checks); scratch holds h * w
+ * bytes.  A nearest-neighbour resize, crops, paddings and flips, composed into
+ * the maps.  Returns as jl_paint_rle. */
 int jl_paint_rle_mapped(const char *s, size_t len, int64_t h, int64_t w, const int64_t *rows,
                         int64_t nh, const int64_t *cols, int64_t nw, uint8_t *scratch,
                         uint8_t *out);

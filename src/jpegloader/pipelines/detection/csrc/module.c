@@ -96,17 +96,17 @@ static PyObject *py_paint(PyObject *self, PyObject *args)
 PyDoc_STRVAR(paint_mapped_doc,
 "paint_mapped(counts, h, w, rows, cols, out) -> None\n\n"
 "Paints masks given as compressed RLE counts of h x w masks (a tuple of bytes)\n"
-"sampled by index maps: rows int64[nh] in [0, h), cols int64[nw] in [0, w);\n"
+"sampled by index maps: rows int64[nh] in [-1, h), cols int64[nw] in [-1, w);\n"
 "out, a writable uint8 buffer of len(counts) * nh * nw bytes, gets\n"
-"out[m][i][j] = mask_m[rows[i]][cols[j]].");
+"out[m][i][j] = mask_m[rows[i]][cols[j]], or 0 where an index is -1 (padding).");
 
-/* 0 when every index is in 0..limit-1, else -1 with a ValueError naming it. */
+/* 0 when every index is in -1..limit-1, else -1 with a ValueError naming it. */
 static int indices_in(const int64_t *index, Py_ssize_t n, Py_ssize_t limit, const char *name)
 {
     Py_ssize_t i;
     for (i = 0; i < n; i++)
-        if (index[i] < 0 || index[i] >= limit) {
-            PyErr_Format(PyExc_ValueError, "%s[%zd] is outside 0..%zd", name, i, limit - 1);
+        if (index[i] < -1 || index[i] >= limit) {
+            PyErr_Format(PyExc_ValueError, "%s[%zd] is outside -1..%zd", name, i, limit - 1);
             return -1;
         }
     return 0;
