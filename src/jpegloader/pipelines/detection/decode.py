@@ -18,12 +18,12 @@ NOTE [ Detection batches in the ring ]
 Images differ in size from sample to sample, so a slot holds, per sample, room
 for the largest image the recipe can give (sized from the annotation file's
 image sizes and every size a resize step may draw: draw.largest_output), and
-each image is written at the start of its sample's row.  The report carries
-each sample's shape and its packed target (NOTE [ Packed targets ] in
-targets.py); the main process views each image in the slot and runs the
-references' zip collate_fn on the samples.  An image larger than its row (a
-file bigger than the annotation file says) travels as a shared-memory tensor
-beside them.  Where the user's objects run after the native part, or the
+the batch's rows are one arena: each image is written after the last.  The
+report carries each sample's place, shape and packed target (NOTE [ Packed
+targets ] in targets.py); the main process views each image in the slot and
+runs the references' zip collate_fn on the samples.  An image that no longer
+fits (a zoom-out's canvas, a file bigger than the annotation file says) travels
+as a shared-memory tensor beside them.  Where the user's objects run after the native part, or the
 collate_fn is not a zip (a stack, a padding), the worker runs them and the
 batch goes through the result queue as torch's loader sends it; its images are
 then shared-memory tensors from the start.
@@ -114,12 +114,12 @@ class DetectionBatchDecoder(BatchDecoder):
     def assemble(self, tensors, extras=None):
         """The samples from the slot's rows and the packed targets, through the zip
         collate_fn (NOTE [ Detection batches in the ring ])."""
-        rows = tensors[0]
+        arena = tensors[0].view(-1)
         image = tv_tensors.Image if self.program.image_type == "image" else None
         samples = []
-        for k, shape, apart, packed in extras:
-            x = apart if apart is not None else rows[k, :shape[0] * shape[1] * shape[2]].view(
-                shape)
+        for k, at, shape, apart, packed in extras:
+            x = apart if apart is not None else \
+                arena[at:at + shape[0] * shape[1] * shape[2]].view(shape)
             target = unpack(packed)
             if isinstance(target, dict) and isinstance(target.get(KEY), Painted):
                 target[KEY] = target[KEY].view(tensors[1][k])
@@ -138,6 +138,7 @@ class DetectionBatchDecoder(BatchDecoder):
         n = len(work.indices)
         work.draws = draw(self.program, work.seed, work.indices)
         work.images = [None] * n
+        work.arena = 0  # elements of the images' arena filled (_place)
         # each sample's target, made with its geometry (some draws depend on the boxes:
         # NOTE [ Draws by the transforms' own make_params ] in draw.py)
         work.targets = [None] * n
@@ -230,10 +231,24 @@ class DetectionBatchDecoder(BatchDecoder):
             pixels = np.empty((1, g.height, g.width, 3), np.uint8)
             return pixels, pixels
         shape = (3, g.height, g.width)
-        if self.ring and 3 * g.height * g.width <= self.row_elems:
-            return shape, work.arrays[0][k, :3 * g.height * g.width].reshape(1, *shape)
+        at = self._place(work, 3 * g.height * g.width)
+        if at is not None:
+            return (at, shape), work.arrays[0].reshape(-1)[at:at + 3 * g.height * g.width
+                                                            ].reshape(1, *shape)
         t = _empty(shape, self.dtype, not work.in_main)
         return t, t.numpy()[None]
+
+    def _place(self, work: BatchWork, elems: int) -> int | None:
+        """Where the next image of ``elems`` goes in the slot's images field (the
+        batch's rows as one arena, each image after the last, 64-byte aligned), or
+        None when it does not fit (NOTE [ Detection batches in the ring ])."""
+        if not self.ring:
+            return None
+        at = -(-work.arena // 16) * 16
+        if at + elems > work.arrays[0].size:
+            return None
+        work.arena = at + elems
+        return at
 
     def redo(self, work: BatchWork, k: int) -> None:
         """Sample ``k`` as the dataset reads it, through the reference's own steps."""
@@ -244,9 +259,10 @@ class DetectionBatchDecoder(BatchDecoder):
                                             self.source.target(row, size, image), image)
         if self.ring:
             out = out.as_subclass(torch.Tensor)
-            if out.numel() <= self.row_elems:
-                work.arrays[0][k, :out.numel()] = out.reshape(-1).numpy()
-                out = tuple(out.shape)
+            at = self._place(work, out.numel())
+            if at is not None:
+                work.arrays[0].reshape(-1)[at:at + out.numel()] = out.reshape(-1).numpy()
+                out = (at, tuple(out.shape))
         work.images[k] = out
 
     def fields(self, work: BatchWork):
@@ -271,16 +287,18 @@ class DetectionBatchDecoder(BatchDecoder):
                 work.report.payload = self.collate_fn(samples)
 
     def _finish_in_ring(self, work: BatchWork) -> None:
-        """Each kept sample's row, shape, image apart (or None) and packed target."""
+        """Each kept sample's row, image's place in the arena and shape, image apart (or
+        None) and packed target; the rows the batch uses: its samples' and the arena's."""
         extras = []
         for k in np.flatnonzero(work.keep):
             k = int(k)
             out = work.images[k]
             apart = out if isinstance(out, torch.Tensor) else None
-            shape = tuple(out.shape) if apart is not None else out
-            extras.append((k, shape, apart, pack(work.targets[k])))
+            at, shape = (0, tuple(out.shape)) if apart is not None else out
+            extras.append((k, at, shape, apart, pack(work.targets[k])))
         work.report.extras = extras
-        work.report.count = extras[-1][0] + 1 if extras else 0
+        work.report.count = max(extras[-1][0] + 1, -(-work.arena // self.row_elems)) \
+            if extras else 0
 
     def _sample(self, work: BatchWork, k: int):
         p = self.program
