@@ -45,6 +45,11 @@ class Geometry:
     pad_y: np.ndarray | None = None
 
 
+def packed_fill(rgb) -> int:
+    """Three fill bytes (R, G, B) packed as a plan's ``pad_fill``: R | G << 8 | B << 16."""
+    return int(rgb[0]) | int(rgb[1]) << 8 | int(rgb[2]) << 16
+
+
 @dataclass
 class ColourProgram:
     """Per-sample colour steps (decoders.jpeg.BRIGHTNESS ... BLUR), run in order."""

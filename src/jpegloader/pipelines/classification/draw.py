@@ -30,7 +30,7 @@ from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as F
 
 from ...decoders.jpeg import BLUR, FILTERS, GRAYSCALE, PAD_MODES
-from ...decoders.plans import ColourProgram, Geometry
+from ...decoders.plans import ColourProgram, Geometry, packed_fill
 from ..colour import (
     colour_program,
     jitter_factors,
@@ -168,10 +168,6 @@ def _padded_crop(op: ops.RandomCrop, width, height, u: np.ndarray, flip) -> _Cro
                        (pw + 2 * extra_w < tw) | (ph + 2 * extra_h < th))
 
 
-def _rgb(fill) -> int:
-    return int(fill[0]) | int(fill[1]) << 8 | int(fill[2]) << 16
-
-
 def padded_for_crop(image: Image.Image, op: ops.RandomCrop) -> Image.Image:
     """torchvision's RandomCrop padding of a PIL image."""
     fill = tuple(op.fill)
@@ -234,7 +230,7 @@ def draw(program: ClassificationProgram, widths, heights, seed: int, indices) ->
             params.append((w.top, w.left))
             padding |= w.too_small
             if op.pads:
-                pad_mode, pad_fill = PAD_MODES[op.mode], _rgb(op.fill)
+                pad_mode, pad_fill = PAD_MODES[op.mode], packed_fill(op.fill)
                 pad_x, pad_y = w.pad_x, w.pad_y
                 if resize_w is None:  # the image itself, resized to its own size
                     resize_w, resize_h = cur_w.copy(), cur_h.copy()

@@ -36,6 +36,7 @@ from PIL import Image
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import v2 as T2
 
+from ...decoders.plans import packed_fill
 from ..contract import Check, check, object_name
 from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
 from . import iou_crop, references_v1
@@ -193,7 +194,7 @@ def _rgb(rgb: list[int]) -> int | None:
     """Three bytes packed as the C core's pad_fill, or None."""
     if len(rgb) != 3 or not all(0 <= v <= 255 for v in rgb):
         return None
-    return rgb[0] | rgb[1] << 8 | rgb[2] << 16
+    return packed_fill(rgb)
 
 
 def _probed_fill(t, size: tuple[int, int]) -> int | None:
@@ -215,7 +216,7 @@ def _probed_fill(t, size: tuple[int, int]) -> int | None:
     rest[:2, :3] = fill
     if not (rest == fill).all():
         return None
-    return int(fill[0]) | int(fill[1]) << 8 | int(fill[2]) << 16
+    return packed_fill(fill)
 
 
 def _bilinear(t) -> bool:
