@@ -23,10 +23,10 @@ report carries each sample's place, shape and packed target (NOTE [ Packed
 targets ] in targets.py); the main process views each image in the slot and
 runs the references' zip collate_fn on the samples.  An image that no longer
 fits (a zoom-out's canvas, a file bigger than the annotation file says) travels
-as a shared-memory tensor beside them.  Where the user's objects run after the native part, or the
-collate_fn is not a zip (a stack, a padding), the worker runs them and the
-batch goes through the result queue as torch's loader sends it; its images are
-then shared-memory tensors from the start.
+as a shared-memory tensor beside them.  Where the user's objects run after the
+native part, or the collate_fn is not a zip (a stack, a padding), the worker runs
+them and the batch goes through the result queue as torch's loader sends it; its
+images are then shared-memory tensors from the start.
 """
 from __future__ import annotations
 

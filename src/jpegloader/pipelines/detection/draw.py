@@ -69,36 +69,20 @@ def own_params(step: Step, image, target, skip: str | None = None) -> dict | Non
         check(flat)
     h, w = _size(flat[0])
     if step.v1:  # their forwards' draws (references_v1.py); RandomIoUCrop's: _step
-        return {"jitter": lambda: {"size": v1.jitter_size(step.obj, h, w)},
-                "distort": lambda: v1.distort_params(step.obj),
-                "zoomout": lambda: v1.zoom_out_params(step.obj, h, w),
-                "ioucrop": lambda: None}[step.kind]()
+        if step.kind == "jitter":
+            return {"size": v1.jitter_size(step.obj, h, w)}
+        if step.kind == "distort":
+            return v1.distort_params(step.obj)
+        return v1.zoom_out_params(step.obj, h, w) if step.kind == "zoomout" else None
     if step.kind == "zoomout" and torch.rand(1) >= step.obj.p:
         return None
     if step.kind == "fixedcrop":
-        return fixed_crop_params(step, h, w)
+        return v1.fixed_crop_window(step.size, h, w)
     if step.fast:  # NOTE [ RandomIoUCrop's draws, fast ] (iou_crop.py)
         boxes = next(v for v in flat if isinstance(v, tv_tensors.BoundingBoxes))
         return iou_crop.params(step.obj, iou_crop.xyxy(boxes), h, w)
     make = getattr(step.obj, "make_params", None) or step.obj._get_params
     return make(flat)
-
-
-def fixed_crop_params(step: Step, h: int, w: int) -> dict:
-    """The references' FixedSizeCrop.forward on an h x w image: its window (top, left,
-    height, width), drawn as it draws it (one ``torch.rand(1)`` for both offsets, and
-    only when it crops); it pads right and bottom to its size.  ``state``: torch's
-    generator before the draw, for the object itself to draw the same."""
-    crop_h, crop_w = step.size
-    new_h, new_w = min(h, crop_h), min(w, crop_w)
-    top = left = 0
-    state = torch.get_rng_state()
-    cropped = (new_h, new_w) != (h, w)
-    if cropped:
-        r = torch.rand(1)
-        top, left = int(max(h - crop_h, 0) * r), int(max(w - crop_w, 0) * r)
-    return {"top": top, "left": left, "height": new_h, "width": new_w, "cropped": cropped,
-            "state": state}
 
 
 def box_seed(draws: Draws, k: int) -> int:
@@ -253,7 +237,7 @@ def _step(step, params, draws, k, h, w, crop, pad, flip, maps, target, image, sk
             masks = target.pop(skip)[keep]
             maps = (_window_map(maps[0], params["top"], params["height"], step.size[0]),
                     _window_map(maps[1], params["left"], params["width"], step.size[1]))
-        with generators_kept():  # it draws what fixed_crop_params drew
+        with generators_kept():  # it draws what v1.fixed_crop_window drew
             torch.set_rng_state(params["state"])
             out, target = step.obj(stand_in, target)
         if masks is not None:
@@ -275,8 +259,7 @@ def _step(step, params, draws, k, h, w, crop, pad, flip, maps, target, image, sk
                         maps[1][left:left + params["width"]])
             if image is not None:
                 image = apply(image, params)
-            crop = (params["left"], params["top"], params["width"], params["height"])
-            h, w = params["height"], params["width"]
+            crop, h, w = _window(params, crop, h, w)
     elif step.kind == "flip":
         if draws.flips(step, k):
             flip = not flip
@@ -324,7 +307,8 @@ def nearest(n: int, m: int) -> np.ndarray:
 
 #: A zoom-out's canvas has up to side_range[1] squared times the photo's pixels (16
 #: for the ssd policy), mostly cropped after: a slot's row holds this many times the
-#: photo, and a larger sample travels beside the batch (decode.py).
+#: photo, and a batch's images are packed into its rows, so only a batch larger than
+#: them sends its last images beside it (NOTE [ Detection batches in the ring ]).
 ZOOM_ROW_AREA = 2
 
 

@@ -137,6 +137,24 @@ def iou_crop(obj, h: int, w: int, target) -> tuple[dict | None, dict]:
             return {"top": top, "left": left, "height": new_h, "width": new_w}, target
 
 
+def fixed_crop_window(size: tuple[int, int], h: int, w: int) -> dict:
+    """The references' FixedSizeCrop.forward of ``size`` on an h x w image: its window
+    (top, left, height, width), drawn as it draws it (one ``torch.rand(1)`` for both
+    offsets, and only when it crops); it pads right and bottom to its size.
+    ``state``: torch's generator before the draw, for the object itself to draw the
+    same."""
+    crop_h, crop_w = size
+    new_h, new_w = min(h, crop_h), min(w, crop_w)
+    top = left = 0
+    state = torch.get_rng_state()
+    cropped = (new_h, new_w) != (h, w)
+    if cropped:
+        r = torch.rand(1)
+        top, left = int(max(h - crop_h, 0) * r), int(max(w - crop_w, 0) * r)
+    return {"top": top, "left": left, "height": new_h, "width": new_w, "cropped": cropped,
+            "state": state}
+
+
 def fixed_crop_survivors(boxes: torch.Tensor, window: dict) -> torch.Tensor:
     """The boxes the references' FixedSizeCrop keeps when it crops to ``window`` (its
     _crop's arithmetic on a copy): those still wider and taller than nothing."""
@@ -153,7 +171,7 @@ def fixed_crop_survivors(boxes: torch.Tensor, window: dict) -> torch.Tensor:
 def fixed_crop_moves_masks(t, size: tuple[int, int]) -> bool:
     """Whether a FixedSizeCrop moves masks as the references' does (those of the boxes
     it keeps, cropped to its window, padded with zeros): run on a probe that it crops
-    and pads, against fixed_crop_survivors and the window it draws."""
+    and pads, against fixed_crop_window and fixed_crop_survivors."""
     crop_h, crop_w = size
     h, w = crop_h + 37, max(crop_w // 2, 1)
     # with torch.manual_seed(0) it crops 18 rows off the top: the first box goes
@@ -169,12 +187,11 @@ def fixed_crop_moves_masks(t, size: tuple[int, int]) -> bool:
         except Exception:  # noqa: BLE001 - not the references' class
             return False
         torch.manual_seed(0)
-        r = torch.rand(1)
-    top = int(max(h - crop_h, 0) * r)
-    window = {"cropped": True, "top": top, "left": 0, "height": min(h, crop_h), "width": w}
+        window = fixed_crop_window(size, h, w)
     keep = fixed_crop_survivors(boxes, window)
+    top, height = window["top"], window["height"]
     want = torch.zeros((int(keep.sum()), crop_h, crop_w), dtype=torch.uint8)
-    want[:, :window["height"], :w] = masks[keep][:, top:top + window["height"]]
+    want[:, :height, :w] = masks[keep][:, top:top + height]
     got = out.get("masks") if isinstance(out, dict) else None
     return 0 < int(keep.sum()) < 3 and isinstance(got, torch.Tensor) and \
         got.shape == want.shape and torch.equal(got, want) and \
