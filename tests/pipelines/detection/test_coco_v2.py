@@ -19,6 +19,7 @@ import torch
 from PIL import Image
 from scipy import stats
 from torchvision import tv_tensors
+from torchvision.transforms import v2
 
 pytest.importorskip("pycocotools", reason="torchvision's CocoDetection needs pycocotools")
 
@@ -583,3 +584,21 @@ def test_a_small_dev_shm_is_said_with_the_sizes(monkeypatch):
     ds = build("multiscale")
     with pytest.raises(ring.SharedMemoryError, match=r"60 MiB free.*batch slots.*--shm-size"):
         list(loader(ds, 2, batch_size=8))
+
+
+@pytest.mark.parametrize("then", ["ioucrop", "zoomout"])
+def test_a_crop_or_a_zoom_out_after_a_flip_keeps_the_mirrored_window(then):
+    # the C core flips last: a window or canvas drawn on the flipped photo is mirrored
+    ds = build("hflip")
+    after = v2.RandomIoUCrop() if then == "ioucrop" else v2.RandomZoomOut(fill=0, p=1.0)
+    ds.dataset.transforms = v2.Compose([
+        v2.RandomHorizontalFlip(p=1.0), after, v2.ToImage(), v2.ToDtype(torch.float, True),
+        v2.SanitizeBoundingBoxes(), v2.ToPureTensor()])
+    indices = list(range(12))
+    seed = epoch_seed(1, 0)
+    decoder, ours = decoded(ds, indices, seed, DecodeOptions(dct_scaling=False))
+    assert not decoder.program.yours
+    d = draw(decoder.program, seed, indices)
+    for k, i in enumerate(indices):
+        with replaying(decoder.program, d, k):
+            assert_same_sample(ours[k], ds[i], where=f"sample {i}")

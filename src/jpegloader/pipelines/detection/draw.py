@@ -21,9 +21,9 @@ from torchvision.transforms import functional as F1
 from torchvision.transforms.v2 import functional as F
 
 from ..random_stream import BOXES_STREAM, generators_kept, seed_generators, seeds, uniforms
-from . import iou_crop
+from . import detr, iou_crop
 from . import references_v1 as v1
-from .lower import DetectionProgram, Step
+from .lower import DetectionProgram, Step, flattened
 from .recognise import canvas
 
 
@@ -139,6 +139,14 @@ class Geometry:
     distort: dict | None = None
     #: padded programs: the (height, width) the whole photo is resized to first
     scaled: tuple[int, int] | None = None
+    #: DETR: the (height, width) Pillow resizes the C core's output to (NOTE [ DETR's
+    #: geometry in one plan ] in detr.py)
+    then: tuple[int, int] | None = None
+
+    @property
+    def output(self) -> tuple[int, int]:
+        """The sample's image's (height, width)."""
+        return self.then or (self.height, self.width)
 
     @classmethod
     def whole(cls, size: tuple[int, int]) -> Geometry:
@@ -169,10 +177,12 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
     skip = "masks" if masks_later else None
     maps = (np.arange(h), np.arange(w)) if masks_later else None
     # NOTE [ Draws by the transforms' own make_params ]
-    own = any(s.kind in OWN_DRAWS for s in program.steps)
+    own = program.detr or any(s.kind in OWN_DRAWS for s in program.steps)
     with generators_kept(own):
         if own:
             seed_generators(box_seed(draws, k))
+        if program.detr:
+            return _detr_steps(program, size, target, image)
         for step in program.steps:
             if image is not None and step.v1 and step.kind in OWN_DRAWS:
                 image, target = step.obj(image, target)  # the Python path: theirs
@@ -189,11 +199,30 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
     return Geometry(h, w, flip, crop, maps, pad, distort, scaled), target, image
 
 
-def _window(params: dict | None, crop, h: int, w: int):
-    """(crop, h, w) after a crop to ``params``' window (None: none)."""
+def _detr_steps(program: DetectionProgram, size: tuple[int, int], target, image):
+    """run_steps for DETR's steps: their own objects on an image; else their draws and
+    arithmetic on the target (detr.py), as one plan and a second resize."""
+    if image is not None:
+        for step in program.steps:
+            image, target = step.obj(image, target)
+        return Geometry.whole(_size(image)), target, image
+    s, target = detr.run(program.steps, size, target)
+    scaled = s.scaled or size
+    window = s.window or (0, 0, scaled[1], scaled[0])
+    if not program.padded:  # a resize of the whole photo, the window being all of it
+        return Geometry(window[3], window[2], s.flip, (0, 0, size[1], size[0]),
+                        then=s.then), target, None
+    return Geometry(window[3], window[2], s.flip, window, pad=(0, 0, scaled[1], scaled[0]),
+                    scaled=scaled, then=s.then), target, None
+
+
+def _window(params: dict | None, crop, h: int, w: int, flip: bool):
+    """(crop, h, w) after a crop to ``params``' window (None: none) of an image h x w,
+    mirrored where it was flipped before (the C core flips last)."""
     if not params:
         return crop, h, w
-    return (params["left"], params["top"], params["width"], params["height"]), \
+    left = w - params["left"] - params["width"] if flip else params["left"]
+    return (left, params["top"], params["width"], params["height"]), \
         params["height"], params["width"]
 
 
@@ -228,7 +257,8 @@ def _step(step, params, draws, k, h, w, crop, pad, flip, maps, target, image, sk
             if image is not None:
                 image = step.obj.transform(image, params)
             h, w = top + h + bottom, left + w + right
-            pad, crop = (left, top, w, h), (0, 0, w, h)
+            # flipped before: the C core pads the photo unflipped, then mirrors the canvas
+            pad, crop = (right if flip else left, top, w, h), (0, 0, w, h)
     elif step.kind == "fixedcrop":  # the user's object on the target (and image)
         stand_in = image if image is not None else Image.new("RGB", (w, h))
         keys, masks = list(target), None
@@ -249,7 +279,7 @@ def _step(step, params, draws, k, h, w, crop, pad, flip, maps, target, image, sk
     elif step.kind == "ioucrop":
         if step.v1:  # its draws depend on its own arithmetic on the target
             params, target = v1.iou_crop(step.obj, h, w, target)
-            crop, h, w = _window(params, crop, h, w)
+            crop, h, w = _window(params, crop, h, w, flip)
         elif params:
             apply = getattr(step.obj, "transform", None) or step.obj._transform
             target = _geometric(target, lambda v, p=params: apply(v, p), skip)
@@ -259,7 +289,7 @@ def _step(step, params, draws, k, h, w, crop, pad, flip, maps, target, image, sk
                         maps[1][left:left + params["width"]])
             if image is not None:
                 image = apply(image, params)
-            crop, h, w = _window(params, crop, h, w)
+            crop, h, w = _window(params, crop, h, w, flip)
     elif step.kind == "flip":
         if draws.flips(step, k):
             flip = not flip
@@ -321,6 +351,12 @@ def largest_output(program: DetectionProgram, sizes) -> int:
         if h <= 0 or w <= 0:
             continue
         areas = [h * w]
+        if program.detr:  # every size a resize draws, of the photo (a crop's may not fit)
+            areas += [a * b for s in flattened(program.steps) if s.kind == "resize"
+                      for a, b in (detr.resized_size(h, w, c, s.obj.max_size)
+                                   for c in s.obj.sizes)]
+            best = max(best, *areas)
+            continue
         for step in program.steps:
             if step.kind == "zoomout":  # no resize after it (lower.py)
                 areas = [a * ZOOM_ROW_AREA for a in areas]

@@ -39,7 +39,7 @@ from torchvision.transforms import v2 as T2
 from ...decoders.plans import packed_fill
 from ..contract import Check, check, object_name
 from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
-from . import iou_crop, references_v1
+from . import detr, iou_crop, references_v1
 
 RULE = "dataset.transforms"
 #: The references' preset classes (presets.py), recognised by name in users' copies:
@@ -69,6 +69,8 @@ class Step:
     shortest: bool = False   # RandomShortestSize's rule; else Resize's
     slot: int = -1           # its uniform in the (seed, index) stream; -1: draws none
     v1: bool = False         # the references' own v1 class (transforms.py): its arithmetic
+    detr: bool = False       # DETR's own class (detr.py): its draws and arithmetic
+    branches: tuple = ()     # "select" (DETR's RandomSelect): the two branches' steps
 
 
 @dataclass(frozen=True)
@@ -86,13 +88,15 @@ class DetectionProgram:
     slots: int = 0
     key: str = ""
     collate_fn: object = field(compare=False, default=None)  # None: default_collate
+    detr: bool = False  # DETR's steps (detr.py)
 
     @property
     def padded(self) -> bool:
         """Whether the C core pads each photo (NOTE [ Colour before the padding ] in
         csrc/pipeline.c): the photometric distortion runs on the whole photo, and the
-        zoom-out's canvas is the padding."""
-        return any(s.kind in PADDED for s in self.steps)
+        zoom-out's canvas is the padding; or resizes it whole and keeps a window of it
+        (NOTE [ DETR's geometry in one plan ] in detr.py)."""
+        return any(s.kind in PADDED for s in flattened(self.steps))
 
     @property
     def fill(self) -> int:
@@ -108,7 +112,13 @@ class DetectionProgram:
 
 
 #: The steps after which the C core pads each photo.
-PADDED = ("distort", "zoomout", "fixedcrop")
+PADDED = ("distort", "zoomout", "fixedcrop", "sizecrop")
+
+
+def flattened(steps) -> list[Step]:
+    """The steps, with those of every branch of a "select" in place of it."""
+    return [t for s in steps for t in ([s] if not s.branches else
+                                       [s, *(u for b in s.branches for u in flattened(b))])]
 
 
 class _Split(Exception):
@@ -225,7 +235,9 @@ def _bilinear(t) -> bool:
 
 
 class _Builder:
-    def __init__(self):
+    def __init__(self, detr: bool = False):
+        self.detr = detr         # DETR's classes are what lower
+        self.then = False        # DETR: a resize after the first resize or the crop
         self.steps: list[Step] = []
         self.stage: list = []
         self.tensor = False
@@ -233,6 +245,7 @@ class _Builder:
         self.resized = False
         self.cropped = False
         self.padded = False      # a zoom-out or a photometric distortion (padded plans)
+        self.flipped = False     # a flip: a padding after it would be mirrored
         self.image_type = "pil"
         self.slots = 0
 
@@ -241,6 +254,11 @@ class _Builder:
         return self.slots - 1
 
     def add(self, t) -> None:
+        if self.detr:
+            if not detr.is_theirs(t):
+                raise _Split
+            self._add_detr(t)
+            return
         if type(t).__name__ == "FixedSizeCrop" and \
                 not type(t).__module__.startswith("torchvision."):
             self._fixed_size_crop(t)
@@ -251,6 +269,7 @@ class _Builder:
         cls = type(t)
         name = cls.__name__
         if cls is T2.RandomHorizontalFlip:
+            self.flipped = True
             self.steps.append(Step("flip", f"RandomHorizontalFlip(p={t.p})", t, p=float(t.p),
                                    slot=self.slot()))
         elif cls is T2.RandomIoUCrop:
@@ -319,7 +338,8 @@ class _Builder:
         window of the (resized) photo, padded right and bottom to its size with the
         fill its own forward gives a probe image."""
         size = (getattr(t, "crop_height", None), getattr(t, "crop_width", None))
-        if self.tensor or self.padded or self.cropped or \
+        # its padding is right and bottom: mirrored by the C core's last flip
+        if self.tensor or self.padded or self.cropped or self.flipped or \
                 getattr(t, "padding_mode", "constant") != "constant" or \
                 not all(isinstance(v, int) and v > 0 for v in size):
             raise _Split
@@ -337,6 +357,7 @@ class _Builder:
         if not all(hasattr(t, a) for a in V1_ATTRIBUTES.get(name, ())):
             raise _Split
         if name == "RandomHorizontalFlip":
+            self.flipped = True
             self.steps.append(Step("flip", f"RandomHorizontalFlip(p={t.p}) (references)", t,
                                    p=float(t.p), slot=self.slot(), v1=True))
         elif name == "ScaleJitter":
@@ -390,6 +411,59 @@ class _Builder:
             self.float = dtype.is_floating_point
             self.steps.append(Step("tensor", f"{name}({dtype}) (references)", t, v1=True))
 
+    def _add_detr(self, t) -> None:
+        """DETR's classes, by name and attributes (NOTE [ DETR's geometry in one plan ]
+        in detr.py)."""
+        name = type(t).__name__
+        if name == "RandomHorizontalFlip":
+            self.steps.append(Step("flip", f"RandomHorizontalFlip(p={t.p}) (DETR)", t,
+                                   p=float(t.p), detr=True))
+        elif name == "RandomResize":
+            if self.tensor or self.then or not t.sizes:
+                raise _Split
+            if self.resized or self.cropped:
+                self.then = True
+            self.resized = True
+            self.steps.append(Step("resize", f"RandomResize({list(t.sizes)}, max_size="
+                                             f"{t.max_size}) (DETR)", t, detr=True))
+        elif name == "RandomSizeCrop":
+            if self.tensor or self.cropped or self.then:
+                raise _Split
+            self.cropped = True
+            self.steps.append(Step("sizecrop", f"RandomSizeCrop({t.min_size}, {t.max_size}) "
+                                               "(DETR)", t, detr=True))
+        elif name == "RandomSelect":
+            branches = []
+            flags = []
+            for part in (t.transforms1, t.transforms2):
+                b = _Builder(detr=True)
+                b.resized, b.cropped, b.then, b.tensor = (self.resized, self.cropped,
+                                                          self.then, self.tensor)
+                for s in detr.steps_of(part):
+                    b.add(s)
+                if b.stage:  # a tensor conversion in one branch only
+                    raise _Split
+                branches.append(tuple(b.steps))
+                flags.append((b.resized, b.cropped, b.then))
+            # what either branch may have done limits the steps after it
+            self.resized, self.cropped, self.then = (any(f) for f in zip(*flags))
+            names = " | ".join(", ".join(s.name.removesuffix(" (DETR)") for s in b)
+                               for b in branches)
+            self.steps.append(Step("select", f"RandomSelect(p={t.p}: {names}) (DETR)", t,
+                                   p=float(t.p), branches=tuple(branches), detr=True))
+        elif name == "ToTensor":
+            if self.tensor:
+                raise _Split
+            self.tensor = self.float = True
+            self.stage.append(OnImage(t))
+            self.image_type = "tensor"
+            self.steps.append(Step("tensor", "ToTensor (DETR)", t, detr=True))
+        else:  # Normalize: the image in the table, the boxes by detr.normalize_target
+            if not self.float:
+                raise _Split
+            self.stage.append(OnImage(t))
+            self.steps.append(Step("tensor", "Normalize (DETR)", t, detr=True))
+
     def _resize(self, t) -> None:
         # A resize of a tensor is torch's arithmetic, not Pillow's; a second resize
         # would resample twice; after a zoom-out or a distortion the C core would
@@ -412,16 +486,20 @@ class _Builder:
         self.steps.append(step)
 
 
-def lower(transforms) -> tuple[DetectionProgram | None, list[Check]]:
-    """``transforms``: the v2 dataset's ``transforms``, or the steps after a v1 dataset's
-    ConvertCocoPolysToMask (a list)."""
-    steps, what = (list(transforms), "v1 steps") if isinstance(transforms, list) else \
-        transform_list(transforms)
+def lower(transforms, detr_steps: bool = False) -> tuple[DetectionProgram | None,
+                                                        list[Check]]:
+    """``transforms``: the v2 dataset's ``transforms``, the steps after a v1 dataset's
+    ConvertCocoPolysToMask (a list), or a DETR dataset's ``_transforms`` (``detr_steps``)."""
+    if detr_steps:
+        steps, what = detr.steps_of(transforms), "DETR's steps"
+    else:
+        steps, what = (list(transforms), "v1 steps") if isinstance(transforms, list) else \
+            transform_list(transforms)
     if steps is None:
         return None, [Check(RULE, False, what, "use torchvision.transforms.v2 objects (as "
                             "references/detection/presets.py builds them with --use-v2); "
                             "this loader runs on torch's DataLoader")]
-    b = _Builder()
+    b = _Builder(detr_steps)
     split = len(steps)
     for k, t in enumerate(steps):
         try:
@@ -444,7 +522,7 @@ def lower(transforms) -> tuple[DetectionProgram | None, list[Check]]:
     yours_names = tuple(object_name(t) for t in yours)
     program = DetectionProgram(tuple(b.steps), output, b.image_type, lut, tuple(b.stage),
                                yours, yours_names, b.slots,
-                               key=repr(transforms))
+                               key=repr(transforms), detr=detr_steps)
     native = ", ".join(["decode", *program.names])
     message = f"native: {native}" + (f"; yours, in the workers: {', '.join(yours_names)}"
                                      if yours else "")
