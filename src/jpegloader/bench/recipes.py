@@ -16,6 +16,7 @@ from torchvision import transforms as T
 
 from ..datasets import COCODetection
 from ..transforms.ssd import SSDTransformer, dboxes300_coco
+from . import detr_user
 
 IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 
@@ -313,15 +314,29 @@ DETECTION_V2 = {
 for _name, (_what, _policy, _) in DETECTION_V2.items():
     PIPELINES[_name] = (_what, lambda policy=_policy: _detection_presets(policy),
                         lambda ds: detection_collate)
-DETECTION = ("ssd", "ssd-val", *DETECTION_V2)
+#: DETR's family (detr_user.py): name -> (what it is, image set)
+DETR = {
+    "detr": ("DETR make_coco_transforms('train'): flip, RandomSelect(RandomResize(480-800, "
+             "max_size=1333), [RandomResize(400-600), RandomSizeCrop(384, 600), "
+             "RandomResize(480-800, max_size=1333)]), ToTensor, Normalize (boxes cxcywh), "
+             "NestedTensor collate", "train"),
+    "detr-val": ("DETR make_coco_transforms('val'): RandomResize([800], max_size=1333), "
+                 "ToTensor, Normalize, NestedTensor collate", "val"),
+}
+for _name, (_what, _image_set) in DETR.items():
+    PIPELINES[_name] = (_what, lambda image_set=_image_set: detr_user.make_coco_transforms(
+        image_set), lambda ds: detr_user.collate_fn)
+DETECTION = ("ssd", "ssd-val", *DETECTION_V2, *DETR)
 NEEDS = {"timm-train": "timm", "deit-train": "timm",
-         **{name: "pycocotools" for name in DETECTION_V2}}
+         **{name: "pycocotools" for name in (*DETECTION_V2, *DETR)}}
 
 
 def batch_images(batch) -> list[torch.Tensor]:
     """A recipe's batch's image tensors: its first field, each of its views, or each
     image of a detection batch (a tuple of images of their own sizes)."""
     first = batch[0]
+    if isinstance(first, detr_user.NestedTensor):
+        return [first.tensors]
     return list(first) if isinstance(first, (list, tuple)) else [first]
 
 
@@ -338,6 +353,10 @@ def build_dataset(pipeline: str, root):
     if pipeline in DETECTION_V2:
         _, policy, masks = DETECTION_V2[pipeline]
         dataset = coco_v2(root[0], root[1], entry[1](), policy != "eval", masks)
+    elif pipeline in DETR:
+        with contextlib.redirect_stdout(io.StringIO()):  # pycocotools prints as it indexes
+            dataset = detr_user.CocoDetection(str(root[0]), str(root[1]), entry[1](),
+                                              return_masks=False)
     elif pipeline in DETECTION:
         dataset = COCODetection(str(root[0]), str(root[1]), entry[1]())
     else:
@@ -353,6 +372,6 @@ def image_files(dataset) -> list[str]:
     indices = None
     if isinstance(dataset, torch.utils.data.Subset):
         dataset, indices = dataset.dataset, dataset.indices
-    coco = dataset._dataset
+    coco = getattr(dataset, "_dataset", dataset)  # the v2 wrapper's, or DETR's own
     ids = coco.ids if indices is None else [coco.ids[k] for k in indices]
     return [os.path.join(coco.root, coco.coco.imgs[i]["file_name"]) for i in ids]

@@ -170,7 +170,7 @@ class Epoch:
             indices = next(self._sampler_iter)
             n = len(indices)
             tensors = [torch.empty((n, *shape), dtype=dtype, pin_memory=self.settings.pin)
-                       for shape, dtype in self._decoder.layout]
+                       for shape, dtype in self._decoder.inline_layout]
             try:
                 report = self._decoder.decode(indices, self._seed,
                                               tuple(t.numpy() for t in tensors),

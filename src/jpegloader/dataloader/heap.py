@@ -7,7 +7,9 @@ hands the free heap back (malloc_trim) once it has grown more than KEEP_UP_TO
 beyond its size at the worker's start (a forked worker inherits its parent's
 free heap): a large photo's buffers are held only while it decodes, and an
 ordinary batch's 10-15 MB stay for the next batch, which would fault them in
-again.  Only worker processes do this; elsewhere than glibc both calls do
+again; a decoder whose batches need more (a collate_fn's padded batch: NOTE [ A
+collate_fn's batch in the slot ]) says how much a sample needs, and that much
+stays.  Only worker processes do this; elsewhere than glibc both calls do
 nothing.  Measured: docs/experiments.md.
 """
 from __future__ import annotations
@@ -60,12 +62,14 @@ def keep_large_blocks_in_heap() -> bool:
                 and _libc.mallopt(M_TRIM_THRESHOLD, TRIM_ONLY_PAST))
 
 
-def release_free_heap() -> None:
+def release_free_heap(keep_up_to: int = KEEP_UP_TO) -> None:
     """After each batch: returns the heap's free pages to the system once the heap
-    has grown more than KEEP_UP_TO since keep_large_blocks_in_heap() (always,
-    where glibc cannot say)."""
+    has grown more than ``keep_up_to`` (at least KEEP_UP_TO; what a batch of the
+    decoder's needs: BatchDecoder.heap_per_sample) since keep_large_blocks_in_heap()
+    (always, where glibc cannot say)."""
     if _libc is None:
         return
     size = heap_bytes()
-    if size is None or _heap_at_start is None or size - _heap_at_start > KEEP_UP_TO:
+    if size is None or _heap_at_start is None or \
+            size - _heap_at_start > max(keep_up_to, KEEP_UP_TO):
         _libc.malloc_trim(0)

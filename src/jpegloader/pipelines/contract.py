@@ -237,9 +237,17 @@ class BatchDecoder:
     #: whether a sample may fill only part of its row (images of their own sizes): a
     #: pinned or device copy then copies the assembled batch, not the slot's rows
     partial_rows: bool = False
+    #: the heap a worker keeps from one batch to the next, per sample (NOTE [ libjpeg's
+    #: buffers, kept for a batch ] in dataloader/heap.py)
+    heap_per_sample: int = 0
 
     def __init__(self, options: DecodeOptions):
         self.options = options
+
+    @property
+    def inline_layout(self) -> Layout:
+        """The layout with num_workers=0, where a batch need not cross processes."""
+        return self.layout
 
     def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
                where: str, batch_no: int = 0, threads: int = 1) -> BatchReport:

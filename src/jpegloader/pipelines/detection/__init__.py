@@ -1,12 +1,14 @@
-"""The detection pipeline: COCO as torchvision's detection references read it with
-``--use-v2`` (``CocoDetection`` under ``wrap_dataset_for_transforms_v2``, in
-Subsets or not), with the presets' transforms.  See NOTE [ A pipeline's contract ].
+"""The detection pipeline: COCO as torchvision's detection references read it (with
+``--use-v2``: ``CocoDetection`` under ``wrap_dataset_for_transforms_v2``; without:
+their own v1 classes), and as DETR's family reads it, in Subsets or not, with their
+transforms.  See NOTE [ A pipeline's contract ].
 
     recognise.py  recognise the dataset; what a sample reads (CocoSource)
     lower.py      lower the transforms: native steps, then the user's own objects
     draw.py       per-sample draws; the steps on targets (and images, for replay)
     iou_crop.py   RandomIoUCrop's make_params with numpy arithmetic
     references_v1.py  the references' own v1 classes: their draws and arithmetic
+    detr.py       DETR's dataset and transforms: their draws and arithmetic
     decode.py     decode a batch; targets, the user's part and collate_fn
     masks.py      instance masks painted by C into the slot
     targets.py    targets packed in a worker, unpacked in the main process
@@ -35,7 +37,7 @@ class DetectionPipeline(Pipeline):
         source, checks = recognise.recognise(dataset)
         if source is None:
             return Lowering(self.name, tuple(checks))
-        program, transform_checks = lower.lower(source.transforms)
+        program, transform_checks = lower.lower(source.transforms, detr_steps=source.detr)
         checks += transform_checks
         fn = args.get("collate_fn")
         collate = "default_collate" if fn is None else _collate_name(fn)
@@ -46,13 +48,16 @@ class DetectionPipeline(Pipeline):
         where = "in the main process, on the images in the ring" if in_ring(program) \
             else "in the workers"
         checks.append(check("loader.collate_fn", True, f"{collate}, run {where}", "", ""))
-        if source.v1 or masks.KEY in source.target_keys:
+        if (source.v1 and not source.detr) or masks.KEY in source.target_keys or \
+                (source.detr and getattr(source.convert, "return_masks", False)):
             # NOTE [ Masks painted into the slot ] (masks.py)
             maker = "your ConvertCocoPolysToMask" if source.v1 else "the wrapper"
             if in_ring(program) and masks.painted(source, program):
                 how = "painted by C into the batch's slot"
                 if source.v1:
                     how += f" (targets built as {maker} builds them on sample images)"
+            elif source.detr:
+                how = "made by your prepare at the photo's size and moved by DETR's arithmetic"
             else:
                 how = (f"made by {maker} and moved with the native steps (your objects run "
                        "in the workers, or your target builder differs from the "

@@ -36,7 +36,7 @@ from PIL import Image
 from torch.utils.data import default_collate
 from torchvision import tv_tensors
 
-from ...decoders import decode_batch
+from ...decoders import decode_batch, hwc_to_chw
 from ...decoders import status as st
 from ...decoders.jpeg import FILTERS, PAD_MODES, EncodedBatch
 from ...decoders.plans import Geometry, to_plans
@@ -45,6 +45,10 @@ from ..colour import photometric_program
 from ..contract import BatchDecoder, BatchWork, DecodeOptions
 from ..random_stream import (COLLATE_STREAM, PIL_STREAM, generators_kept, seed_generators,
                              seeds)
+from ..slot_batches import SlotBatch
+from ..slot_batches import pack as pack_batch
+from ..slot_batches import rows as slot_rows
+from ..slot_batches import unpack as unpack_batch
 from ..tensor_stage import division_form
 from .draw import Geometry as SampleGeometry
 from .draw import draw, largest_output, run_steps
@@ -56,6 +60,10 @@ from .targets import pack, unpack, zips
 #: What a batch that travels through the result queue occupies in the ring: one byte
 #: per sample, to keep the slot bookkeeping (NOTE [ Detection batches in the ring ]).
 _QUEUE_LAYOUT = (((1,), torch.uint8),)
+#: A collate_fn that pads the batch's images to the largest of them (DETR's
+#: NestedTensor) makes each larger than it is: a sample's row has this much room
+#: (COCO's photos, landscape and portrait, at DETR's 800 x 1333 pad to 1.35 times).
+PADDING_ROOM = 1.5
 
 
 def _empty(shape: tuple[int, ...], dtype: torch.dtype, shared: bool) -> torch.Tensor:
@@ -96,6 +104,12 @@ class DetectionBatchDecoder(BatchDecoder):
         self.dtype = torch.float32 if program.output == "float32" else torch.uint8
         rows = range(len(base.ids)) if source.indices is None else np.unique(source.indices)
         self.row_elems = 3 * largest_output(program, [source.json_size(int(i)) for i in rows])
+        # NOTE [ A collate_fn's batch in the slot ] (slot_batches.py): a sample's image
+        # and, padded, its mask, with room for padding to the batch's largest
+        self.batch_row = 1 if self.ring or program.output == "pil" else int(
+            (self.dtype.itemsize + 1 / 3) * self.row_elems * PADDING_ROOM)
+        if self.batch_row > 1:  # the images and the collate_fn's batch, kept in the heap
+            self.heap_per_sample = self.batch_row + self.row_elems * self.dtype.itemsize
         # NOTE [ Masks painted into the slot ] (masks.py)
         self.masks = self.ring and painted(source, program)
         self.mask_row = row_bytes(source, lambda h, w: largest_output(program, [(h, w)]),
@@ -104,17 +118,24 @@ class DetectionBatchDecoder(BatchDecoder):
     @property
     def layout(self):
         if not self.ring:
-            return _QUEUE_LAYOUT
+            return (((self.batch_row,), torch.uint8),)
         image = ((self.row_elems,), self.dtype)
         return (image, ((self.mask_row,), torch.uint8)) if self.masks else (image,)
 
     def shared_tensors(self) -> list[torch.Tensor]:
         return self.table.tensors() + ([] if self.index_map is None else [self.index_map])
 
+    @property
+    def inline_layout(self):
+        return self.layout if self.ring else _QUEUE_LAYOUT
+
     def assemble(self, tensors, extras=None):
         """The samples from the slot's rows and the packed targets, through the zip
-        collate_fn (NOTE [ Detection batches in the ring ])."""
+        collate_fn (NOTE [ Detection batches in the ring ]); or the collate_fn's batch
+        a worker put in the slot (NOTE [ A collate_fn's batch in the slot ])."""
         arena = tensors[0].view(-1)
+        if isinstance(extras, SlotBatch):
+            return unpack_batch(extras, arena)
         image = tv_tensors.Image if self.program.image_type == "image" else None
         samples = []
         for k, at, shape, apart, packed in extras:
@@ -163,13 +184,32 @@ class DetectionBatchDecoder(BatchDecoder):
         for j, k in enumerate(ks):
             one = EncodedBatch(encoded.data, encoded.offsets[j:j + 2],
                                {0: encoded.unreadable[j]} if j in encoded.unreadable else {})
-            out, view = self._output(geometry[j], work, k)
-            s, m = decode_batch(one, plans[j:j + 1], view, self.lut, self.options.max_pixels,
-                                c_seconds, hwc=p.output == "pil", norm=self.norm)
+            g = geometry[j]
+            out, view = self._output(g.output, work, k)
+            if g.then is None:
+                s, m = decode_batch(one, plans[j:j + 1], view, self.lut,
+                                    self.options.max_pixels, c_seconds,
+                                    hwc=p.output == "pil", norm=self.norm)
+            else:  # NOTE [ DETR's geometry in one plan ] (detr.py)
+                pixels = np.empty((1, g.height, g.width, 3), np.uint8)
+                s, m = decode_batch(one, plans[j:j + 1], pixels, None,
+                                    self.options.max_pixels, c_seconds, hwc=True)
+                if s[0] == st.OK:
+                    self._resize_then(pixels[0], g.then, view)
             status[j], messages[j] = s[0], m[0]
             if s[0] == st.OK:
                 work.images[k] = out
         return status, messages
+
+    def _resize_then(self, pixels: np.ndarray, size: tuple[int, int], view) -> None:
+        """The C core's output resized by Pillow to ``size`` (height, width), as the
+        user's second resize does it, then through the tensor table into ``view``."""
+        resized = np.asarray(Image.fromarray(pixels, "RGB").resize(
+            (size[1], size[0]), Image.Resampling.BILINEAR))
+        if self.program.output == "pil":
+            view[0] = resized
+        else:
+            hwc_to_chw(np.ascontiguousarray(resized)[None], view, self.lut)
 
     def _plans(self, geometry: list[SampleGeometry], widths, heights, skip) -> np.ndarray:
         """The C core's plans: the crop resized; or, for a padded program, the photo
@@ -224,18 +264,20 @@ class DetectionBatchDecoder(BatchDecoder):
                                  self.source.target(row, size))
         return g, target
 
-    def _output(self, g, work: BatchWork, k: int):
-        """(what the sample's image will be, the C core's view of it): its row of the
-        slot (its shape stands for it), or a tensor of its own."""
+    def _output(self, size: tuple[int, int], work: BatchWork, k: int):
+        """(what the sample's image of ``size`` will be, the C core's view of it): its
+        row of the slot (its shape stands for it), or a tensor of its own."""
+        h, w = size
         if self.program.output == "pil":
-            pixels = np.empty((1, g.height, g.width, 3), np.uint8)
+            pixels = np.empty((1, h, w, 3), np.uint8)
             return pixels, pixels
-        shape = (3, g.height, g.width)
-        at = self._place(work, 3 * g.height * g.width)
+        shape = (3, h, w)
+        at = self._place(work, 3 * h * w)
         if at is not None:
-            return (at, shape), work.arrays[0].reshape(-1)[at:at + 3 * g.height * g.width
+            return (at, shape), work.arrays[0].reshape(-1)[at:at + 3 * h * w
                                                             ].reshape(1, *shape)
-        t = _empty(shape, self.dtype, not work.in_main)
+        # beside the ring it travels as it is; else the user's code makes the batch of it
+        t = _empty(shape, self.dtype, self.ring and not work.in_main)
         return t, t.numpy()[None]
 
     def _place(self, work: BatchWork, elems: int) -> int | None:
@@ -285,6 +327,12 @@ class DetectionBatchDecoder(BatchDecoder):
             if samples:
                 seed_generators(seeds(work.seed, [work.batch_no], COLLATE_STREAM)[0])
                 work.report.payload = self.collate_fn(samples)
+        if work.report.payload is not None and self.batch_row > 1 and not work.in_main:
+            # NOTE [ A collate_fn's batch in the slot ] (slot_batches.py)
+            packed = pack_batch(work.report.payload, work.arrays[0].reshape(-1))
+            if packed is not None:
+                work.report.payload, work.report.extras = None, packed
+                work.report.count = slot_rows(packed, self.batch_row)
 
     def _finish_in_ring(self, work: BatchWork) -> None:
         """Each kept sample's row, image's place in the arena and shape, image apart (or

@@ -8,7 +8,11 @@
   ``ConvertCocoPolysToMask``); that object of the user's builds each target, and the
   steps after it are what the lowering reads;
 
-either possibly inside ``Subset``s (the references drop images without annotations that
+- DETR's (detr.py): their ``CocoDetection`` subclass with their ConvertCocoPolysToMask
+  as ``prepare`` and their transforms as ``_transforms``; its ``__getitem__`` checked
+  on a sample to be theirs;
+
+any of them possibly inside ``Subset``s (the references drop images without annotations that
 way).  The canvas a target is built on is the file's real size, as in torch's loader.
 """
 from __future__ import annotations
@@ -26,6 +30,7 @@ from torchvision.tv_tensors._dataset_wrapper import VisionDatasetTVTensorWrapper
 
 from ..contract import Check, check
 from ..subsets import unwrap_subsets
+from . import detr
 
 RULE = "dataset.type"
 #: The v2 wrapper's target keys for CocoDetection: its default, and every one ("all").
@@ -58,6 +63,7 @@ class CocoSource:
     indices: np.ndarray | None = field(compare=False, repr=False)  # loader -> base index
     transforms: object = field(compare=False)  # what runs after the target is built
     description: str = ""
+    detr: bool = False  # DETR's CocoDetection: ``convert`` is its prepare
 
     @property
     def coco_dataset(self):
@@ -126,7 +132,7 @@ class CocoSource:
         """Whether the v1 ConvertCocoPolysToMask builds targets as masks.v1_target does
         (checked once, on sample images)."""
         from .masks import v1_builds_alike
-        return self.v1 and v1_builds_alike(self)
+        return self.v1 and not self.detr and v1_builds_alike(self)
 
     @functools.cached_property
     def _without_masks(self):
@@ -168,7 +174,7 @@ def _v1_coco(dataset) -> bool:
 
 def claims(dataset) -> bool:
     base = unwrap_subsets(dataset)[0]
-    return _wrapped_coco(base) or _v1_coco(base)
+    return _wrapped_coco(base) or _v1_coco(base) or detr.is_dataset(base)
 
 
 def _overridden(obj, cls, names) -> list[str]:
@@ -179,9 +185,12 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
     """The dataset's rules, pass or fail, and its CocoSource when all pass."""
     outer, indices, problems = unwrap_subsets(dataset)
     v1 = not _wrapped_coco(outer)
+    is_detr = v1 and detr.is_dataset(outer)
     base = outer if v1 else outer._dataset
     kind = "the references' v1 CocoDetection (ConvertCocoPolysToMask)" if v1 else \
         f"{type(base).__qualname__} under wrap_dataset_for_transforms_v2"
+    if is_detr:
+        kind = "DETR's CocoDetection (prepare: its ConvertCocoPolysToMask)"
     if indices is not None:
         kind = f"Subset of {kind}"
     checks = [Check(RULE, True, f"dataset is {kind} (detection pipeline)")]
@@ -192,7 +201,13 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
     if not v1:
         reading += [f"the wrapper's {n}" for n in _overridden(
             outer, VisionDatasetTVTensorWrapper, ("__getitem__", "__len__"))]
-    checks.append(check("dataset.getitem", not reading, "CocoDetection's own loading is used",
+    if is_detr and not reading and not problems and len(base.ids):
+        first = int(indices[0]) if indices is not None and len(indices) else 0
+        differs = detr.getitem_differs(base, first)
+        reading += [f"__getitem__ ({differs})"] if differs else []
+    loading = "CocoDetection's own loading is used" + (
+        ", and DETR's __getitem__ (tried on a sample)" if is_detr else "")
+    checks.append(check("dataset.getitem", not reading, loading,
                         f"{type(base).__name__} overrides {', '.join(reading)}",
                         "no change makes custom per-sample code native; this loader runs on "
                         "torch's DataLoader"))
@@ -208,6 +223,9 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
                         "references do; a separate image transform does not move the boxes"))
     if not all(c.passed for c in checks):
         return None, checks
+    if is_detr:
+        return CocoSource(base, None, base.prepare, indices, base._transforms, kind,
+                          detr=True), checks
     if v1:
         steps = _steps_of(base._transforms)
         return CocoSource(base, None, steps[0], indices, steps[1:], kind), checks

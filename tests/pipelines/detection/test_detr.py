@@ -1,0 +1,237 @@
+"""DETR's family: their CocoDetection (prepare = their ConvertCocoPolysToMask), their
+transforms and their NestedTensor collate (jpegloader/bench/detr_user.py, written out
+in DETR's interface), on the real coco-sample.
+
+Validation equals torch's loader batch for batch (decode="exact": bit-identical);
+training equals the user's own objects replayed with the loader's seeds (Python's
+random and torch's generator, seeded per sample); the draws follow the transforms'
+distributions.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import random
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+pytest.importorskip("pycocotools", reason="torchvision's CocoDetection needs pycocotools")
+
+import jpegloader  # noqa: E402
+from jpegloader.bench import detr_user as D  # noqa: E402
+from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
+from jpegloader.pipelines.detection import detr  # noqa: E402
+from jpegloader.pipelines.detection.draw import box_seed, draw  # noqa: E402
+from jpegloader.pipelines.random_stream import (  # noqa: E402
+    epoch_seed, generators_kept, seed_generators)
+from tests.coco_fixtures import coco_sample  # noqa: E402
+from tests.pipelines.detection.test_coco_v2 import decoded  # noqa: E402
+
+
+def build(image_set="train", masks=False, transforms=None, cls=D.CocoDetection):
+    img_folder, ann_file = coco_sample()
+    with contextlib.redirect_stdout(io.StringIO()):
+        ds = cls(str(img_folder), str(ann_file), D.make_coco_transforms(image_set),
+                 return_masks=masks)
+    if transforms is not None:
+        ds._transforms = transforms
+    return ds
+
+
+def loader(ds, workers=0, cls=jpegloader.DataLoader, **kw):
+    return cls(ds, batch_size=4, num_workers=workers, collate_fn=D.collate_fn, **kw)
+
+
+def assert_same_target(got: dict, want: dict, where=""):
+    assert got.keys() == want.keys(), where
+    for key, value in want.items():
+        assert type(got[key]) is type(value) and got[key].dtype == value.dtype, (where, key)
+        assert torch.equal(got[key], value), (where, key)
+
+
+def assert_same_batches(ours, theirs):
+    n = 0
+    for (images, targets), (rimages, rtargets) in zip(ours, theirs, strict=True):
+        assert type(images) is type(rimages) is D.NestedTensor
+        assert torch.equal(images.mask, rimages.mask)
+        assert images.tensors.shape == rimages.tensors.shape
+        assert torch.equal(images.tensors, rimages.tensors), f"batch {n}"
+        for k, (a, b) in enumerate(zip(targets, rtargets, strict=True)):
+            assert_same_target(a, b, f"batch {n} sample {k}")
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("masks", [False, True])
+def test_validation_batches_equal_torchs_loader(workers, masks):
+    ds = build("val", masks)
+    ours = loader(ds, workers, decode="exact")
+    assert ours.eligibility.accelerated, ours.eligibility
+    assert assert_same_batches(ours, loader(ds, cls=torch.utils.data.DataLoader)) == 20
+
+
+def test_batches_held_come_through_the_slot_and_are_never_overwritten():
+    # NOTE [ A collate_fn's batch in the slot ]: every batch kept, so each slot is
+    # still held when the ring comes round
+    ds = build("val")
+    got = list(loader(ds, 2, decode="exact"))
+    # the images and the mask are views of one slot, but where a batch pads to more
+    # than PADDING_ROOM times the largest photo (1333 x 1332 here)
+    in_slot = [images.tensors.untyped_storage().data_ptr() ==
+               images.mask.untyped_storage().data_ptr() for images, _ in got]
+    assert sum(in_slot) >= 18
+    assert assert_same_batches(got, list(loader(ds, cls=torch.utils.data.DataLoader))) == 20
+
+
+def replayed(ds, d, k: int, i: int):
+    """Sample i as the user's own objects give it with sample k's seeds."""
+    with generators_kept():
+        seed_generators(box_seed(d, k))
+        return ds[i]
+
+
+@pytest.mark.parametrize("masks", [False, True])
+def test_training_samples_equal_their_objects_replayed(masks):
+    ds = build("train", masks)
+    indices = list(range(len(ds)))
+    seed = epoch_seed(11, 2)
+    decoder, ours = decoded(ds, indices, seed, DecodeOptions(dct_scaling=False))
+    d = draw(decoder.program, seed, indices)
+    sizes = set()
+    for k, i in enumerate(indices):
+        image, target = replayed(ds, d, k, i)
+        assert ours[k][0].shape == image.shape and torch.equal(ours[k][0], image), f"sample {i}"
+        assert_same_target(ours[k][1], target, f"sample {i}")
+        sizes.add(tuple(image.shape))
+    assert len(sizes) > 10  # resized, cropped and resized again: many shapes
+
+
+def test_training_under_dct_scaling_is_within_the_documented_tolerance():
+    ds = build("train")
+    indices = list(range(0, len(ds), 3))
+    seed = epoch_seed(5, 0)
+    decoder, ours = decoded(ds, indices, seed)
+    d = draw(decoder.program, seed, indices)
+    for k, i in enumerate(indices):
+        image, target = replayed(ds, d, k, i)
+        diff = (ours[k][0] - image).abs() * torch.tensor([0.229, 0.224, 0.225]).view(3, 1, 1)
+        assert diff.mean() * 255 <= 1.0 and diff.max() * 255 <= 12, f"sample {i}"
+        assert_same_target(ours[k][1], target, f"sample {i}")
+
+
+def test_training_batches_are_the_same_for_any_num_workers():
+    ds = build("train")
+    runs = [list(loader(ds, n, generator=torch.Generator().manual_seed(3), shuffle=True))
+            for n in (0, 2)]
+    assert assert_same_batches(*runs) == 20
+
+
+def test_the_verdict_names_the_family_and_the_collate():
+    ds = build("train")
+    lowering = DETECTION.lower(ds, {"collate_fn": D.collate_fn})
+    assert lowering.ok
+    text = " ".join(c.message for c in lowering.checks)
+    assert "DETR's CocoDetection" in text and "collate_fn, run in the workers" in text
+    assert "RandomSelect(p=0.5: RandomResize" in text and "RandomSizeCrop(384, 600)" in text
+    assert lowering.split["yours"] == []
+
+
+class ForkedCocoDetection(D.CocoDetection):
+    """A fork's dataset that adds a key of its own in __getitem__."""
+
+    def __getitem__(self, idx):
+        image, target = super().__getitem__(idx)
+        target["extra"] = torch.zeros(len(target["boxes"]))
+        return image, target
+
+
+ForkedCocoDetection.__name__ = "CocoDetection"
+
+
+def test_a_getitem_that_is_not_detrs_keeps_torchs_loader():
+    ds = build("val", cls=ForkedCocoDetection)
+    ours = loader(ds)
+    assert not ours.eligibility.accelerated
+    assert "__getitem__" in str(ours.eligibility) and "another target" in str(ours.eligibility)
+    assert ds._transforms is not None  # set back after the check
+
+
+class Erase:
+    """A transform of the user's own after the tensor conversion."""
+
+    def __call__(self, image, target):
+        image = image.clone()
+        i = random.randint(0, image.shape[1] - 8)
+        image[:, i:i + 8] = 0
+        return image, target
+
+
+def test_a_step_of_the_users_own_runs_after_the_native_part():
+    t = D.make_coco_transforms("train")
+    ds = build("train", transforms=D.Compose([*t.transforms, Erase()]))
+    ours = loader(ds, 2, generator=torch.Generator().manual_seed(1), shuffle=True)
+    assert ours.eligibility.accelerated
+    assert ours.eligibility.split["yours"] == ["Erase"]
+    again = loader(ds, 0, generator=torch.Generator().manual_seed(1), shuffle=True)
+    assert assert_same_batches(ours, again) == 20
+
+
+def test_a_third_resize_runs_as_yours():
+    resize = D.RandomResize([500, 600], max_size=1000)
+    t = D.Compose([resize, D.RandomSizeCrop(300, 400), resize, resize, D.ToTensor()])
+    program = DETECTION.lower(build("train", transforms=t), {}).program
+    assert [s.kind for s in program.steps] == ["resize", "sizecrop", "resize"]
+    assert len(program.yours) == 2
+
+
+# -- the draws follow their transforms' distributions -----------------------------------
+def shapes(steps, size, n=3000):
+    """detr.run's Shape for n samples of an h x w photo, seeded as the loader seeds them."""
+    d = draw(DETECTION.lower(build("train"), {}).program, epoch_seed(1, 0), np.arange(n))
+    out = []
+    target = {"boxes": torch.zeros((0, 4)), "labels": torch.zeros(0, dtype=torch.int64),
+              "area": torch.zeros(0), "iscrowd": torch.zeros(0, dtype=torch.int64)}
+    for k in range(n):
+        with generators_kept():
+            seed_generators(box_seed(d, k))
+            out.append(detr.run(steps, size, dict(target))[0])
+    return out
+
+
+def uniform(values, options):
+    counts = [sum(v == o for v in values) for o in options]
+    assert sum(counts) == len(values)
+    return stats.chisquare(counts).pvalue
+
+
+def test_flip_select_and_resize_draws_follow_their_distributions():
+    program = DETECTION.lower(build("train"), {}).program
+    flip, select = program.steps[0], program.steps[1]
+    got = shapes([flip, select], (480, 640))
+    assert stats.binomtest(sum(s.flip for s in got), len(got), 0.5).pvalue > 1e-3
+    first = [s for s in got if s.window is None]  # RandomSelect's first branch
+    assert stats.binomtest(len(first), len(got), 0.5).pvalue > 1e-3
+    # RandomResize(scales, max_size=1333) on 480 x 640: each scale alike
+    assert uniform([s.scaled[0] for s in first], D.SCALES) > 1e-3
+    second = [s for s in got if s.window is not None]
+    assert uniform([s.scaled[0] for s in second], [400, 500, 600]) > 1e-3
+    assert uniform([s.then[0] if s.then[0] <= s.then[1] else s.then[1] for s in second],
+                   D.SCALES) > 1e-3
+
+
+def test_the_size_crop_draws_follow_their_distribution():
+    program = DETECTION.lower(build("train", transforms=D.Compose(
+        [D.RandomSizeCrop(384, 600)])), {}).program
+    got = shapes(program.steps, (500, 700), n=4000)
+    widths = [s.window[2] for s in got]
+    heights = [s.window[3] for s in got]
+    assert min(widths) == 384 and max(widths) == 600 and max(heights) == 500
+    # random.randint: each width alike; the offset uniform over what is left
+    assert stats.chisquare(np.histogram(widths, bins=9, range=(384, 601))[0]).pvalue > 1e-3
+    assert stats.chisquare(np.histogram(heights, bins=9, range=(384, 501))[0]).pvalue > 1e-3
+    left = [(s.window[0] + 0.5) / (701 - s.window[2]) for s in got]  # torch.randint
+    assert stats.kstest(left, "uniform").pvalue > 1e-3
