@@ -47,7 +47,8 @@ MODES = {"train": "roi2", "train-uint8": "roi2", "timm-train": "roi2", "dle-trai
          # detection: each photo decoded whole, at its own size
          "det-hflip": "full", "det-multiscale": "full", "det-eval": "full", "maskrcnn": "full",
          "det-hflip-uint8": "full", "det-ssdlite": "full", "det-ssd": "full",
-         "det-lsj": "full", "detr": "full", "detr-val": "full"}
+         "det-lsj": "full", "detr": "full", "detr-val": "full",
+         "rtdetr": "full", "rtdetr-val": "full"}
 
 
 def build(source: Path) -> Path:

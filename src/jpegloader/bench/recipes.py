@@ -16,7 +16,7 @@ from torchvision import transforms as T
 
 from ..datasets import COCODetection
 from ..transforms.ssd import SSDTransformer, dboxes300_coco
-from . import detr_user
+from . import detr_user, rtdetr_user
 
 IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 
@@ -326,9 +326,18 @@ DETR = {
 for _name, (_what, _image_set) in DETR.items():
     PIPELINES[_name] = (_what, lambda image_set=_image_set: detr_user.make_coco_transforms(
         image_set), lambda ds: detr_user.collate_fn)
-DETECTION = ("ssd", "ssd-val", *DETECTION_V2, *DETR)
+#: RT-DETR's family (rtdetr_user.py): name -> (what it is, image set)
+RTDETR = {
+    "rtdetr": ("RT-DETR v2 train: RandomPhotometricDistort, RandomZoomOut, RandomIoUCrop(p=0.8), "
+               "SanitizeBoundingBoxes, flip, Resize(640, 640), ConvertPILImage, ConvertBoxes "
+               "(cxcywh), stacked and resized to a random scale (480-800)", "train"),
+    "rtdetr-val": ("RT-DETR v2 val: Resize(640, 640), ConvertPILImage, stacked", "val"),
+}
+for _name, (_what, _image_set) in RTDETR.items():
+    PIPELINES[_name] = (_what, None)
+DETECTION = ("ssd", "ssd-val", *DETECTION_V2, *DETR, *RTDETR)
 NEEDS = {"timm-train": "timm", "deit-train": "timm",
-         **{name: "pycocotools" for name in (*DETECTION_V2, *DETR)}}
+         **{name: "pycocotools" for name in (*DETECTION_V2, *DETR, *RTDETR)}}
 
 
 def batch_images(batch) -> list[torch.Tensor]:
@@ -353,6 +362,9 @@ def build_dataset(pipeline: str, root):
     if pipeline in DETECTION_V2:
         _, policy, masks = DETECTION_V2[pipeline]
         dataset = coco_v2(root[0], root[1], entry[1](), policy != "eval", masks)
+    elif pipeline in RTDETR:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return rtdetr_user.build(RTDETR[pipeline][1], str(root[0]), str(root[1]))
     elif pipeline in DETR:
         with contextlib.redirect_stdout(io.StringIO()):  # pycocotools prints as it indexes
             dataset = detr_user.CocoDetection(str(root[0]), str(root[1]), entry[1](),

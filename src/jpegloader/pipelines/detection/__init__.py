@@ -1,6 +1,6 @@
 """The detection pipeline: COCO as torchvision's detection references read it (with
 ``--use-v2``: ``CocoDetection`` under ``wrap_dataset_for_transforms_v2``; without:
-their own v1 classes), and as DETR's family reads it, in Subsets or not, with their
+their own v1 classes), and as DETR's and RT-DETR's families read it, in Subsets or not, with their
 transforms.  See NOTE [ A pipeline's contract ].
 
     recognise.py  recognise the dataset; what a sample reads (CocoSource)
@@ -9,6 +9,7 @@ transforms.  See NOTE [ A pipeline's contract ].
     iou_crop.py   RandomIoUCrop's make_params with numpy arithmetic
     references_v1.py  the references' own v1 classes: their draws and arithmetic
     detr.py       DETR's dataset and transforms: their draws and arithmetic
+    rtdetr.py     RT-DETR's dataset, Compose and epoch policy, and own transforms
     decode.py     decode a batch; targets, the user's part and collate_fn
     masks.py      instance masks painted by C into the slot
     targets.py    targets packed in a worker, unpacked in the main process
@@ -18,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..contract import DecodeOptions, Lowering, Pipeline, check
-from . import lower, masks, recognise
+from . import lower, masks, recognise, rtdetr
 from .decode import DetectionBatchDecoder, in_ring
 
 
@@ -37,7 +38,16 @@ class DetectionPipeline(Pipeline):
         source, checks = recognise.recognise(dataset)
         if source is None:
             return Lowering(self.name, tuple(checks))
-        program, transform_checks = lower.lower(source.transforms, detr_steps=source.detr)
+        transforms, policy = source.transforms, ""
+        if source.family == "rtdetr":  # the steps its policy runs this epoch
+            transforms, policy = rtdetr.active_steps(transforms, source.base.epoch)
+            if transforms is None:
+                return Lowering(self.name, (*checks, check(
+                    lower.RULE, False, "", policy, "this loader runs on torch's DataLoader")))
+        program, transform_checks = lower.lower(transforms, source.family)
+        if policy:
+            transform_checks.append(check(lower.RULE, True, f"RT-DETR's Compose: {policy} "
+                                          f"(epoch {source.base.epoch} now)", "", ""))
         checks += transform_checks
         fn = args.get("collate_fn")
         collate = "default_collate" if fn is None else _collate_name(fn)
@@ -48,8 +58,8 @@ class DetectionPipeline(Pipeline):
         where = "in the main process, on the images in the ring" if in_ring(program) \
             else "in the workers"
         checks.append(check("loader.collate_fn", True, f"{collate}, run {where}", "", ""))
-        if (source.v1 and not source.detr) or masks.KEY in source.target_keys or \
-                (source.detr and getattr(source.convert, "return_masks", False)):
+        if (source.v1 and not source.family) or masks.KEY in source.target_keys or \
+                (source.family and getattr(source.convert, "return_masks", False)):
             # NOTE [ Masks painted into the slot ] (masks.py)
             maker = "your ConvertCocoPolysToMask" if source.v1 else "the wrapper"
             if in_ring(program) and masks.painted(source, program):
@@ -58,6 +68,8 @@ class DetectionPipeline(Pipeline):
                     how += f" (targets built as {maker} builds them on sample images)"
             elif source.detr:
                 how = "made by your prepare at the photo's size and moved by DETR's arithmetic"
+            elif source.family:
+                how = "made by your prepare at the photo's size and moved by torchvision's"
             else:
                 how = (f"made by {maker} and moved with the native steps (your objects run "
                        "in the workers, or your target builder differs from the "

@@ -58,32 +58,6 @@ def is_theirs(t) -> bool:
         all(hasattr(t, a) for a in ATTRIBUTES[name])
 
 
-def getitem_differs(ds, index: int) -> str:
-    """Why the dataset's own __getitem__ is not DETR's (its image, then ``prepare`` on
-    {image_id, annotations}, then ``_transforms``), tried on sample ``index`` with
-    ``_transforms`` set aside; "" when it is."""
-    saved = ds._transforms
-    ds._transforms = None
-    try:
-        image, target = ds[index]
-    except Exception as e:  # noqa: BLE001 - said in the verdict
-        return f"its __getitem__ fails on sample {index}: {type(e).__name__}: {e}"
-    finally:
-        ds._transforms = saved
-    image_id = ds.ids[index]
-    want_image = ds._load_image(image_id)
-    _, want = ds.prepare(want_image, {"image_id": image_id,
-                                      "annotations": ds._load_target(image_id)})
-    if type(image) is not type(want_image) or image.size != want_image.size or \
-            image.mode != want_image.mode or image.tobytes() != want_image.tobytes():
-        return "its __getitem__ gives another image than CocoDetection's"
-    if not isinstance(target, dict) or target.keys() != want.keys() or not all(
-            type(target[k]) is type(v) and (torch.equal(target[k], v) if isinstance(
-                v, torch.Tensor) else target[k] == v) for k, v in want.items()):
-        return "its __getitem__ gives another target than its prepare does"
-    return ""
-
-
 # -- sizes and draws ----------------------------------------------------------------------
 def resized_size(h: int, w: int, size, max_size) -> tuple[int, int]:
     """(height, width) their ``resize`` gives an h x w image for a drawn ``size``."""

@@ -76,6 +76,8 @@ def own_params(step: Step, image, target, skip: str | None = None) -> dict | Non
         return v1.zoom_out_params(step.obj, h, w) if step.kind == "zoomout" else None
     if step.kind == "zoomout" and torch.rand(1) >= step.obj.p:
         return None
+    if step.gated and torch.rand(1) >= step.p:  # RT-DETR's RandomIoUCrop: its own p first
+        return None
     if step.kind == "fixedcrop":
         return v1.fixed_crop_window(step.size, h, w)
     if step.fast:  # NOTE [ RandomIoUCrop's draws, fast ] (iou_crop.py)
@@ -183,19 +185,25 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
             seed_generators(box_seed(draws, k))
         if program.detr:
             return _detr_steps(program, size, target, image)
+        then = None  # NOTE [ DETR's geometry in one plan ] (detr.py): Pillow's resize
         for step in program.steps:
             if image is not None and step.v1 and step.kind in OWN_DRAWS:
                 image, target = step.obj(image, target)  # the Python path: theirs
                 h, w = _size(image)
                 continue
+            if step.then:  # the C core's output is the window so far
+                then = (h, w)
             params = own_params(step, image if image is not None else canvas(h, w),
                                 target, skip) if step.kind in OWN_DRAWS else None
             h, w, crop, pad, flip, maps, target, image = _step(
                 step, params, draws, k, h, w, crop, pad, flip, maps, target, image, skip)
             if step.kind == "distort":
                 distort = params
-            elif pad is not None and step.kind in ("resize", "jitter"):
+            elif pad is not None and step.kind in ("resize", "jitter") and not step.then:
                 scaled, pad, crop = (h, w), (0, 0, w, h), (0, 0, w, h)  # before any padding
+    if then is not None and then != (h, w):
+        return Geometry(*then, flip, crop, maps, pad, distort, scaled, then=(h, w)), \
+            target, image
     return Geometry(h, w, flip, crop, maps, pad, distort, scaled), target, image
 
 
@@ -366,7 +374,10 @@ def largest_output(program: DetectionProgram, sizes) -> int:
                 areas = [int(w * r) * int(h * r)]
             if step.kind == "fixedcrop":  # its size, always
                 areas = [step.size[0] * step.size[1]]
-            if step.kind == "resize":  # one resize at most (lower.py)
+            if step.kind == "resize" and step.then and not step.shortest and \
+                    len(step.sizes) == 2:  # a fixed size, whatever the window
+                areas = [step.sizes[0] * step.sizes[1]]
+            elif step.kind == "resize":  # one resize at most (lower.py)
                 drawn = step.sizes if step.shortest else step.sizes[:1]  # Resize: its size
                 areas = [a * b for a, b in (resized_to(step, c, h, w) for c in drawn)]
         best = max(best, *areas)

@@ -39,7 +39,7 @@ from torchvision.transforms import v2 as T2
 from ...decoders.plans import packed_fill
 from ..contract import Check, check, object_name
 from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
-from . import detr, iou_crop, references_v1
+from . import detr, iou_crop, references_v1, rtdetr
 
 RULE = "dataset.transforms"
 #: The references' preset classes (presets.py), recognised by name in users' copies:
@@ -70,6 +70,8 @@ class Step:
     slot: int = -1           # its uniform in the (seed, index) stream; -1: draws none
     v1: bool = False         # the references' own v1 class (transforms.py): its arithmetic
     detr: bool = False       # DETR's own class (detr.py): its draws and arithmetic
+    gated: bool = False      # "ioucrop": RT-DETR's, ``torch.rand(1) >= p`` first
+    then: bool = False       # "resize" after a crop or padding: by Pillow, on the output
     branches: tuple = ()     # "select" (DETR's RandomSelect): the two branches' steps
 
 
@@ -235,8 +237,9 @@ def _bilinear(t) -> bool:
 
 
 class _Builder:
-    def __init__(self, detr: bool = False):
+    def __init__(self, detr: bool = False, rtdetr: bool = False):
         self.detr = detr         # DETR's classes are what lower
+        self.rtdetr = rtdetr     # RT-DETR's own classes lower too
         self.then = False        # DETR: a resize after the first resize or the crop
         self.steps: list[Step] = []
         self.stage: list = []
@@ -258,6 +261,8 @@ class _Builder:
             if not detr.is_theirs(t):
                 raise _Split
             self._add_detr(t)
+            return
+        if self.rtdetr and self._add_rtdetr(t):
             return
         if type(t).__name__ == "FixedSizeCrop" and \
                 not type(t).__module__.startswith("torchvision."):
@@ -387,7 +392,7 @@ class _Builder:
             self.cropped = True
             self.steps.append(Step("ioucrop", "RandomIoUCrop (references)", t, v1=True))
         elif name == "RandomShortestSize":
-            if self.tensor or self.resized or not _bilinear(t) or \
+            if self.tensor or self.resized or self.padded or not _bilinear(t) or \
                     getattr(t, "max_size", None) is None:
                 raise _Split
             sizes = tuple(int(s) for s in t.min_size)
@@ -410,6 +415,29 @@ class _Builder:
             self.stage.append(OnImage(t))
             self.float = dtype.is_floating_point
             self.steps.append(Step("tensor", f"{name}({dtype}) (references)", t, v1=True))
+
+    def _add_rtdetr(self, t) -> bool:
+        """RT-DETR's own classes (rtdetr.py), by name and attributes; False for others."""
+        if rtdetr.is_gated_iou_crop(t):
+            if self.resized or self.cropped:
+                raise _Split
+            self.cropped = True
+            self.steps.append(Step("ioucrop", f"RandomIoUCrop(p={t.p}) (RT-DETR)", t,
+                                   p=float(t.p), gated=True, fast=iou_crop.agrees(t)))
+        elif rtdetr.is_theirs(t, "ConvertPILImage"):
+            if self.tensor or t.dtype not in ("float32", "uint8"):
+                raise _Split
+            self.tensor, self.float = True, t.dtype == "float32"
+            self.stage.append(t)
+            self.image_type = "image"
+            self.steps.append(Step("tensor", f"ConvertPILImage({t.dtype}, scale={t.scale}) "
+                                             "(RT-DETR)", t))
+        elif rtdetr.is_theirs(t, "ConvertBoxes"):
+            self.steps.append(Step("target", f"ConvertBoxes({t.fmt!r}, normalize="
+                                             f"{t.normalize}) (RT-DETR)", t))
+        else:
+            return False
+        return True
 
     def _add_detr(self, t) -> None:
         """DETR's classes, by name and attributes (NOTE [ DETR's geometry in one plan ]
@@ -466,30 +494,33 @@ class _Builder:
 
     def _resize(self, t) -> None:
         # A resize of a tensor is torch's arithmetic, not Pillow's; a second resize
-        # would resample twice; after a zoom-out or a distortion the C core would
-        # resize before padding and colour: all run as yours.
-        if self.tensor or self.resized or self.padded or not _bilinear(t):
+        # would resample twice: both run as yours.  After a zoom-out or a distortion
+        # the C core would resize before padding and colour: Pillow resizes its
+        # output instead ("then"), as the user's object would (RT-DETR's Resize).
+        if self.tensor or self.resized or not _bilinear(t):
             raise _Split
+        then = self.padded
         if type(t) is T2.RandomShortestSize:
             sizes = tuple(int(s) for s in t.min_size)
             step = Step("resize", f"RandomShortestSize({list(sizes)}, max_size={t.max_size})",
                         t, sizes=sizes, max_size=t.max_size, shortest=True,
-                        slot=self.slot() if len(sizes) > 1 else -1)
+                        slot=self.slot() if len(sizes) > 1 else -1, then=then)
         else:
             size = t.size
             if size is None:
                 raise _Split
             size = (int(size),) if isinstance(size, int) else tuple(int(s) for s in size)
             step = Step("resize", f"Resize({list(size)}, max_size={t.max_size})", t,
-                        sizes=size, max_size=t.max_size)
+                        sizes=size, max_size=t.max_size, then=then)
         self.resized = True
         self.steps.append(step)
 
 
-def lower(transforms, detr_steps: bool = False) -> tuple[DetectionProgram | None,
-                                                        list[Check]]:
+def lower(transforms, family: str = "") -> tuple[DetectionProgram | None, list[Check]]:
     """``transforms``: the v2 dataset's ``transforms``, the steps after a v1 dataset's
-    ConvertCocoPolysToMask (a list), or a DETR dataset's ``_transforms`` (``detr_steps``)."""
+    ConvertCocoPolysToMask (a list), a DETR dataset's ``_transforms`` (``family``
+    "detr") or the steps an RT-DETR dataset's Compose runs this epoch ("rtdetr")."""
+    detr_steps = family == "detr"
     if detr_steps:
         steps, what = detr.steps_of(transforms), "DETR's steps"
     else:
@@ -499,7 +530,7 @@ def lower(transforms, detr_steps: bool = False) -> tuple[DetectionProgram | None
         return None, [Check(RULE, False, what, "use torchvision.transforms.v2 objects (as "
                             "references/detection/presets.py builds them with --use-v2); "
                             "this loader runs on torch's DataLoader")]
-    b = _Builder(detr_steps)
+    b = _Builder(detr_steps, rtdetr=family == "rtdetr")
     split = len(steps)
     for k, t in enumerate(steps):
         try:

@@ -41,7 +41,7 @@ def painted(source, program: DetectionProgram) -> bool:
     # and padding are followed where it moves masks as theirs does
     if not all(s.kind in ("ioucrop", "flip", "resize", "distort", "tensor", "target") or
                (s.v1 and s.kind in ("zoomout", "jitter")) or s.moves_masks
-               for s in program.steps):
+               for s in program.steps) or any(s.then for s in program.steps):
         return False
     return source.v1_builds_alike if source.v1 else KEY in source.target_keys
 

@@ -8,9 +8,9 @@
   ``ConvertCocoPolysToMask``); that object of the user's builds each target, and the
   steps after it are what the lowering reads;
 
-- DETR's (detr.py): their ``CocoDetection`` subclass with their ConvertCocoPolysToMask
-  as ``prepare`` and their transforms as ``_transforms``; its ``__getitem__`` checked
-  on a sample to be theirs;
+- DETR's (detr.py) and RT-DETR's (rtdetr.py): their ``CocoDetection`` subclass with
+  their ConvertCocoPolysToMask as ``prepare`` and their transforms as ``_transforms``;
+  its ``__getitem__`` checked on a sample to be theirs;
 
 any of them possibly inside ``Subset``s (the references drop images without annotations that
 way).  The canvas a target is built on is the file's real size, as in torch's loader.
@@ -30,7 +30,7 @@ from torchvision.tv_tensors._dataset_wrapper import VisionDatasetTVTensorWrapper
 
 from ..contract import Check, check
 from ..subsets import unwrap_subsets
-from . import detr
+from . import detr, rtdetr
 
 RULE = "dataset.type"
 #: The v2 wrapper's target keys for CocoDetection: its default, and every one ("all").
@@ -63,7 +63,12 @@ class CocoSource:
     indices: np.ndarray | None = field(compare=False, repr=False)  # loader -> base index
     transforms: object = field(compare=False)  # what runs after the target is built
     description: str = ""
-    detr: bool = False  # DETR's CocoDetection: ``convert`` is its prepare
+    #: "detr" or "rtdetr": their CocoDetection (``convert`` is its prepare); "" else
+    family: str = ""
+
+    @property
+    def detr(self) -> bool:
+        return self.family == "detr"
 
     @property
     def coco_dataset(self):
@@ -103,6 +108,8 @@ class CocoSource:
             stand_in = image if image is not None else canvas(*size)
             return self.wrapped._wrapper(base_index, (stand_in, annotations))[1]
         stand_in = image if image is not None else _SizeOnly(*size)
+        if self.family == "rtdetr":
+            return rtdetr.load_target(ds, base_index, stand_in, annotations)
         return self.convert(stand_in, dict(image_id=image_id, annotations=annotations))[1]
 
     def target_to_paint(self, base_index: int, size: tuple[int, int]) -> tuple[dict, list]:
@@ -132,7 +139,7 @@ class CocoSource:
         """Whether the v1 ConvertCocoPolysToMask builds targets as masks.v1_target does
         (checked once, on sample images)."""
         from .masks import v1_builds_alike
-        return self.v1 and not self.detr and v1_builds_alike(self)
+        return self.v1 and not self.family and v1_builds_alike(self)
 
     @functools.cached_property
     def _without_masks(self):
@@ -174,7 +181,8 @@ def _v1_coco(dataset) -> bool:
 
 def claims(dataset) -> bool:
     base = unwrap_subsets(dataset)[0]
-    return _wrapped_coco(base) or _v1_coco(base) or detr.is_dataset(base)
+    return _wrapped_coco(base) or _v1_coco(base) or detr.is_dataset(base) or \
+        rtdetr.is_dataset(base)
 
 
 def _overridden(obj, cls, names) -> list[str]:
@@ -185,12 +193,13 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
     """The dataset's rules, pass or fail, and its CocoSource when all pass."""
     outer, indices, problems = unwrap_subsets(dataset)
     v1 = not _wrapped_coco(outer)
-    is_detr = v1 and detr.is_dataset(outer)
+    family = "" if not v1 else "rtdetr" if rtdetr.is_dataset(outer) else \
+        "detr" if detr.is_dataset(outer) else ""
     base = outer if v1 else outer._dataset
     kind = "the references' v1 CocoDetection (ConvertCocoPolysToMask)" if v1 else \
         f"{type(base).__qualname__} under wrap_dataset_for_transforms_v2"
-    if is_detr:
-        kind = "DETR's CocoDetection (prepare: its ConvertCocoPolysToMask)"
+    if family:
+        kind = f"{FAMILIES[family]}'s CocoDetection (prepare: its ConvertCocoPolysToMask)"
     if indices is not None:
         kind = f"Subset of {kind}"
     checks = [Check(RULE, True, f"dataset is {kind} (detection pipeline)")]
@@ -201,12 +210,13 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
     if not v1:
         reading += [f"the wrapper's {n}" for n in _overridden(
             outer, VisionDatasetTVTensorWrapper, ("__getitem__", "__len__"))]
-    if is_detr and not reading and not problems and len(base.ids):
+    if family and not reading and not problems and len(base.ids):
         first = int(indices[0]) if indices is not None and len(indices) else 0
-        differs = detr.getitem_differs(base, first)
+        source = CocoSource(base, None, base.prepare, None, None, kind, family)
+        differs = _getitem_differs(source, first)
         reading += [f"__getitem__ ({differs})"] if differs else []
     loading = "CocoDetection's own loading is used" + (
-        ", and DETR's __getitem__ (tried on a sample)" if is_detr else "")
+        f", and {FAMILIES[family]}'s __getitem__ (tried on a sample)" if family else "")
     checks.append(check("dataset.getitem", not reading, loading,
                         f"{type(base).__name__} overrides {', '.join(reading)}",
                         "no change makes custom per-sample code native; this loader runs on "
@@ -223,13 +233,43 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
                         "references do; a separate image transform does not move the boxes"))
     if not all(c.passed for c in checks):
         return None, checks
-    if is_detr:
+    if family:
         return CocoSource(base, None, base.prepare, indices, base._transforms, kind,
-                          detr=True), checks
+                          family), checks
     if v1:
         steps = _steps_of(base._transforms)
         return CocoSource(base, None, steps[0], indices, steps[1:], kind), checks
     return CocoSource(base, outer, None, indices, outer.transforms, kind), checks
+
+
+#: The families whose own CocoDetection is recognised, by their names.
+FAMILIES = {"detr": "DETR", "rtdetr": "RT-DETR"}
+
+
+def _getitem_differs(source: CocoSource, index: int) -> str:
+    """Why the dataset's own __getitem__ is not its family's (the image as
+    CocoDetection loads it, the target as ``source.target`` builds it, then
+    ``_transforms``), tried on sample ``index`` with ``_transforms`` set aside; ""
+    when it is."""
+    ds = source.base
+    saved = ds._transforms
+    ds._transforms = None
+    try:
+        image, target = ds[index]
+    except Exception as e:  # noqa: BLE001 - said in the verdict
+        return f"its __getitem__ fails on sample {index}: {type(e).__name__}: {e}"
+    finally:
+        ds._transforms = saved
+    want_image = source.load_image(index)
+    want = source.target(index, (want_image.height, want_image.width), want_image)
+    if type(image) is not type(want_image) or image.size != want_image.size or \
+            image.mode != want_image.mode or image.tobytes() != want_image.tobytes():
+        return "its __getitem__ gives another image than CocoDetection's"
+    if not isinstance(target, dict) or target.keys() != want.keys() or not all(
+            type(target[k]) is type(v) and (torch.equal(target[k], v) if isinstance(
+                v, torch.Tensor) else target[k] == v) for k, v in want.items()):
+        return "its __getitem__ gives another target than its prepare does"
+    return ""
 
 
 def dataset_key(source: CocoSource) -> tuple:
