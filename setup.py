@@ -119,7 +119,7 @@ setup(
         _extension("jpegloader.decoders._jpeg", csrc,
                    ["module.c", "pipeline.c", "jpeg_region.c", "coeffs.c", "resample.c",
                     "layout.c", "gather_rows.c", "colour.c", "dc_scans.c", "padding.c",
-                    "plan.c"],
+                    "plan.c", "resize_image.c"],
                    glob.glob(f"{csrc}/*.h") + glob.glob(f"{common_csrc}/*.h"),
                    **_libjpeg_settings()),
         _pipeline_extension("jpegloader.pipelines.ssd._boxes",

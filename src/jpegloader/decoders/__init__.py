@@ -8,8 +8,9 @@ from .jpeg import (
                    hwc_to_chw,
                    libjpeg_turbo_version,
                    probe,
+                   resize_hwc,
 )
 
 __all__ = ["DEFAULT_MAX_PIXELS", "PLAN_DTYPE", "EncodedBatch", "decode_batch", "decode_views",
            "hwc_to_chw",
-           "libjpeg_turbo_version", "probe"]
+           "libjpeg_turbo_version", "probe", "resize_hwc"]

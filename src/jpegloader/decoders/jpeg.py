@@ -245,6 +245,24 @@ def hwc_to_chw(src: np.ndarray, out: np.ndarray, lut: np.ndarray | None = None) 
 _NO_LUT = np.zeros((3, 256), dtype=np.float32)  # uint8 output reads no table
 
 
+def resize_hwc(src: np.ndarray, out: np.ndarray, vertical_first: bool,
+               lut: np.ndarray | None = None, norm: np.ndarray | None = None) -> None:
+    """uint8[H, W, 3] resized as Pillow's ``Image.resize(..., BILINEAR)`` into ``out``:
+    float32[3, h, w] through ``lut`` (computed instead when ``norm`` holds a mean and
+    std that give it exactly, as for decode_batch) or uint8[3, h, w] (the levels).
+    ``vertical_first``: the installed Pillow's pass order (plans.vertical_first)."""
+    h, w, c = src.shape
+    out_type = OUT_TYPES.get(out.dtype)
+    if c != 3 or src.dtype != np.uint8 or out_type is None or out.ndim != 3 or \
+            out.shape[0] != 3 or not (src.flags.c_contiguous and out.flags.c_contiguous):
+        raise ValueError(f"resize_hwc takes C-contiguous uint8[H, W, 3] and float32/uint8"
+                         f"[3, h, w], got {src.dtype}{src.shape} and {out.dtype}{out.shape}")
+    oh, ow = out.shape[1:]
+    _jpeg.resize_hwc(src, out, h, w, oh, ow, int(bool(vertical_first)), out_type,
+                     np.ascontiguousarray(_NO_LUT if lut is None else lut, dtype=np.float32),
+                     b"" if norm is None else np.ascontiguousarray(norm, dtype=np.float32))
+
+
 def libjpeg_turbo_version() -> str:
     """The libjpeg-turbo version the C core was built against."""
     return _jpeg.libjpeg_turbo_version()

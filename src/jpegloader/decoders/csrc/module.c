@@ -16,6 +16,7 @@
 #include "pipeline.h"
 #include "plan.h"
 #include "resample.h"
+#include "resize_image.h"
 #include "buffer_checks.h"
 
 #define STR2(x) #x
@@ -239,6 +240,46 @@ static PyObject *py_hwc_to_chw(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(resize_hwc_doc,
+"resize_hwc(src, out, h, w, oh, ow, vertical_first, out_type, lut, norm) -> None\n\n"
+"src: uint8[h, w, 3] resized as Pillow's Image.resize (bilinear) into out: float32\n"
+"(out_type 0: each level through lut, float32[3, 256], computed by division when\n"
+"norm, float32[3, 2], is not empty) or uint8 (out_type 1) [3, oh, ow].");
+
+static PyObject *py_resize_hwc(PyObject *self, PyObject *args)
+{
+    Py_buffer b[4] = {{0}};
+    int h, w, oh, ow, vertical_first, out_type, status;
+    Py_ssize_t item;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*iiiiiiy*y*:resize_hwc", &b[0], &b[1], &h, &w, &oh, &ow,
+                          &vertical_first, &out_type, &b[2], &b[3]))
+        return NULL;
+    item = out_type == JL_OUT_FLOAT32 ? (Py_ssize_t)sizeof(float) : 1;
+    if (h <= 0 || w <= 0 || oh <= 0 || ow <= 0 ||
+        (out_type != JL_OUT_FLOAT32 && out_type != JL_OUT_UINT8)) {
+        PyErr_SetString(PyExc_ValueError, "h, w, oh, ow > 0 and out_type 0 or 1 expected");
+        jl_release_all(b, 4);
+        return NULL;
+    }
+    if (jl_check_size(&b[0], (Py_ssize_t)3 * h * w, "src") ||
+        jl_check_size(&b[1], (Py_ssize_t)3 * oh * ow * item, "out") ||
+        jl_check_size(&b[2], 3 * 256 * (Py_ssize_t)sizeof(float), "lut") ||
+        (b[3].len != 0 && jl_check_size(&b[3], 3 * 2 * (Py_ssize_t)sizeof(float), "norm"))) {
+        jl_release_all(b, 4);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    status = jl_resize_hwc(b[0].buf, h, w, oh, ow, vertical_first,
+                           out_type == JL_OUT_FLOAT32, b[2].buf, b[3].len ? b[3].buf : NULL,
+                           b[1].buf);
+    Py_END_ALLOW_THREADS
+    jl_release_all(b, 4);
+    if (status)
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_libjpeg_turbo_version(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -314,6 +355,7 @@ static PyMethodDef methods[] = {
     {"decode_batch", py_decode_batch, METH_VARARGS, decode_batch_doc},
     {"decode_views", py_decode_views, METH_VARARGS, decode_views_doc},
     {"hwc_to_chw", py_hwc_to_chw, METH_VARARGS, hwc_to_chw_doc},
+    {"resize_hwc", py_resize_hwc, METH_VARARGS, resize_hwc_doc},
     {"hue_selfcheck", py_hue_selfcheck, METH_O,
      "hue_selfcheck(shift) -> int: RGB values where the fast hue step differs from\n"
      "the per-pixel Pillow reference (all 2**24 are tried; 0 expected)."},

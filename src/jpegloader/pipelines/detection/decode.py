@@ -36,10 +36,10 @@ from PIL import Image
 from torch.utils.data import default_collate
 from torchvision import tv_tensors
 
-from ...decoders import decode_batch, hwc_to_chw
+from ...decoders import decode_batch, resize_hwc
 from ...decoders import status as st
 from ...decoders.jpeg import FILTERS, PAD_MODES, EncodedBatch
-from ...decoders.plans import Geometry, to_plans
+from ...decoders.plans import Geometry, to_plans, vertical_first
 from ...sources.file_table import FileTable
 from ..colour import photometric_program
 from ..contract import BatchDecoder, BatchWork, DecodeOptions
@@ -202,14 +202,15 @@ class DetectionBatchDecoder(BatchDecoder):
         return status, messages
 
     def _resize_then(self, pixels: np.ndarray, size: tuple[int, int], view) -> None:
-        """The C core's output resized by Pillow to ``size`` (height, width), as the
-        user's second resize does it, then through the tensor table into ``view``."""
-        resized = np.asarray(Image.fromarray(pixels, "RGB").resize(
+        """The C core's output resized to ``size`` (height, width) as Pillow resizes
+        it for the user's second resize, through the tensor table into ``view``."""
+        if self.program.output != "pil":
+            h, w = pixels.shape[:2]
+            resize_hwc(pixels, view[0], vertical_first(w, h, size[1], size[0]), self.lut,
+                       self.norm)
+            return
+        view[0] = np.asarray(Image.fromarray(pixels, "RGB").resize(
             (size[1], size[0]), Image.Resampling.BILINEAR))
-        if self.program.output == "pil":
-            view[0] = resized
-        else:
-            hwc_to_chw(np.ascontiguousarray(resized)[None], view, self.lut)
 
     def _plans(self, geometry: list[SampleGeometry], widths, heights, skip) -> np.ndarray:
         """The C core's plans: the crop resized; or, for a padded program, the photo
