@@ -44,6 +44,11 @@ bash benchmarks/large_photos.sh "$HOME/.cache/jpegloader/large-photos-v1"
 "$PY" benchmarks/detection_v1.py --data "$DATA/coco-sample" --files 1000 --epochs 3 \
     --json "$OUT/detection-v1-1000.json"
 
+# DETR's and RT-DETR's families: their datasets, transforms and collates
+"$PY" -m jpegloader.benchmark --recipe detr,detr-val,rtdetr,rtdetr-val \
+    --data "$DATA/coco-sample" --files 1000 --batch-size 8 --epochs 3 --memory-runs 1 \
+    --ceiling --json "$OUT/detr-1000.json"
+
 large=$(mktemp -d)
 trap 'rm -rf "$large"' EXIT
 mkdir -p "$large/photos"

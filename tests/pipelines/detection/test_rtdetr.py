@@ -124,3 +124,19 @@ def test_a_policy_on_samples_seen_keeps_torchs_loader():
     ours = loader(ds, collate)
     assert not ours.eligibility.accelerated
     assert "depends on the samples seen so far" in str(ours.eligibility)
+
+
+class Mosaic(torch.nn.Module):
+    """A stand-in for DEIM's Mosaic (four images of the dataset in one): not lowered."""
+
+    def forward(self, *inputs):
+        return inputs if len(inputs) > 1 else inputs[0]
+
+
+def test_a_mosaic_first_keeps_torchs_loader_and_says_so():
+    ds, collate = build("train", 0)
+    ds._transforms = R.Compose([Mosaic(), *ds._transforms.transforms],
+                               policy=ds._transforms.policy)
+    ours = loader(ds, collate)
+    assert not ours.eligibility.accelerated
+    assert "transform 0 Mosaic" in str(ours.eligibility)

@@ -39,15 +39,16 @@ class DetectionPipeline(Pipeline):
         if source is None:
             return Lowering(self.name, tuple(checks))
         transforms, policy = source.transforms, ""
+        epoch = getattr(source.base, "epoch", -1)
         if source.family == "rtdetr":  # the steps its policy runs this epoch
-            transforms, policy = rtdetr.active_steps(transforms, source.base.epoch)
+            transforms, policy = rtdetr.active_steps(transforms, epoch)
             if transforms is None:
                 return Lowering(self.name, (*checks, check(
                     lower.RULE, False, "", policy, "this loader runs on torch's DataLoader")))
         program, transform_checks = lower.lower(transforms, source.family)
         if policy:
             transform_checks.append(check(lower.RULE, True, f"RT-DETR's Compose: {policy} "
-                                          f"(epoch {source.base.epoch} now)", "", ""))
+                                          f"(epoch {epoch} now)", "", ""))
         checks += transform_checks
         fn = args.get("collate_fn")
         collate = "default_collate" if fn is None else _collate_name(fn)

@@ -427,7 +427,7 @@ class _Builder:
         elif rtdetr.is_theirs(t, "ConvertPILImage"):
             if self.tensor or t.dtype not in ("float32", "uint8"):
                 raise _Split
-            self.tensor, self.float = True, t.dtype == "float32"
+            self.tensor, self.float = True, t.dtype == "float32" or bool(t.scale)
             self.stage.append(t)
             self.image_type = "image"
             self.steps.append(Step("tensor", f"ConvertPILImage({t.dtype}, scale={t.scale}) "
