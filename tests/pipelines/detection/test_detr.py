@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import random
 
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 from scipy import stats
+from torchvision.datasets import VisionDataset
 
 pytest.importorskip("pycocotools", reason="torchvision's CocoDetection needs pycocotools")
 
@@ -235,3 +238,76 @@ def test_the_size_crop_draws_follow_their_distribution():
     assert stats.chisquare(np.histogram(heights, bins=9, range=(384, 501))[0]).pvalue > 1e-3
     left = [(s.window[0] + 0.5) / (701 - s.window[2]) for s in got]  # torch.randint
     assert stats.kstest(left, "uniform").pvalue > 1e-3
+
+
+# -- Deformable-DETR: the same transforms over its own copy of torchvision's dataset ---------
+class TvCocoDetection(VisionDataset):
+    """Deformable-DETR's datasets/torchvision_datasets/coco.py, written out: images read
+    with get_image, from a cache of the files' bytes when cache_mode is set."""
+
+    def __init__(self, root, annFile, transform=None, target_transform=None, transforms=None,
+                 cache_mode=False, local_rank=0, local_size=1):
+        super().__init__(root, transforms, transform, target_transform)
+        from pycocotools.coco import COCO
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.coco = COCO(annFile)
+        self.ids = list(sorted(self.coco.imgs.keys()))
+        self.cache_mode = cache_mode
+        self.cache = {}
+
+    def get_image(self, path):
+        if self.cache_mode:
+            if path not in self.cache:
+                with open(os.path.join(self.root, path), "rb") as f:
+                    self.cache[path] = f.read()
+            return Image.open(io.BytesIO(self.cache[path])).convert("RGB")
+        return Image.open(os.path.join(self.root, path)).convert("RGB")
+
+    def __getitem__(self, index):
+        coco = self.coco
+        img_id = self.ids[index]
+        target = coco.loadAnns(coco.getAnnIds(imgIds=img_id))
+        img = self.get_image(coco.loadImgs(img_id)[0]["file_name"])
+        if self.transforms is not None:
+            img, target = self.transforms(img, target)
+        return img, target
+
+    def __len__(self):
+        return len(self.ids)
+
+
+class CocoDetection(TvCocoDetection):
+    """Deformable-DETR's datasets/coco.py."""
+
+    def __init__(self, img_folder, ann_file, transforms, return_masks, cache_mode=False):
+        super().__init__(img_folder, ann_file, cache_mode=cache_mode)
+        self._transforms = transforms
+        self.prepare = D.ConvertCocoPolysToMask(return_masks)
+
+    def __getitem__(self, idx):
+        img, target = super().__getitem__(idx)
+        target = {"image_id": self.ids[idx], "annotations": target}
+        img, target = self.prepare(img, target)
+        if self._transforms is not None:
+            img, target = self._transforms(img, target)
+        return img, target
+
+
+@pytest.mark.parametrize("cache_mode", [False, True])
+def test_deformable_detrs_own_dataset_base_accelerates_alike(cache_mode):
+    img_folder, ann_file = coco_sample()
+    ds = CocoDetection(str(img_folder), str(ann_file), D.make_coco_transforms("val"),
+                       return_masks=False, cache_mode=cache_mode)
+    ours = loader(ds, 2, decode="exact")
+    assert ours.eligibility.accelerated, ours.eligibility
+    assert assert_same_batches(ours, loader(ds, cls=torch.utils.data.DataLoader)) == 20
+    train = CocoDetection(str(img_folder), str(ann_file), D.make_coco_transforms("train"),
+                          return_masks=True)
+    indices = list(range(0, len(train), 4))
+    seed = epoch_seed(4, 1)
+    decoder, got = decoded(train, indices, seed, DecodeOptions(dct_scaling=False))
+    d = draw(decoder.program, seed, indices)
+    for k, i in enumerate(indices):
+        image, target = replayed(train, d, k, i)
+        assert torch.equal(got[k][0], image), f"sample {i}"
+        assert_same_target(got[k][1], target, f"sample {i}")

@@ -32,11 +32,20 @@ ATTRIBUTES = {"RandomHorizontalFlip": ("p",), "RandomResize": ("sizes", "max_siz
               "Normalize": ("mean", "std")}
 
 
+def coco_base(dataset) -> bool:
+    """torchvision's CocoDetection, or Deformable-DETR's own copy of it
+    (``datasets/torchvision_datasets/coco.py``: a VisionDataset with ``coco``, ``ids``
+    and ``get_image``, its images cached in memory or not)."""
+    return isinstance(dataset, datasets.CocoDetection) or (
+        isinstance(dataset, datasets.VisionDataset) and hasattr(dataset, "coco") and
+        hasattr(dataset, "ids") and callable(getattr(dataset, "get_image", None)))
+
+
 def is_dataset(dataset) -> bool:
-    """DETR's CocoDetection: their subclass of torchvision's, with their
-    ConvertCocoPolysToMask as ``prepare`` and their transforms as ``_transforms``."""
-    return isinstance(dataset, datasets.CocoDetection) and \
-        type(dataset).__name__ == "CocoDetection" and \
+    """DETR's CocoDetection: their subclass of torchvision's (or of Deformable-DETR's
+    copy of it), with their ConvertCocoPolysToMask as ``prepare`` and their transforms
+    as ``_transforms``."""
+    return coco_base(dataset) and type(dataset).__name__ == "CocoDetection" and \
         type(dataset) is not datasets.CocoDetection and \
         type(getattr(dataset, "prepare", None)).__name__ == "ConvertCocoPolysToMask" and \
         hasattr(dataset, "_transforms")

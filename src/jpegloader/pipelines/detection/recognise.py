@@ -94,16 +94,26 @@ class CocoSource:
         return int(info.get("height", 0) or 0), int(info.get("width", 0) or 0)
 
     def load_image(self, base_index: int) -> Image.Image:
-        """The image as the dataset opens it (CocoDetection._load_image)."""
+        """The image as the dataset opens it (CocoDetection._load_image, or the
+        ``get_image`` of Deformable-DETR's own base: detr.py)."""
         ds = self.coco_dataset
+        if not isinstance(ds, datasets.CocoDetection):
+            return ds.get_image(ds.coco.loadImgs(ds.ids[base_index])[0]["file_name"])
         return ds._load_image(ds.ids[base_index])
+
+    def annotations(self, image_id) -> list:
+        """The image's annotations as the dataset reads them."""
+        ds = self.coco_dataset
+        if not isinstance(ds, datasets.CocoDetection):
+            return ds.coco.loadAnns(ds.coco.getAnnIds(imgIds=image_id))
+        return ds._load_target(image_id)
 
     def target(self, base_index: int, size: tuple[int, int], image=None) -> object:
         """The sample's target as the dataset's __getitem__ builds it for an image of
         ``size`` (height, width): ``image`` itself where given, else a stand-in."""
         ds = self.base
         image_id = ds.ids[base_index]
-        annotations = ds._load_target(image_id)
+        annotations = self.annotations(image_id)
         if self.wrapped is not None:
             stand_in = image if image is not None else canvas(*size)
             return self.wrapped._wrapper(base_index, (stand_in, annotations))[1]
@@ -203,10 +213,12 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
     if indices is not None:
         kind = f"Subset of {kind}"
     checks = [Check(RULE, True, f"dataset is {kind} (detection pipeline)")]
-    # the v1 subclass's own __getitem__ is the references' (recognised by structure)
-    reading = _overridden(base, datasets.CocoDetection,
-                          ("__len__", "_load_image", "_load_target") if v1 else
-                          ("__getitem__", "__len__", "_load_image", "_load_target"))
+    # the v1 subclass's own __getitem__ is the references' (recognised by structure);
+    # Deformable-DETR's own base is tried on a sample (below)
+    reading = [] if not isinstance(base, datasets.CocoDetection) else \
+        _overridden(base, datasets.CocoDetection,
+                    ("__len__", "_load_image", "_load_target") if v1 else
+                    ("__getitem__", "__len__", "_load_image", "_load_target"))
     if not v1:
         reading += [f"the wrapper's {n}" for n in _overridden(
             outer, VisionDatasetTVTensorWrapper, ("__getitem__", "__len__"))]
