@@ -159,6 +159,12 @@ class ConvertCocoPolysToMask:
         return image, target
 
 
+#: COCO's 80 category ids in order, each to its label (0-79), as their module keeps them
+mscoco_category2label = {k: i for i, k in enumerate(
+    [*range(1, 12), *range(13, 26), 27, 28, *range(31, 45), *range(46, 66), 67, 70,
+     *range(72, 83), *range(84, 91)])}
+
+
 class DetDataset(torch.utils.data.Dataset):
     def set_epoch(self, epoch):
         self._epoch = epoch
@@ -189,7 +195,10 @@ class CocoDetection(torchvision.datasets.CocoDetection, DetDataset):
         image, target = super().__getitem__(idx)
         image_id = self.ids[idx]
         target = {"image_id": image_id, "annotations": target}
-        image, target = self.prepare(image, target)
+        if self.remap_mscoco_category:
+            image, target = self.prepare(image, target, category2label=mscoco_category2label)
+        else:
+            image, target = self.prepare(image, target)
         target["idx"] = torch.tensor([idx])
         if "boxes" in target:
             target["boxes"] = convert_to_tv_tensor(target["boxes"], key="boxes",

@@ -140,3 +140,12 @@ def test_a_mosaic_first_keeps_torchs_loader_and_says_so():
     ours = loader(ds, collate)
     assert not ours.eligibility.accelerated
     assert "transform 0 Mosaic" in str(ours.eligibility)
+
+
+def test_coco_categories_remapped_to_labels_as_their_load_item_does():
+    ds, collate = build("val")
+    ds.remap_mscoco_category = True
+    ours = loader(ds, collate, 2, decode="exact")
+    assert ours.eligibility.accelerated, ours.eligibility
+    assert assert_same_batches(ours, loader(ds, collate, cls=torch.utils.data.DataLoader)) == 20
+    assert max(int(t["labels"].max()) for _, ts in ours for t in ts if len(t["labels"])) < 80
