@@ -602,3 +602,55 @@ def test_a_crop_or_a_zoom_out_after_a_flip_keeps_the_mirrored_window(then):
     for k, i in enumerate(indices):
         with replaying(decoder.program, d, k):
             assert_same_sample(ours[k], ds[i], where=f"sample {i}")
+
+
+def apply_and_choice():
+    return v2.Compose([
+        v2.RandomApply([v2.RandomPhotometricDistort(p=1.0)], p=0.5),
+        v2.RandomChoice([v2.RandomZoomOut(fill=0, p=1.0), v2.RandomIoUCrop()], p=[0.3, 0.7]),
+        v2.RandomApply([v2.ClampBoundingBoxes(), v2.SanitizeBoundingBoxes()], p=0.5),
+        v2.RandomHorizontalFlip(), v2.ToImage(), v2.ToDtype(torch.float, scale=True),
+        v2.SanitizeBoundingBoxes(), v2.ToPureTensor()])
+
+
+def test_random_apply_and_choice_of_native_steps_equal_theirs_replayed():
+    ds = build("hflip")
+    ds.dataset.transforms = apply_and_choice()
+    indices = list(range(40))
+    seed = epoch_seed(2, 0)
+    decoder, ours = decoded(ds, indices, seed, DecodeOptions(dct_scaling=False))
+    assert not decoder.program.yours
+    assert decoder.program.names[:2] == ["RandomApply(p=0.5): RandomPhotometricDistort",
+                                         "RandomChoice: RandomZoomOut(side_range=(1.0, 4.0), "
+                                         "p=1.0)"]
+    d = draw(decoder.program, seed, indices)
+    for k, i in enumerate(indices):
+        with replaying(decoder.program, d, k):
+            assert_same_sample(ours[k], ds[i], where=f"sample {i}")
+
+
+def test_random_apply_and_choice_draw_as_theirs():
+    from jpegloader.pipelines.detection.draw import gated_out
+    from jpegloader.pipelines.random_stream import generators_kept, seed_generators
+    ds = build("hflip")
+    ds.dataset.transforms = apply_and_choice()
+    program = DETECTION.lower(ds, {}).program
+    apply, choice = program.steps[0].gate, program.steps[1].gate
+    d = draw(program, epoch_seed(3, 0), np.arange(3000))
+    applied, chosen = 0, [0, 0]
+    for k in range(3000):
+        with generators_kept():
+            seed_generators(box_seed(d, k))
+            applied += not gated_out(apply, 0)
+            chosen[1 if 2 not in gated_out(choice, 1) else 0] += 1  # step 2: RandomIoUCrop
+    assert stats.binomtest(applied, 3000, 0.5).pvalue > 1e-3
+    assert stats.chisquare(chosen, [900, 2100]).pvalue > 1e-3
+
+
+def test_a_flip_inside_random_apply_runs_as_yours():
+    ds = build("hflip")
+    ds.dataset.transforms = v2.Compose([
+        v2.RandomShortestSize([480, 512], max_size=700),
+        v2.RandomApply([v2.RandomHorizontalFlip(p=1.0)], p=0.5), v2.ToImage()])
+    lowering = DETECTION.lower(ds, {"collate_fn": R.collate_fn})
+    assert lowering.split["yours"] == ["RandomApply", "ToImage"]

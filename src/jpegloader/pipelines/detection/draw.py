@@ -179,14 +179,19 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
     skip = "masks" if masks_later else None
     maps = (np.arange(h), np.arange(w)) if masks_later else None
     # NOTE [ Draws by the transforms' own make_params ]
-    own = program.detr or any(s.kind in OWN_DRAWS for s in program.steps)
+    own = program.detr or any(s.kind in OWN_DRAWS or s.gate for s in program.steps)
     with generators_kept(own):
         if own:
             seed_generators(box_seed(draws, k))
         if program.detr:
             return _detr_steps(program, size, target, image)
         then = None  # NOTE [ DETR's geometry in one plan ] (detr.py): Pillow's resize
-        for step in program.steps:
+        skipped: set[int] = set()  # steps a RandomApply or RandomChoice left out
+        for i, step in enumerate(program.steps):
+            if step.gate:
+                skipped |= gated_out(step.gate, i)
+            if i in skipped:
+                continue
             if image is not None and step.v1 and step.kind in OWN_DRAWS:
                 image, target = step.obj(image, target)  # the Python path: theirs
                 h, w = _size(image)
@@ -205,6 +210,17 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
         return Geometry(*then, flip, crop, maps, pad, distort, scaled, then=(h, w)), \
             target, image
     return Geometry(h, w, flip, crop, maps, pad, distort, scaled), target, image
+
+
+def gated_out(gate: tuple, first: int) -> set[int]:
+    """The steps a RandomApply or RandomChoice whose steps start at ``first`` leaves
+    out, drawn as its forward draws (torch.rand(1) >= p; torch.multinomial)."""
+    kind, p, sizes = gate
+    if kind == "apply":
+        return set(range(first, first + sizes[0])) if torch.rand(1) >= p[0] else set()
+    chosen = int(torch.multinomial(torch.tensor(p), 1))
+    start = first + sum(sizes[:chosen])
+    return set(range(first, first + sum(sizes))) - set(range(start, start + sizes[chosen]))
 
 
 def _detr_steps(program: DetectionProgram, size: tuple[int, int], target, image):

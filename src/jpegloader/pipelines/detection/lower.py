@@ -15,6 +15,8 @@ Lowered:
 - the tensor stage (``ToImage`` / ``PILToTensor``, ``ToDtype`` /
   ``ConvertImageDtype``, ``Normalize``), a table run on a 0..255 ramp
   (tensor_stage.py);
+- ``RandomApply`` and ``RandomChoice`` of native steps (no flip or tensor conversion
+  inside): each alternative lowered, the gate drawn as theirs draws (draw.gated_out);
 - target steps that draw nothing and leave the pixels alone
   (``ConvertBoundingBoxFormat``, ``ClampBoundingBoxes``,
   ``SanitizeBoundingBoxes``, ``ToPureTensor``): the user's own objects, run on
@@ -28,7 +30,8 @@ padding (the decode alone), it does not pay and the loader is torch's, saying so
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import copy
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -71,6 +74,9 @@ class Step:
     v1: bool = False         # the references' own v1 class (transforms.py): its arithmetic
     detr: bool = False       # DETR's own class (detr.py): its draws and arithmetic
     gated: bool = False      # "ioucrop": RT-DETR's, ``torch.rand(1) >= p`` first
+    #: the first step of a RandomApply ("apply", (p,), (steps,)) or RandomChoice
+    #: ("choice", p, steps of each alternative): its steps follow (_Builder._group)
+    gate: tuple = ()
     then: bool = False       # "resize" after a crop or padding: by Pillow, on the output
     branches: tuple = ()     # "select" (DETR's RandomSelect): the two branches' steps
 
@@ -335,8 +341,41 @@ class _Builder:
             if self.image_type == "image":
                 self.image_type = "tensor"
             self.steps.append(Step("target", name, t))
+        elif cls is T2.RandomApply:
+            self._group("apply", [list(t.transforms)], (float(t.p),), f"RandomApply(p={t.p})")
+        elif cls is T2.RandomChoice:
+            self._group("choice", [[x] for x in t.transforms], tuple(float(p) for p in t.p),
+                        "RandomChoice")
         else:
             raise _Split
+
+    #: What a step may change in the builder (a group's alternatives: the union).
+    _FLAGS = ("resized", "cropped", "padded", "flipped", "then")
+
+    def _group(self, kind: str, alternatives: list[list], p: tuple, name: str) -> None:
+        """RandomApply (``kind`` "apply": its transforms or none) and RandomChoice
+        ("choice": one of them): each alternative lowered from the state before it,
+        their steps laid out one after another, the first carrying the gate that
+        draws which run (draw.run_steps).  A flip or a tensor conversion inside runs
+        the whole group as yours."""
+        before, lowered = len(self.steps), []
+        for alternative in alternatives:
+            b = copy.copy(self)
+            b.steps, b.stage = list(self.steps), list(self.stage)
+            for t in alternative:
+                b.add(t)
+            new = b.steps[before:]
+            if not new or len(b.stage) != len(self.stage) or b.image_type != self.image_type \
+                    or any(s.kind == "flip" or s.gate for s in new):
+                raise _Split
+            lowered.append((b, new))
+        for flag in self._FLAGS:
+            setattr(self, flag, any(getattr(b, flag) for b, _ in lowered) or getattr(self, flag))
+        self.slots = max(b.slots for b, _ in lowered)
+        steps = [s for _, new in lowered for s in new]
+        steps[0] = replace(steps[0], name=f"{name}: {steps[0].name}",
+                           gate=(kind, p, tuple(len(new) for _, new in lowered)))
+        self.steps += steps
 
     def _fixed_size_crop(self, t) -> None:
         """The references' FixedSizeCrop (transforms.py), by name and attributes: a
