@@ -13,8 +13,8 @@ Every lowered DETR pipeline is a flip, at most one resize of the photo, at most 
 crop of that, and at most one resize of the crop (the train recipe's RandomSelect
 takes one of ``resize`` or ``resize, crop, resize``).  The C core resizes the whole
 photo, keeps the window (mirrored where a flip came before it: Pillow's resize and
-a mirror commute bit for bit) and flips; a second resize runs in Pillow on that
-window, as theirs does, before the tensor table.
+a mirror commute bit for bit) and flips; the resize of the crop then runs on that
+window with Pillow's arithmetic (decoders.resize_hwc), into the tensor table.
 """
 from __future__ import annotations
 

@@ -141,7 +141,7 @@ class Geometry:
     distort: dict | None = None
     #: padded programs: the (height, width) the whole photo is resized to first
     scaled: tuple[int, int] | None = None
-    #: DETR: the (height, width) Pillow resizes the C core's output to (NOTE [ DETR's
+    #: the (height, width) the C core's output is resized to after (NOTE [ DETR's
     #: geometry in one plan ] in detr.py)
     then: tuple[int, int] | None = None
 
@@ -185,7 +185,7 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
             seed_generators(box_seed(draws, k))
         if program.detr:
             return _detr_steps(program, size, target, image)
-        then = None  # NOTE [ DETR's geometry in one plan ] (detr.py): Pillow's resize
+        then = None  # NOTE [ DETR's geometry in one plan ] (detr.py): the second resize
         skipped: set[int] = set()  # steps a RandomApply or RandomChoice left out
         for i, step in enumerate(program.steps):
             if step.gate:

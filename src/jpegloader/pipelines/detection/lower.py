@@ -77,7 +77,7 @@ class Step:
     #: the first step of a RandomApply ("apply", (p,), (steps,)) or RandomChoice
     #: ("choice", p, steps of each alternative): its steps follow (_Builder._group)
     gate: tuple = ()
-    then: bool = False       # "resize" after a crop or padding: by Pillow, on the output
+    then: bool = False       # "resize" after padding: of the C core's output (resize_hwc)
     branches: tuple = ()     # "select" (DETR's RandomSelect): the two branches' steps
 
 
@@ -534,8 +534,8 @@ class _Builder:
     def _resize(self, t) -> None:
         # A resize of a tensor is torch's arithmetic, not Pillow's; a second resize
         # would resample twice: both run as yours.  After a zoom-out or a distortion
-        # the C core would resize before padding and colour: Pillow resizes its
-        # output instead ("then"), as the user's object would (RT-DETR's Resize).
+        # the C core would resize before padding and colour: its output is resized
+        # instead ("then", with Pillow's arithmetic), as the user's object would.
         if self.tensor or self.resized or not _bilinear(t):
             raise _Split
         then = self.padded
