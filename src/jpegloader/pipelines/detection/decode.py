@@ -25,8 +25,8 @@ runs the references' zip collate_fn on the samples.  An image that no longer
 fits (a zoom-out's canvas, a file bigger than the annotation file says) travels
 as a shared-memory tensor beside them.  Where the user's objects run after the
 native part, or the collate_fn is not a zip (a stack, a padding), the worker runs
-them and the batch goes through the result queue as torch's loader sends it; its
-images are then shared-memory tensors from the start.
+them and the batch's large tensors come in the slot's bytes instead (NOTE [ A
+collate_fn's batch in the slot ] in slot_batches.py).
 """
 from __future__ import annotations
 
@@ -57,9 +57,9 @@ from .masks import KEY, Painted, paint_survivors, painted, rles, row_bytes
 from .recognise import CocoSource
 from .targets import pack, unpack, zips
 
-#: What a batch that travels through the result queue occupies in the ring: one byte
-#: per sample, to keep the slot bookkeeping (NOTE [ Detection batches in the ring ]).
-_QUEUE_LAYOUT = (((1,), torch.uint8),)
+#: A collate_fn's batch with num_workers=0 (nothing crosses processes): one byte per
+#: sample, to keep the slot bookkeeping (NOTE [ Detection batches in the ring ]).
+_INLINE_LAYOUT = (((1,), torch.uint8),)
 #: A collate_fn that pads the batch's images to the largest of them (DETR's
 #: NestedTensor) makes each larger than it is: a sample's row has this much room
 #: (COCO's photos, landscape and portrait, at DETR's 800 x 1333 pad to 1.35 times).
@@ -127,7 +127,7 @@ class DetectionBatchDecoder(BatchDecoder):
 
     @property
     def inline_layout(self):
-        return self.layout if self.ring else _QUEUE_LAYOUT
+        return self.layout if self.ring else _INLINE_LAYOUT
 
     def assemble(self, tensors, extras=None):
         """The samples from the slot's rows and the packed targets, through the zip
