@@ -25,6 +25,8 @@ import torch
 from torchvision import datasets
 from torchvision.transforms import RandomCrop
 
+from .stand_ins import canvas
+
 #: DETR's classes (datasets/transforms.py) that lower, and the attributes each reads.
 ATTRIBUTES = {"RandomHorizontalFlip": ("p",), "RandomResize": ("sizes", "max_size"),
               "RandomSelect": ("transforms1", "transforms2", "p"),
@@ -87,8 +89,7 @@ def crop_region(obj, h: int, w: int) -> tuple[int, int, int, int]:
     """RandomSizeCrop's draws for an h x w image: (top, left, height, width)."""
     cw = random.randint(obj.min_size, min(w, obj.max_size))
     ch = random.randint(obj.min_size, min(h, obj.max_size))
-    stand_in = torch.zeros((), dtype=torch.uint8).expand(3, h, w)
-    return tuple(int(v) for v in RandomCrop.get_params(stand_in, [ch, cw]))
+    return tuple(int(v) for v in RandomCrop.get_params(canvas(h, w), [ch, cw]))
 
 
 # -- their arithmetic on targets -----------------------------------------------------------

@@ -24,7 +24,7 @@ from ..random_stream import BOXES_STREAM, generators_kept, seed_generators, seed
 from . import detr, iou_crop
 from . import references_v1 as v1
 from .lower import DetectionProgram, Step, flattened
-from .recognise import canvas
+from .stand_ins import canvas
 
 
 @dataclass

@@ -19,6 +19,7 @@ from torchvision import tv_tensors
 from torchvision.transforms.v2 import functional as F
 
 from ..random_stream import generators_kept
+from .stand_ins import canvas
 
 _F32 = np.float32
 
@@ -90,7 +91,7 @@ def agrees(t, trials: int = 32) -> bool:
             raw = np.stack([x0, y0, rng.uniform(x0 + 0.5, w), rng.uniform(y0 + 0.5, h)], 1)
             boxes = tv_tensors.BoundingBoxes(torch.tensor(raw, dtype=torch.float32),
                                              format="XYXY", canvas_size=(h, w))
-            image = tv_tensors.Image(torch.zeros((), dtype=torch.uint8).expand(3, h, w))
+            image = canvas(h, w)
             torch.manual_seed(k)
             theirs = t.make_params([image, boxes])
             torch.manual_seed(k)

@@ -24,32 +24,20 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from PIL import Image
-from torchvision import datasets, tv_tensors
+from torchvision import datasets
 from torchvision.datasets import wrap_dataset_for_transforms_v2
 from torchvision.tv_tensors._dataset_wrapper import VisionDatasetTVTensorWrapper
 
 from ..contract import Check, check
 from ..subsets import unwrap_subsets
 from . import detr, rtdetr
+from .stand_ins import SizeOnly, canvas
 
 RULE = "dataset.type"
 #: The v2 wrapper's target keys for CocoDetection: its default, and every one ("all").
 _DEFAULT_KEYS = frozenset({"image_id", "boxes", "labels"})
 _ALL_KEYS = frozenset({"segmentation", "area", "iscrowd", "image_id", "bbox", "category_id",
                        "boxes", "masks", "labels"})
-
-
-def canvas(h: int, w: int) -> tv_tensors.Image:
-    """A stand-in image of h x w that holds no pixels, for code that reads only its size
-    (the v2 wrapper, target steps)."""
-    return tv_tensors.Image(torch.zeros((), dtype=torch.uint8).expand(3, h, w))
-
-
-class _SizeOnly:
-    """A stand-in PIL image for ConvertCocoPolysToMask, which reads ``image.size``."""
-
-    def __init__(self, h: int, w: int):
-        self.size = (w, h)
 
 
 @dataclass(frozen=True)
@@ -117,7 +105,7 @@ class CocoSource:
         if self.wrapped is not None:
             stand_in = image if image is not None else canvas(*size)
             return self.wrapped._wrapper(base_index, (stand_in, annotations))[1]
-        stand_in = image if image is not None else _SizeOnly(*size)
+        stand_in = image if image is not None else SizeOnly(*size)
         if self.family == "rtdetr":
             return rtdetr.load_target(ds, base_index, stand_in, annotations)
         return self.convert(stand_in, dict(image_id=image_id, annotations=annotations))[1]
