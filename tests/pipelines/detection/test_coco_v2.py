@@ -654,3 +654,13 @@ def test_a_flip_inside_random_apply_runs_as_yours():
         v2.RandomApply([v2.RandomHorizontalFlip(p=1.0)], p=0.5), v2.ToImage()])
     lowering = DETECTION.lower(ds, {"collate_fn": R.collate_fn})
     assert lowering.split["yours"] == ["RandomApply", "ToImage"]
+
+
+def test_a_group_left_to_you_first_leaves_the_decode_alone_on_torchs_loader():
+    # the IoU crop inside does not count as native when the flip beside it splits
+    ds = build("hflip")
+    ds.dataset.transforms = v2.Compose([
+        v2.RandomApply([v2.RandomIoUCrop(), v2.RandomHorizontalFlip(p=1.0)], p=0.5),
+        v2.ToImage()])
+    lowering = DETECTION.lower(ds, {"collate_fn": R.collate_fn})
+    assert not lowering.ok and "decode alone" in str(lowering.checks)

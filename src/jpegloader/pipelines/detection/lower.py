@@ -358,24 +358,33 @@ class _Builder:
         their steps laid out one after another, the first carrying the gate that
         draws which run (draw.run_steps).  A flip or a tensor conversion inside runs
         the whole group as yours."""
+        lowered = self._alternatives(alternatives, lambda new: bool(new) and not any(
+            s.kind == "flip" or s.gate for s in new))
+        steps = [s for new in lowered for s in new]
+        steps[0] = replace(steps[0], name=f"{name}: {steps[0].name}",
+                           gate=(kind, p, tuple(len(new) for new in lowered)))
+        self.steps += steps
+
+    def _alternatives(self, alternatives: list[list], allowed=lambda new: True
+                      ) -> list[list[Step]]:
+        """The steps of each alternative (transforms that run instead of each other),
+        lowered from the state before them; the state after is what any of them may
+        have done.  A tensor conversion in one of them, or steps not ``allowed``, runs
+        them all as yours (the state left as it was)."""
         before, lowered = len(self.steps), []
         for alternative in alternatives:
             b = copy.copy(self)
             b.steps, b.stage = list(self.steps), list(self.stage)
             for t in alternative:
                 b.add(t)
-            new = b.steps[before:]
-            if not new or len(b.stage) != len(self.stage) or b.image_type != self.image_type \
-                    or any(s.kind == "flip" or s.gate for s in new):
+            if len(b.stage) != len(self.stage) or b.image_type != self.image_type or \
+                    not allowed(b.steps[before:]):
                 raise _Split
-            lowered.append((b, new))
+            lowered.append(b)
         for flag in self._FLAGS:
-            setattr(self, flag, any(getattr(b, flag) for b, _ in lowered) or getattr(self, flag))
-        self.slots = max(b.slots for b, _ in lowered)
-        steps = [s for _, new in lowered for s in new]
-        steps[0] = replace(steps[0], name=f"{name}: {steps[0].name}",
-                           gate=(kind, p, tuple(len(new) for _, new in lowered)))
-        self.steps += steps
+            setattr(self, flag, any(getattr(b, flag) for b in lowered) or getattr(self, flag))
+        self.slots = max(b.slots for b in lowered)
+        return [b.steps[before:] for b in lowered]
 
     def _fixed_size_crop(self, t) -> None:
         """The references' FixedSizeCrop (transforms.py), by name and attributes: a
@@ -500,20 +509,8 @@ class _Builder:
             self.steps.append(Step("sizecrop", f"RandomSizeCrop({t.min_size}, {t.max_size}) "
                                                "(DETR)", t, detr=True))
         elif name == "RandomSelect":
-            branches = []
-            flags = []
-            for part in (t.transforms1, t.transforms2):
-                b = _Builder(detr=True)
-                b.resized, b.cropped, b.then, b.tensor = (self.resized, self.cropped,
-                                                          self.then, self.tensor)
-                for s in detr.steps_of(part):
-                    b.add(s)
-                if b.stage:  # a tensor conversion in one branch only
-                    raise _Split
-                branches.append(tuple(b.steps))
-                flags.append((b.resized, b.cropped, b.then))
-            # what either branch may have done limits the steps after it
-            self.resized, self.cropped, self.then = (any(f) for f in zip(*flags))
+            branches = [tuple(b) for b in self._alternatives(
+                [detr.steps_of(t.transforms1), detr.steps_of(t.transforms2)])]
             names = " | ".join(", ".join(s.name.removesuffix(" (DETR)") for s in b)
                                for b in branches)
             self.steps.append(Step("select", f"RandomSelect(p={t.p}: {names}) (DETR)", t,
