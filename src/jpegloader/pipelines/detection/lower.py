@@ -31,18 +31,17 @@ padding (the decode alone), it does not pay and the loader is torch's, saying so
 from __future__ import annotations
 
 import copy
+import inspect
 from dataclasses import dataclass, field, replace
 
-import numpy as np
 import torch
-from PIL import Image
 from torchvision.transforms import InterpolationMode
+from torchvision.transforms import functional as F1
 from torchvision.transforms import v2 as T2
 
-from ...decoders.plans import packed_fill
 from ..contract import Check, check, object_name
 from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
-from . import detr, iou_crop, references_v1, rtdetr
+from . import detr, fills, iou_crop, references_v1, rtdetr
 
 RULE = "dataset.transforms"
 #: The references' preset classes (presets.py), recognised by name in users' copies:
@@ -189,57 +188,18 @@ def transform_list(transforms) -> tuple[list | None, str]:
     return out, f"{len(out)} v2 transforms"
 
 
-def _pil_fill(t) -> int | None:
-    """RandomZoomOut's fill for a PIL image, as Pillow gets it (torchvision's _get_fill,
-    then _parse_fill: None is 0, ints by truncation), as RGB bytes; None when it is
-    not three bytes."""
-    try:
-        from torchvision.transforms.v2._utils import _get_fill
-        fill = _get_fill(t._fill, Image.Image)
-    except (AttributeError, ImportError, KeyError, TypeError):
-        return None
-    fill = 0 if fill is None else fill
-    fill = list(fill) if isinstance(fill, (list, tuple)) else [fill]
-    fill = fill * 3 if len(fill) == 1 else fill
-    try:
-        rgb = [int(v) for v in fill]
-    except (TypeError, ValueError):
-        return None
-    return _rgb(rgb)
-
-
-def _rgb(rgb: list[int]) -> int | None:
-    """Three bytes packed as the C core's pad_fill, or None."""
-    if len(rgb) != 3 or not all(0 <= v <= 255 for v in rgb):
-        return None
-    return packed_fill(rgb)
-
-
-def _probed_fill(t, size: tuple[int, int]) -> int | None:
-    """The fill a FixedSizeCrop pads a PIL image with, read off its own output for a
-    small probe image (which it pads and does not crop, drawing nothing); None unless
-    that output is the probe at the top left and one colour elsewhere."""
-    probe = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3) * 11
-    try:
-        out = t(Image.fromarray(probe, "RGB"), None)
-        out = out[0] if isinstance(out, tuple) else out
-        pixels = np.asarray(out.convert("RGB")) if isinstance(out, Image.Image) else None
-    except Exception:  # noqa: BLE001 - a class of the user's that is not the references'
-        return None
-    if pixels is None or pixels.shape != (*size, 3) or \
-            not np.array_equal(pixels[:2, :3], probe):
-        return None
-    fill = pixels[-1, -1]
-    rest = pixels.copy()
-    rest[:2, :3] = fill
-    if not (rest == fill).all():
-        return None
-    return packed_fill(fill)
-
-
 def _bilinear(t) -> bool:
     mode = getattr(t, "interpolation", InterpolationMode.BILINEAR)
     return mode in (InterpolationMode.BILINEAR, "bilinear", 2)
+
+
+def _antialiased(t) -> bool:
+    """A resize's ``antialias`` (v2 objects), or for the references' v1 classes, which
+    pass none, torchvision's functional default."""
+    antialias = getattr(t, "antialias", None)
+    if antialias is None:
+        antialias = inspect.signature(F1.resize).parameters["antialias"].default
+    return antialias is True
 
 
 class _Builder:
@@ -257,6 +217,13 @@ class _Builder:
         self.flipped = False     # a flip: a padding after it would be mirrored
         self.image_type = "pil"
         self.slots = 0
+
+    def _not_geometry(self, resize=None) -> bool:
+        """Whether geometry here is not the C core's: on a float image (torch's float
+        arithmetic), or a resize of a uint8 tensor that does not antialias.  On a uint8
+        tensor torch moves pixels as Pillow does, its antialiased resize within a level
+        of Pillow's (NOTE [ The tensor backend ] in classification/lower.py)."""
+        return self.float or (self.tensor and resize is not None and not _antialiased(resize))
 
     def slot(self) -> int:
         self.slots += 1
@@ -300,8 +267,8 @@ class _Builder:
             self.padded = True
             self.steps.append(Step("distort", "RandomPhotometricDistort", t))
         elif cls is T2.RandomZoomOut:
-            fill = _pil_fill(t)
-            if self.tensor or self.resized or self.cropped or fill is None or any(
+            fill = fills.zoom_out_fill(t, self.image_type)
+            if self._not_geometry() or self.resized or self.cropped or fill is None or any(
                     s.kind == "zoomout" for s in self.steps) or \
                     not callable(getattr(t, "make_params", None)):
                 raise _Split
@@ -311,7 +278,7 @@ class _Builder:
         elif cls in (T2.RandomShortestSize, T2.Resize):
             self._resize(t)
         elif cls is T2.ScaleJitter:
-            if self.tensor or self.resized or self.padded or self.cropped or \
+            if self._not_geometry(t) or self.resized or self.padded or self.cropped or \
                     not _bilinear(t) or not callable(getattr(t, "make_params", None)):
                 raise _Split
             self.resized = True
@@ -392,11 +359,11 @@ class _Builder:
         fill its own forward gives a probe image."""
         size = (getattr(t, "crop_height", None), getattr(t, "crop_width", None))
         # its padding is right and bottom: mirrored by the C core's last flip
-        if self.tensor or self.padded or self.cropped or self.flipped or \
+        if self._not_geometry() or self.padded or self.cropped or self.flipped or \
                 getattr(t, "padding_mode", "constant") != "constant" or \
                 not all(isinstance(v, int) and v > 0 for v in size):
             raise _Split
-        fill = _probed_fill(t, size)
+        fill = fills.probed_fill(t, size, self.image_type)
         if fill is None:
             raise _Split
         self.padded = True
@@ -414,7 +381,7 @@ class _Builder:
             self.steps.append(Step("flip", f"RandomHorizontalFlip(p={t.p}) (references)", t,
                                    p=float(t.p), slot=self.slot(), v1=True))
         elif name == "ScaleJitter":
-            if self.tensor or self.resized or self.padded or self.cropped or \
+            if self._not_geometry(t) or self.resized or self.padded or self.cropped or \
                     not _bilinear(t):
                 raise _Split
             self.resized = True
@@ -427,8 +394,8 @@ class _Builder:
             self.steps.append(Step("distort", "RandomPhotometricDistort (references)", t,
                                    v1=True))
         elif name == "RandomZoomOut":
-            fill = _rgb([int(x) for x in t.fill]) if len(t.fill) == 3 else None
-            if self.tensor or self.resized or self.cropped or fill is None or any(
+            fill = fills.rgb([int(x) for x in t.fill]) if len(t.fill) == 3 else None
+            if self._not_geometry() or self.resized or self.cropped or fill is None or any(
                     s.kind == "zoomout" for s in self.steps):
                 raise _Split
             self.padded = True
@@ -440,7 +407,7 @@ class _Builder:
             self.cropped = True
             self.steps.append(Step("ioucrop", "RandomIoUCrop (references)", t, v1=True))
         elif name == "RandomShortestSize":
-            if self.tensor or self.resized or self.padded or not _bilinear(t) or \
+            if self._not_geometry(t) or self.resized or self.padded or not _bilinear(t) or \
                     getattr(t, "max_size", None) is None:
                 raise _Split
             sizes = tuple(int(s) for s in t.min_size)
@@ -529,11 +496,10 @@ class _Builder:
             self.steps.append(Step("tensor", "Normalize (DETR)", t, detr=True))
 
     def _resize(self, t) -> None:
-        # A resize of a tensor is torch's arithmetic, not Pillow's; a second resize
-        # would resample twice: both run as yours.  After a zoom-out or a distortion
+        # A second resize would resample twice: yours.  After a zoom-out or a distortion
         # the C core would resize before padding and colour: its output is resized
         # instead ("then", with Pillow's arithmetic), as the user's object would.
-        if self.tensor or self.resized or not _bilinear(t):
+        if self._not_geometry(t) or self.resized or not _bilinear(t):
             raise _Split
         then = self.padded
         if type(t) is T2.RandomShortestSize:
