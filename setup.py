@@ -82,10 +82,10 @@ def _libjpeg_settings():
     includes = [common_csrc, *JPEG_INCLUDES]
     static = os.environ.get("JPEGLOADER_LIBJPEG_STATIC")
     if static:
-        return dict(include_dirs=includes, extra_objects=[static],
+        return dict(include_dirs=includes, extra_objects=[static], libraries=["m"],
                     extra_link_args=["-Wl,--exclude-libs,ALL"])
     return dict(include_dirs=includes, library_dirs=[d for d in libdirs if os.path.isdir(d)],
-                libraries=["jpeg"])
+                libraries=["jpeg", "m"])
 
 
 if _BUILDING & set(sys.argv[1:]):
@@ -97,7 +97,9 @@ _COMMON_FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter",
                  # an error from GCC 14 on: fail here too, not only on newer compilers
                  "-Werror=implicit-function-declaration",
                  # Pillow's and torch's float arithmetic is reproduced to the bit: no FMA
-                 "-ffp-contract=off"]
+                 "-ffp-contract=off",
+                 # branch-free float selects may be computed on both sides (results unchanged)
+                 "-fno-trapping-math"]
 
 
 def _extension(name: str, folder: str, sources: list[str], depends: list[str], **settings):
@@ -118,8 +120,8 @@ setup(
     ext_modules=[
         _extension("jpegloader.decoders._jpeg", csrc,
                    ["module.c", "pipeline.c", "jpeg_region.c", "coeffs.c", "resample.c",
-                    "layout.c", "gather_rows.c", "colour.c", "dc_scans.c", "padding.c",
-                    "plan.c", "resize_image.c"],
+                    "layout.c", "gather_rows.c", "colour.c", "colour_tensor.c", "dc_scans.c",
+                    "padding.c", "plan.c", "resize_image.c"],
                    glob.glob(f"{csrc}/*.h") + glob.glob(f"{common_csrc}/*.h"),
                    **_libjpeg_settings()),
         _pipeline_extension("jpegloader.pipelines.ssd._boxes",

@@ -41,6 +41,9 @@ bash benchmarks/large_photos.sh "$HOME/.cache/jpegloader/large-photos-v1"
 "$PY" -m jpegloader.benchmark --recipe det-hflip,det-multiscale,maskrcnn,det-eval,det-ssdlite,det-ssd,det-lsj \
     --data "$DATA/coco-sample" --files 1000 --batch-size 8 --epochs 3 --memory-runs 1 \
     --ceiling --json "$OUT/detection-1000.json"
+"$PY" -m jpegloader.benchmark --recipe det-ssd,det-ssd-tensor,det-multiscale,det-multiscale-tensor \
+    --data "$DATA/coco-sample" --files 1000 --batch-size 8 --epochs 3 --memory-runs 1 \
+    --json "$OUT/detection-tensor-1000.json"
 "$PY" benchmarks/detection_v1.py --data "$DATA/coco-sample" --files 1000 --epochs 3 \
     --json "$OUT/detection-v1-1000.json"
 

@@ -58,7 +58,7 @@ def test_invalid_plan_values_are_a_status(field, value):
     assert (out == 0).all()
 
 
-@pytest.mark.parametrize("op, value", [(9, 1.0), (3, 300.0), (3, 1.5), (0, -1.0)])
+@pytest.mark.parametrize("op, value", [(7, 1.0), (16, 1.0), (3, 300.0), (3, 1.5), (0, -1.0)])
 def test_invalid_colour_steps_are_a_status(op, value):
     data = photo_like(64, 48, seed=2)
     plans = whole_image_plans([(64, 48)], (8, 8))

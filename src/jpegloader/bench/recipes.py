@@ -163,7 +163,8 @@ def _simclr():
 def _detection_presets(policy: str):
     """torchvision's references/detection presets.py with --use-v2 and the default PIL
     backend: DetectionPresetTrain(data_augmentation=policy), or DetectionPresetEval;
-    "-uint8" leaves out ToDtype (uint8 images, normalised on the GPU)."""
+    "-uint8" leaves out ToDtype (uint8 images, normalised on the GPU); "-tensor" is
+    --backend tensor (PILToTensor first, the augmentation on the uint8 tensor)."""
     from torchvision import tv_tensors
     from torchvision.transforms import v2
     mean = (123.0, 117.0, 104.0)
@@ -178,10 +179,13 @@ def _detection_presets(policy: str):
         "ssd": [v2.RandomPhotometricDistort(),
                 v2.RandomZoomOut(fill=defaultdict(lambda: mean, {tv_tensors.Mask: 0})),
                 v2.RandomIoUCrop(), v2.RandomHorizontalFlip(0.5)],
-    }[policy.removesuffix("-uint8")]
+    }[policy.removesuffix("-uint8").removesuffix("-tensor")]
     uint8 = policy.endswith("-uint8")  # normalised on the GPU: uint8 batches
-    policy = policy.removesuffix("-uint8")
-    tail = [v2.ToImage()] if uint8 else [v2.ToImage(), v2.ToDtype(torch.float, scale=True)]
+    if policy.endswith("-tensor"):
+        augment = [v2.PILToTensor(), *augment]
+    image = [] if policy.endswith("-tensor") else [v2.ToImage()]
+    policy = policy.removesuffix("-uint8").removesuffix("-tensor")
+    tail = image if uint8 else [*image, v2.ToDtype(torch.float, scale=True)]
     if policy != "eval":
         tail += [v2.ConvertBoundingBoxFormat(tv_tensors.BoundingBoxFormat.XYXY),
                  v2.SanitizeBoundingBoxes()]
@@ -306,6 +310,12 @@ DETECTION_V2 = {
                 "ssd", False),
     "det-lsj": (_DET + "ScaleJitter(1024), FixedSizeCrop(1024), flip (large-scale jitter)",
                 "lsj", False),
+    "det-ssd-tensor": ("torchvision references/detection --use-v2 --backend tensor: "
+                       "PILToTensor, RandomPhotometricDistort, RandomZoomOut, RandomIoUCrop, "
+                       "flip (SSD)", "ssd-tensor", False),
+    "det-multiscale-tensor": ("torchvision references/detection --use-v2 --backend tensor: "
+                              "PILToTensor, RandomShortestSize(480-800, max_size=1333), flip",
+                              "multiscale-tensor", False),
     "det-eval": (_DET + "DetectionPresetEval: each photo at its own size", "eval", False),
     "det-hflip-uint8": (_DET + "RandomHorizontalFlip, ToImage: uint8 images (normalised on "
                         "the GPU)", "hflip-uint8", False),

@@ -13,11 +13,12 @@ SHOWN = {"native": "torch", "jpegloader": "jpegloader"}
 
 
 def _table(results: dict, pil: dict) -> str:
+    wide = _width(results)
     lines = [f"torch = torch.utils.data.DataLoader, PIL from {pil['distribution']} "
              f"{pil['version']}" + (" (SIMD resize: a faster path than Pillow's)"
                                     if pil["distribution"] == "pillow-simd" else "")
              + "; jpegloader's 'native' steps are the ones its C core runs",
-             f"{'pipeline':14s} {'workers':>7s} {'loader':10s} {'img/s':>7s} {'ratio':>6s} "
+             f"{'pipeline':{wide}s} {'workers':>7s} {'loader':10s} {'img/s':>7s} {'ratio':>6s} "
              f"{'ceiling':>7s} {'CPU ms/img':>10s} {'1st batch s':>11s} "
              f"{'worker RSS MiB':>14s} {'PSS MiB':>7s} {'held MiB':>8s}"]
     for pipeline, by_workers in results.items():
@@ -25,7 +26,8 @@ def _table(results: dict, pil: dict) -> str:
             for name in ("native", "jpegloader"):
                 s = r[name]
                 ratio = f"{r['ratio']:.2f}x" if name == "jpegloader" else ""
-                lines.append(f"{pipeline:14s} {workers:>7} {SHOWN[name]:10s} {s['img_per_s']:7.0f} "
+                lines.append(f"{pipeline:{wide}s} {workers:>7} {SHOWN[name]:10s} "
+                             f"{s['img_per_s']:7.0f} "
                              f"{ratio:>6s} {_maybe(s, 'of_ceiling', '{:.0%}'):>7s} "
                              f"{s['cpu_ms_per_img']:10.2f} {s['first_batch_s']:11.2f} "
                              f"{s['worker_peak_mib']:14.0f} {_maybe(s, 'pss_mib', '{:.0f}'):>7s} "
@@ -58,7 +60,7 @@ def _table(results: dict, pil: dict) -> str:
             stages = r["jpegloader"]["stages_ms_per_img"]
             parts = "  ".join(f"{STAGE_LABELS.get(k, k)} {stages[k]:.2f}"
                               for k in STAGE_LABELS if k in stages)
-            lines.append(f"  {pipeline:9s} workers={workers}: {parts}")
+            lines.append(f"  {pipeline:{wide - 5}s} workers={workers}: {parts}")
             lines.append(f"    -> {r['advice']}")
     return "\n".join(lines)
 
@@ -71,9 +73,10 @@ def _sweep(results: dict) -> list[str]:
     swept = {p: by for p, by in results.items() if len(by) > 1}
     if not swept:
         return []
+    wide = _width(swept)
     lines = ["scaling against num_workers (main busy: jpegloader's main process CPU over "
              "wall time, 100% = one core):",
-             f"{'pipeline':14s} {'workers':>7s} {'torch img/s':>11s} {'jpegloader':>10s} "
+             f"{'pipeline':{wide}s} {'workers':>7s} {'torch img/s':>11s} {'jpegloader':>10s} "
              f"{'ratio':>6s} {'per worker':>10s} {'ceiling':>7s} {'of it':>6s} "
              f"{'CPU ms/img torch/ours':>21s} {'main busy':>9s} {'1st batch s':>11s} "
              f"{'PSS MiB torch/ours':>18s}"]
@@ -83,7 +86,8 @@ def _sweep(results: dict) -> list[str]:
             ceiling = f"{r['ceiling']['img_per_s']:.0f}" if "ceiling" in r else "-"
             pss = (f"{n['pss_mib']:.0f}/{t['pss_mib']:.0f}" if "pss_mib" in t else "-")
             lines.append(
-                f"{pipeline:14s} {workers:>7} {n['img_per_s']:11.0f} {t['img_per_s']:10.0f} "
+                f"{pipeline:{wide}s} {workers:>7} {n['img_per_s']:11.0f} "
+                f"{t['img_per_s']:10.0f} "
                 f"{r['ratio']:5.2f}x {t['img_per_s'] / max(workers, 1):10.0f} "
                 f"{ceiling:>7s} "
                 f"{_maybe(t, 'of_ceiling', '{:.0%}'):>6s} "
@@ -91,6 +95,11 @@ def _sweep(results: dict) -> list[str]:
                 f"{_maybe(t, 'main_busy', '{:.0%}'):>9s} {t['first_batch_s']:11.2f} "
                 f"{pss:>18s}")
     return lines
+
+
+def _width(results: dict) -> int:
+    """The pipeline column's width: its longest name, at least 14."""
+    return max(14, *(len(p) for p in results))
 
 
 def _maybe(summary: dict, key: str, form: str) -> str:

@@ -56,6 +56,9 @@ PLAN_DTYPE = _record("jl_plan", [("skip", "<i4"), ("scale_denom", "<i4"), ("flip
 COLOUR_NONE, BRIGHTNESS, CONTRAST, SATURATION, HUE, GRAYSCALE, BLUR, PERMUTE = (
     _jpeg.COLOUR_OPS[k] for k in ("NONE", "BRIGHTNESS", "CONTRAST", "SATURATION", "HUE",
                                   "GRAYSCALE", "BLUR", "PERMUTE"))
+#: Bases of the ops with torchvision's arithmetic on a uint8 tensor, v2's and v1's
+#: (csrc/colour_tensor.h): the base plus BRIGHTNESS ... HUE.
+TORCH_V2, TORCH_V1 = _jpeg.COLOUR_OPS["TORCH_V2"], _jpeg.COLOUR_OPS["TORCH_V1"]
 #: The largest kernel side of a blur step.
 BLUR_MAX_KERNEL = _jpeg.COLOUR_OPS["BLUR_MAX_KERNEL"]
 #: ``filter`` values (csrc/resample.h): Pillow's convolution filters.

@@ -10,7 +10,7 @@ from PIL import Image
 from torchvision.transforms import functional as F
 
 from ..decoders.jpeg import (BRIGHTNESS, COLOUR_NONE, COLOUR_STEPS, CONTRAST, HUE, PERMUTE,
-                             SATURATION)
+                             SATURATION, TORCH_V1, TORCH_V2)
 from ..decoders.plans import ColourProgram
 
 #: A colour step for a batch: (active bool[n], op int32[n], value float32[n]), and for a
@@ -77,10 +77,13 @@ def colour_program(steps: list[Step], n: int) -> ColourProgram:
     return ColourProgram(op, value, arg)
 
 
-def photometric_program(params: list[dict | None]) -> ColourProgram:
+def photometric_program(params: list[dict | None], arithmetic: str = "pil") -> ColourProgram:
     """RandomPhotometricDistort's steps, in its transform's order, from each sample's
     own params (None: no distortion): brightness, contrast (before or after),
-    saturation, hue, then the channel permutation."""
+    saturation, hue, then the channel permutation.  ``arithmetic``: Pillow's ("pil",
+    on a PIL image) or, on a uint8 tensor, torchvision's v2 kernels' ("v2") or v1's
+    functional tensor ops' ("v1") (csrc/colour_tensor.h)."""
+    base = {"pil": 0, "v2": TORCH_V2 - BRIGHTNESS, "v1": TORCH_V1 - BRIGHTNESS}[arithmetic]
     n = len(params)
     op = np.full((n, COLOUR_STEPS), COLOUR_NONE, dtype=np.int32)
     value = np.zeros((n, COLOUR_STEPS), dtype=np.float32)
@@ -93,12 +96,13 @@ def photometric_program(params: list[dict | None]) -> ColourProgram:
         steps = [(BRIGHTNESS, p["brightness_factor"]),
                  (CONTRAST, contrast if before else None),
                  (SATURATION, p["saturation_factor"]),
-                 (HUE, None if p["hue_factor"] is None else hue_shift(p["hue_factor"])),
+                 (HUE, None if p["hue_factor"] is None else
+                  p["hue_factor"] if base else hue_shift(p["hue_factor"])),
                  (CONTRAST, None if before else contrast)]
         k = 0
         for kind, v in steps:
             if v is not None:
-                op[i, k], value[i, k] = kind, v
+                op[i, k], value[i, k] = kind + base, v
                 k += 1
         perm = p["channel_permutation"]
         if perm is not None:

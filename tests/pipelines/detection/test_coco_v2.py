@@ -50,7 +50,12 @@ def assert_same_sample(ours, ref, exact_pixels=True, where=""):
     (img, target), (rimg, rtarget) = ours, ref
     assert type(img) is type(rimg), where
     assert img.shape == rimg.shape and img.dtype == rimg.dtype, where
-    if exact_pixels:
+    if exact_pixels == "level":
+        # torch's contrast mean sums in an order that depends on its threads: the
+        # C core's exact mean leaves a few pixels one level off (colour_tensor.h)
+        diff = (img.double() - rimg.double()).abs() * (255.0 if img.is_floating_point() else 1)
+        assert diff.max().item() <= 1 + 1e-6 and (diff > 0.5).float().mean() < 0.05, where
+    elif exact_pixels:
         assert torch.equal(img, rimg), where
     else:
         diff = (img.double() - rimg.double()).abs()
@@ -162,7 +167,8 @@ def decoded(ds, indices, seed, options=DecodeOptions(), report_too=False):
     ("ssdlite", "pil", False), ("ssdlite", "tensor", True),
     ("ssd", "pil", False), ("ssd", "pil", True), ("lsj", "pil", False),
     ("lsj", "pil", True), ("multiscale", "tensor", False), ("multiscale", "tv_tensor", True),
-    ("lsj", "tensor", False), ("lsj", "tv_tensor", True)])
+    ("lsj", "tensor", False), ("lsj", "tv_tensor", True), ("ssd", "tensor", False),
+    ("ssd", "tv_tensor", True)])
 def test_train_samples_equal_the_references_objects_replayed(policy, backend, masks):
     ds = build(policy, backend, with_masks=masks)
     indices = list(range(len(ds)))
@@ -175,16 +181,21 @@ def test_train_samples_equal_the_references_objects_replayed(policy, backend, ma
         with replaying(decoder.program, d, k):
             ref = ds[i]
         flips += any(d.flips(s, k) for s in decoder.program.steps if s.kind == "flip")
-        assert_same_sample(ours[k], ref, exact_pixels=not resamples(policy, backend),
+        assert_same_sample(ours[k], ref, exact_pixels=pixels(policy, backend),
                            where=f"sample {i}")
     assert 0 < flips < len(indices)
 
 
-def resamples(policy: str, backend: str) -> bool:
-    """Whether the policy's pixels are resampled other than by Pillow's arithmetic:
+def pixels(policy: str, backend: str) -> bool | str:
+    """How the policy's pixels compare with the replay: exactly (True), within the
+    tolerance where they are resampled other than by Pillow's arithmetic (False:
     multiscale's resize under DCT scaling, and torch's antialiased resize of a uint8
-    tensor (within a level of Pillow's: NOTE [ The tensor backend ])."""
-    return policy == "multiscale" or (policy == "lsj" and backend != "pil")
+    tensor, within a level of Pillow's: NOTE [ The tensor backend ]), or within a
+    level ("level": the distortion with torch's arithmetic, whose contrast mean
+    depends on torch's threads)."""
+    if policy == "multiscale" or (policy == "lsj" and backend != "pil"):
+        return False
+    return "level" if policy == "ssd" and backend != "pil" else True
 
 
 def test_lsj_under_dct_scaling_is_within_the_documented_tolerance():
@@ -306,9 +317,26 @@ def test_a_fixed_size_crop_that_is_not_the_references_runs_as_yours():
     assert v.lowering.split["yours"][0] == "FixedSizeCrop", v.lowering.split
 
 
-def test_the_ssd_policy_on_tensors_stays_on_torchs_loader():
-    # RandomPhotometricDistort on a tensor is torch's arithmetic, not Pillow's
-    v = loader(build("ssd", backend="tensor")).eligibility
+@pytest.mark.parametrize("backend", ["tensor", "tv_tensor"])
+def test_the_ssd_policy_on_tensors_distorts_with_torchs_arithmetic(backend):
+    # RandomPhotometricDistort on a uint8 tensor is torch's float arithmetic, not
+    # Pillow's: the colour program's torch steps (csrc/colour_tensor.h)
+    v = loader(build("ssd", backend=backend)).eligibility
+    assert v.accelerated, v.summary()
+    assert "RandomPhotometricDistort" in v.lowering.split["native"]
+    (step,) = [s for s in v.lowering.program.steps if s.kind == "distort"]
+    assert step.arithmetic == "v2"
+    v1 = loader(build_v1("ssd", backend="tensor")).eligibility
+    assert [s.arithmetic for s in v1.lowering.program.steps if s.kind == "distort"] == ["v1"]
+
+
+def test_a_distortion_of_a_float_image_stays_yours():
+    from torchvision.transforms import v2 as T
+    img_folder, ann_file = coco_sample()
+    ds = R.get_coco(str(img_folder), str(ann_file), "train", T.Compose([
+        T.PILToTensor(), T.ToDtype(torch.float, scale=True), T.RandomPhotometricDistort(),
+        T.SanitizeBoundingBoxes(), T.ToPureTensor()]))
+    v = loader(ds).eligibility
     assert not v.accelerated
     assert "decode alone" in v.summary() and "RandomPhotometricDistort" in v.summary()
 
@@ -523,7 +551,8 @@ def test_v1_eval_batches_equal_torchs_loader(workers):
 @pytest.mark.parametrize("policy,backend", [("hflip", "pil"), ("hflip", "tensor"),
                                             ("multiscale", "pil"), ("lsj", "pil"),
                                             ("ssd", "pil"), ("ssdlite", "pil"),
-                                            ("ssdlite", "tensor"), ("multiscale", "tensor")])
+                                            ("ssdlite", "tensor"), ("multiscale", "tensor"),
+                                            ("ssd", "tensor")])
 def test_v1_train_samples_equal_the_references_objects_replayed(policy, backend):
     ds = build_v1(policy, backend=backend)
     indices = list(range(len(ds)))
@@ -534,7 +563,7 @@ def test_v1_train_samples_equal_the_references_objects_replayed(policy, backend)
     for k, i in enumerate(indices):
         with replaying(decoder.program, d, k):
             ref = ds[i]
-        assert_same_sample(ours[k], ref, exact_pixels=not resamples(policy, backend),
+        assert_same_sample(ours[k], ref, exact_pixels=pixels(policy, backend),
                            where=f"sample {i}")
 
 

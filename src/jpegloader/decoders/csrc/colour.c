@@ -1,4 +1,5 @@
 #include "colour.h"
+#include "colour_tensor.h"
 
 #include <math.h>
 #include <sched.h>
@@ -432,8 +433,14 @@ int jl_colour_is_valid(const jl_colour *c)
     for (k = 0; k < JL_COLOUR_STEPS; k++) {
         int op = c->op[k];
         float v = c->value[k];
-        if (op < JL_COLOUR_NONE || op > JL_COLOUR_PERMUTE)
+        if (op < JL_COLOUR_NONE || op > JL_COLOUR_LAST || op == JL_COLOUR_PERMUTE + 1)
             return 0;
+        if (op >= JL_COLOUR_TORCH_V2) {
+            int kind = (op - JL_COLOUR_TORCH_V2) % 4;
+            if (kind == JL_COLOUR_HUE ? !(v >= -0.5f && v <= 0.5f) : !(v >= 0.0f && v < 1e6f))
+                return 0;
+            continue;
+        }
         if (op == JL_COLOUR_PERMUTE && !permutation_ok(c->arg[k]))
             return 0;
         if (op == JL_COLOUR_HUE && !(v >= 0.0f && v < 256.0f && v == (float)(int)v))
@@ -476,6 +483,20 @@ int jl_colour_is_active(const jl_colour *c)
     return 0;
 }
 
+/* A step with torchvision's arithmetic on a uint8 tensor (colour_tensor.h). */
+static void torch_step(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, int op, float v)
+{
+    const int chain = op >= JL_COLOUR_TORCH_V1 ? JL_TORCH_V1 : JL_TORCH_V2;
+    if (op < JL_COLOUR_TORCH_V2)
+        return;
+    switch ((op - JL_COLOUR_TORCH_V2) % 4) {
+    case JL_COLOUR_BRIGHTNESS: jl_tensor_brightness(r, g, b, n, v); break;
+    case JL_COLOUR_CONTRAST: jl_tensor_contrast(r, g, b, n, v, chain); break;
+    case JL_COLOUR_SATURATION: jl_tensor_saturation(r, g, b, n, v, chain); break;
+    default: jl_tensor_hue(r, g, b, n, v, chain); break;
+    }
+}
+
 void jl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, int h, int w, const jl_colour *c,
                      void *scratch)
 {
@@ -492,7 +513,7 @@ void jl_colour_apply(uint8_t *r, uint8_t *g, uint8_t *b, int h, int w, const jl_
         case JL_COLOUR_GRAYSCALE: grayscale(r, g, b, n); break;
         case JL_COLOUR_BLUR: blur(planes, h, w, v, c->arg[k], scratch); break;
         case JL_COLOUR_PERMUTE: permute(r, g, b, n, c->arg[k]); break;
-        default: break;
+        default: torch_step(r, g, b, n, c->op[k], v); break;
         }
     }
 }

@@ -23,6 +23,12 @@ enum { JL_COLOUR_NONE = -1, JL_COLOUR_BRIGHTNESS = 0, JL_COLOUR_CONTRAST = 1,
        JL_COLOUR_SATURATION = 2, JL_COLOUR_HUE = 3, JL_COLOUR_GRAYSCALE = 4,
        JL_COLOUR_BLUR = 5, JL_COLOUR_PERMUTE = 6 };
 
+/* The same four adjustments with torchvision's arithmetic on a uint8 tensor
+ * (colour_tensor.h): op = JL_COLOUR_TORCH_V2 or JL_COLOUR_TORCH_V1 plus
+ * JL_COLOUR_BRIGHTNESS ... JL_COLOUR_HUE; a hue step's value is then the hue
+ * factor itself, in [-0.5, 0.5]. */
+enum { JL_COLOUR_TORCH_V2 = 8, JL_COLOUR_TORCH_V1 = 12, JL_COLOUR_LAST = 15 };
+
 /* The largest Gaussian kernel side a blur step takes. */
 #define JL_BLUR_MAX_KERNEL 255
 

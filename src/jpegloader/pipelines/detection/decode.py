@@ -232,7 +232,8 @@ class DetectionBatchDecoder(BatchDecoder):
         pads = np.array([g.pad or (0, 0, 1, 1) for g in geometry], np.int64).reshape(n, 4)
         scaled = np.array([g.scaled or (1, 1) for g in geometry], np.int64).reshape(n, 2)
         zero = np.zeros(n, np.int64)
-        distorts = any(s.kind == "distort" for s in self.program.steps)
+        distort = next((s for s in self.program.steps if s.kind == "distort"), None)
+        distorts = distort is not None
         plans = to_plans(Geometry(
             crop_x=zero, crop_y=zero, crop_w=w, crop_h=h,
             resize_w=scaled[:, 1], resize_h=scaled[:, 0],
@@ -241,7 +242,8 @@ class DetectionBatchDecoder(BatchDecoder):
             pad_mode=PAD_MODES["constant"], pad_fill=self.program.fill,
             pad_x=pads[:, [0, 2]], pad_y=pads[:, [1, 3]]),
             widths, heights, self.options.dct_scaling, skip=skip,
-            colour=photometric_program([g.distort for g in geometry]) if distorts else None)
+            colour=photometric_program([g.distort for g in geometry], distort.arithmetic)
+            if distorts else None)
         plans["colour_first"] = distorts
         return plans
 

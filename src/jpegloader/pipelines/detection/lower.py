@@ -11,7 +11,11 @@ Lowered:
   which the C core reproduces; not after a zoom-out or a distortion);
 - ``RandomPhotometricDistort`` on the photo first (the ssd policy): its draws by its
   own ``make_params``, its steps by the C core's colour program on the whole photo
-  before the zoom-out's padding (Pillow's arithmetic, bit-exact);
+  before the zoom-out's padding (Pillow's arithmetic on a PIL image, torchvision's
+  float32 tensor arithmetic on a uint8 tensor: csrc/colour_tensor.h);
+- the geometry above after ``PILToTensor`` / ``ToImage`` too (``--backend tensor``):
+  on a uint8 tensor torch moves pixels as Pillow does, and its antialiased resize is
+  within a level of Pillow's (_Builder._not_geometry);
 - the tensor stage (``ToImage`` / ``PILToTensor``, ``ToDtype`` /
   ``ConvertImageDtype``, ``Normalize``), a table run on a 0..255 ramp
   (tensor_stage.py);
@@ -22,8 +26,8 @@ Lowered:
   ``SanitizeBoundingBoxes``, ``ToPureTensor``): the user's own objects, run on
   the target beside a stand-in image of the right size.
 
-Everything from the first other step on (a distortion of a tensor, ``ScaleJitter``,
-a resize on a tensor ...) runs as the user's objects in the workers on what the
+Everything from the first other step on (geometry or a distortion of a float image,
+a second resize ...) runs as the user's objects in the workers on what the
 native part gives (NOTE [ Hybrid pipelines ] in classification/hybrid.py), and the
 verdict names the split; when the native part would hold no crop, resize or
 padding (the decode alone), it does not pay and the loader is torch's, saying so.
@@ -78,6 +82,9 @@ class Step:
     gate: tuple = ()
     then: bool = False       # "resize" after padding: of the C core's output (resize_hwc)
     branches: tuple = ()     # "select" (DETR's RandomSelect): the two branches' steps
+    #: "distort": Pillow's arithmetic ("pil") or, on a uint8 tensor, torchvision's v2
+    #: kernels' or v1's functional ops' ("v2", "v1": csrc/colour_tensor.h)
+    arithmetic: str = "pil"
 
 
 @dataclass(frozen=True)
@@ -261,11 +268,12 @@ class _Builder:
         elif cls is T2.RandomPhotometricDistort:
             # on the photo before any geometry: the C core runs it on the whole photo
             # before padding (NOTE [ Colour before the padding ] in csrc/pipeline.c)
-            if self.tensor or self.resized or self.cropped or self.padded or \
+            if self.float or self.resized or self.cropped or self.padded or \
                     not callable(getattr(t, "make_params", None)):
                 raise _Split
             self.padded = True
-            self.steps.append(Step("distort", "RandomPhotometricDistort", t))
+            self.steps.append(Step("distort", "RandomPhotometricDistort", t,
+                                   arithmetic="v2" if self.tensor else "pil"))
         elif cls is T2.RandomZoomOut:
             fill = fills.zoom_out_fill(t, self.image_type)
             if self._not_geometry() or self.resized or self.cropped or fill is None or any(
@@ -388,11 +396,11 @@ class _Builder:
             self.steps.append(Step("jitter", f"ScaleJitter({list(t.target_size)}, scale_range="
                                              f"{t.scale_range}) (references)", t, v1=True))
         elif name == "RandomPhotometricDistort":
-            if self.tensor or self.resized or self.cropped or self.padded:
+            if self.float or self.resized or self.cropped or self.padded:
                 raise _Split
             self.padded = True
             self.steps.append(Step("distort", "RandomPhotometricDistort (references)", t,
-                                   v1=True))
+                                   v1=True, arithmetic="v1" if self.tensor else "pil"))
         elif name == "RandomZoomOut":
             fill = fills.rgb([int(x) for x in t.fill]) if len(t.fill) == 3 else None
             if self._not_geometry() or self.resized or self.cropped or fill is None or any(
