@@ -244,9 +244,10 @@ def assert_same_for_any_workers(ds, seed=3):
         assert_same_sample(a, b)
 
 
-@pytest.mark.parametrize("policy", ["multiscale", "ssdlite", "ssd", "lsj"])
-def test_any_num_workers_gives_the_same_batches(policy):
-    assert_same_for_any_workers(build(policy, with_masks=True))
+@pytest.mark.parametrize("policy,backend", [("multiscale", "pil"), ("ssdlite", "pil"),
+                                            ("ssd", "pil"), ("lsj", "pil"), ("ssd", "tensor")])
+def test_any_num_workers_gives_the_same_batches(policy, backend):
+    assert_same_for_any_workers(build(policy, backend, with_masks=True))
 
 
 # -- the draws follow the transforms' distributions --------------------------------------
