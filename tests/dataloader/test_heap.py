@@ -73,3 +73,42 @@ def test_a_freed_block_is_reused_then_released_after_the_batch():
         small_pages = SMALL_BLOCK // 4096
         assert small_first > 0.5 * small_pages
         assert small_next_batch < 0.01 * small_pages
+
+
+def _child_running_your_code(queue) -> None:
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+
+    def one_batch() -> int:
+        """Page faults of a batch whose collate_fn uses and frees a large block."""
+        before = _minor_faults()
+        p = libc.malloc(BLOCK)
+        libc.memset(p, 1, BLOCK)
+        libc.free(p)
+        return _minor_faults() - before
+    assert heap.keep_large_blocks_in_heap()
+    faults = []
+    for _ in range(heap.REFRESH_BATCHES + 1):
+        faults.append(one_batch())
+        heap.release_free_heap(SMALL_BLOCK, grown_by_your_code=True)
+    queue.put(faults)
+
+
+@pytest.mark.skipif(heap._libc is None or heap.heap_bytes() is None,
+                    reason="glibc 2.33+ only (elsewhere the heap's size is unknown)")
+def test_a_heap_grown_by_your_code_stays_then_is_handed_back_every_refresh():
+    queue = mp.get_context("spawn").Queue()
+    child = mp.get_context("spawn").Process(target=_child_running_your_code, args=(queue,))
+    child.start()
+    faults = queue.get(timeout=60)
+    child.join(10)
+    assert child.exitcode == 0
+    pages = BLOCK // 4096
+    # the first batch faults its block in; the next ones reuse it, beyond what the
+    # decoder declared; after REFRESH_BATCHES batches it is handed back once
+    assert faults[0] > 0.5 * pages
+    assert all(f < 0.01 * pages for f in faults[1:heap.REFRESH_BATCHES])
+    assert faults[heap.REFRESH_BATCHES] > 0.5 * pages

@@ -9,8 +9,11 @@ free heap): a large photo's buffers are held only while it decodes, and an
 ordinary batch's 10-15 MB stay for the next batch, which would fault them in
 again; a decoder whose batches need more (a collate_fn's padded batch: NOTE [ A
 collate_fn's batch in the slot ]) says how much a sample needs, and that much
-stays.  Only worker processes do this; elsewhere than glibc both calls do
-nothing.  Measured: docs/experiments.md.
+stays.  One that runs your code (a collate_fn that concatenates and resizes)
+cannot size it: what its batches grow the heap to stays, handed back once every
+REFRESH_BATCHES batches so that a rare large photo's buffers go.  Only worker
+processes do this; elsewhere than glibc the calls do nothing.  Measured:
+docs/experiments.md.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ M_MMAP_THRESHOLD = -3
 HEAP_BLOCKS_UP_TO = 256 << 20   # blocks larger than this still come from mmap
 TRIM_ONLY_PAST = 512 << 20      # free() no longer trims; release_free_heap() does
 KEEP_UP_TO = 32 << 20           # heap growth a worker keeps from one batch to the next
+REFRESH_BATCHES = 16            # a heap grown by your code is handed back this often
 
 
 class _MallInfo2(ctypes.Structure):
@@ -45,6 +49,7 @@ if _mallinfo2 is not None:
 
 
 _heap_at_start: int | None = None
+_batches_kept = 0  # batches since the heap was last handed back
 
 
 def heap_bytes() -> int | None:
@@ -62,14 +67,20 @@ def keep_large_blocks_in_heap() -> bool:
                 and _libc.mallopt(M_TRIM_THRESHOLD, TRIM_ONLY_PAST))
 
 
-def release_free_heap(keep_up_to: int = KEEP_UP_TO) -> None:
+def release_free_heap(keep_up_to: int = KEEP_UP_TO, grown_by_your_code: bool = False) -> None:
     """After each batch: returns the heap's free pages to the system once the heap
     has grown more than ``keep_up_to`` (at least KEEP_UP_TO; what a batch of the
     decoder's needs: BatchDecoder.heap_per_sample) since keep_large_blocks_in_heap()
-    (always, where glibc cannot say)."""
+    (always, where glibc cannot say); ``grown_by_your_code`` (the decoder runs your
+    code in the workers: BatchDecoder.runs_user_code): only every REFRESH_BATCHES
+    batches."""
+    global _batches_kept
     if _libc is None:
         return
     size = heap_bytes()
+    _batches_kept += 1
     if size is None or _heap_at_start is None or \
-            size - _heap_at_start > max(keep_up_to, KEEP_UP_TO):
+            (size - _heap_at_start > max(keep_up_to, KEEP_UP_TO) and
+             (not grown_by_your_code or _batches_kept >= REFRESH_BATCHES)):
         _libc.malloc_trim(0)
+        _batches_kept = 0

@@ -116,4 +116,5 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
             report = ExceptionWrapper(sys.exc_info(), where=where)
         results.put(Result(task.epoch, task.batch_no, task.slot_id, worker_id, report,
                            time.perf_counter() - started))
-        heap.release_free_heap(decoder.heap_per_sample * len(task.indices))
+        heap.release_free_heap(decoder.heap_per_sample * len(task.indices),
+                               decoder.runs_user_code)
