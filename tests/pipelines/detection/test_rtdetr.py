@@ -126,6 +126,16 @@ def test_a_policy_on_samples_seen_keeps_torchs_loader():
     assert "depends on the samples seen so far" in str(ours.eligibility)
 
 
+def test_a_policy_in_stages_keeps_torchs_loader_and_says_so():
+    # DEIM's Compose: epochs [start, mosaic stop, stop], Mosaic drawn per sample
+    ds, collate = build("train", 0)
+    ds._transforms.policy = {"name": "stop_epoch", "epoch": [4, 29, 50],
+                             "ops": ["Mosaic", "RandomZoomOut", "RandomIoUCrop"]}
+    ours = loader(ds, collate)
+    assert not ours.eligibility.accelerated
+    assert "are stages (DEIM's), not one stop epoch" in str(ours.eligibility)
+
+
 class Mosaic(torch.nn.Module):
     """A stand-in for DEIM's Mosaic (four images of the dataset in one): not lowered."""
 
@@ -139,7 +149,7 @@ def test_a_mosaic_first_keeps_torchs_loader_and_says_so():
                                policy=ds._transforms.policy)
     ours = loader(ds, collate)
     assert not ours.eligibility.accelerated
-    assert "transform 0 Mosaic" in str(ours.eligibility)
+    assert "transform 0 Mosaic, which pastes other samples" in str(ours.eligibility)
 
 
 def test_coco_categories_remapped_to_labels_as_their_load_item_does():

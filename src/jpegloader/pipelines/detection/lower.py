@@ -48,6 +48,9 @@ from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
 from . import detr, fills, iou_crop, references_v1, rtdetr
 
 RULE = "dataset.transforms"
+#: Why a transform the verdict stops at is not native, where it is not said elsewhere.
+WHY_NOT = {"Mosaic": ", which pastes other samples of the dataset into each one (DEIM's, "
+                     "YOLO's): the C core decodes one photo per sample"}
 #: The references' preset classes (presets.py), recognised by name in users' copies:
 #: their __call__ is ``self.transforms(img, target)``.
 PRESETS = ("DetectionPresetTrain", "DetectionPresetEval")
@@ -549,9 +552,10 @@ def lower(transforms, family: str = "") -> tuple[DetectionProgram | None, list[C
             split = k
             break
     if split < len(steps) and not (b.resized or b.cropped or b.padded):
+        name = type(steps[split]).__name__
         return None, [Check(RULE, False,
                             f"the native part would be the decode alone (it stops at "
-                            f"transform {split} {type(steps[split]).__name__}) and the rest "
+                            f"transform {split} {name}{WHY_NOT.get(name, '')}) and the rest "
                             "per-sample Python, where acceleration does not pay",
                             "this loader runs on torch's DataLoader, with the same results")]
     try:

@@ -71,6 +71,9 @@ def active_steps(transforms, epoch: int) -> tuple[list | None, str]:
         return list(inner), ""
     if name != "stop_epoch":
         return None, f"RT-DETR's Compose policy {name!r} depends on the samples seen so far"
+    if not isinstance(policy.get("epoch"), int):  # DEIM's stages: Mosaic drawn per sample
+        return None, (f"the Compose policy's epochs {policy.get('epoch')!r} are stages "
+                      "(DEIM's), not one stop epoch: not followed natively")
     stopped = epoch >= policy["epoch"]
     steps = [t for t in inner if not (stopped and type(t).__name__ in policy["ops"])]
     left = [type(t).__name__ for t in inner if t not in steps]
