@@ -1,18 +1,12 @@
 """NOTE [ libjpeg's buffers, kept for a batch ]
-libjpeg mallocs a progressive image's whole coefficient buffer (50-100 MB for a
-large photo) per image; from mmap, every image pays for mapping, zeroing and
-unmapping fresh pages.  A worker therefore has glibc serve such blocks from its
-heap, where a freed block is reused by the next image, and after each batch
-hands the free heap back (malloc_trim) once it has grown more than KEEP_UP_TO
-beyond its size at the worker's start (a forked worker inherits its parent's
-free heap): a large photo's buffers are held only while it decodes, and an
-ordinary batch's 10-15 MB stay for the next batch, which would fault them in
-again; a decoder whose batches need more (a collate_fn's padded batch: NOTE [ A
-collate_fn's batch in the slot ]) says how much a sample needs, and that much
-stays.  One that runs your code (a collate_fn that concatenates and resizes)
-cannot size it: what its batches grow the heap to stays, handed back once every
-REFRESH_BATCHES batches so that a rare large photo's buffers go.  Only worker
-processes do this; elsewhere than glibc the calls do nothing.  Measured:
+A progressive photo's coefficient buffer (50-100 MB) came from mmap per image:
+mapped, zeroed and unmapped each time.  A worker has glibc serve such blocks from
+its heap, where the next image reuses them, and after each batch hands the free
+heap back (malloc_trim) once it has grown beyond what a batch needs: KEEP_UP_TO,
+or what the decoder declares per sample (a collate_fn's padded batch).  A decoder
+that runs your code cannot size it: the heap its batches grow stays, handed back
+every REFRESH_BATCHES batches, so a rare large photo's buffers still go.  Only
+worker processes do this; elsewhere than glibc the calls do nothing.  Measured:
 docs/experiments.md.
 """
 from __future__ import annotations
