@@ -25,20 +25,23 @@ def _minor_faults() -> int:
         return int(f.read().rsplit(")", 1)[1].split()[7])
 
 
-def _child(queue) -> None:
+def _use_and_free(size: int = BLOCK) -> int:
+    """Page faults of using and freeing one block of malloc's (an image's buffers, or a
+    collate_fn's batch)."""
     libc = ctypes.CDLL(None)
     libc.malloc.restype = ctypes.c_void_p
     libc.malloc.argtypes = [ctypes.c_size_t]
     libc.free.argtypes = [ctypes.c_void_p]
     libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+    before = _minor_faults()
+    p = libc.malloc(size)
+    libc.memset(p, 1, size)
+    libc.free(p)
+    return _minor_faults() - before
 
-    def one_image(size: int = BLOCK) -> int:
-        """Page faults of using and freeing one large block."""
-        before = _minor_faults()
-        p = libc.malloc(size)
-        libc.memset(p, 1, size)
-        libc.free(p)
-        return _minor_faults() - before
+
+def _child(queue) -> None:
+    one_image = _use_and_free
     assert heap.keep_large_blocks_in_heap()
     first = one_image()    # fresh pages
     reused = one_image()   # the next image reuses them
@@ -76,23 +79,10 @@ def test_a_freed_block_is_reused_then_released_after_the_batch():
 
 
 def _child_running_your_code(queue) -> None:
-    libc = ctypes.CDLL(None)
-    libc.malloc.restype = ctypes.c_void_p
-    libc.malloc.argtypes = [ctypes.c_size_t]
-    libc.free.argtypes = [ctypes.c_void_p]
-    libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
-
-    def one_batch() -> int:
-        """Page faults of a batch whose collate_fn uses and frees a large block."""
-        before = _minor_faults()
-        p = libc.malloc(BLOCK)
-        libc.memset(p, 1, BLOCK)
-        libc.free(p)
-        return _minor_faults() - before
     assert heap.keep_large_blocks_in_heap()
     faults = []
     for _ in range(heap.REFRESH_BATCHES + 1):
-        faults.append(one_batch())
+        faults.append(_use_and_free())  # a batch whose collate_fn uses a large block
         heap.release_free_heap(SMALL_BLOCK, grown_by_your_code=True)
     queue.put(faults)
 

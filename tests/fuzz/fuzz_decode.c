@@ -110,9 +110,14 @@ static void random_plan(jl_plan *p, int width, int height, int out_w, int out_h)
     random_axis(&p->x, (width + p->scale_denom - 1) / p->scale_denom, out_w);
     random_axis(&p->y, (height + p->scale_denom - 1) / p->scale_denom, out_h);
     for (k = 0; k < JL_COLOUR_STEPS; k++) {
-        p->colour.op[k] = below(3) ? JL_COLOUR_NONE : below(8) - 1; /* -1 .. permute */
+        /* -1 .. permute, or a step with torch's arithmetic (colour_tensor.h) */
+        p->colour.op[k] = below(3) ? JL_COLOUR_NONE
+                          : below(4) ? below(8) - 1 : JL_COLOUR_TORCH_V2 + (int32_t)below(8);
         p->colour.value[k] = p->colour.op[k] == JL_COLOUR_HUE ? (float)below(256)
                                                               : (float)(2.0 * unit());
+        if (p->colour.op[k] >= JL_COLOUR_TORCH_V2 &&
+            (p->colour.op[k] - JL_COLOUR_TORCH_V2) % 4 == JL_COLOUR_HUE)
+            p->colour.value[k] = (float)(1.2 * unit() - 0.6); /* some out of range */
         if (p->colour.op[k] == JL_COLOUR_BLUR) { /* odd kernels, some too large */
             p->colour.value[k] += 0.05f;
             p->colour.arg[k] = (1 + 2 * below(12)) | (1 + 2 * below(12)) << 16;

@@ -156,16 +156,35 @@ __attribute__((always_inline)) static inline void select_rgb(int i, float v, flo
     out[2] = p * (e0 + e1) + t * e2 + v * (e3 + e4) + q * e5;
 }
 
-/* v2's _rgb_to_hsv, hue shift and _hsv_to_rgb for one pixel of [0, 1] floats. */
-__attribute__((always_inline)) static inline void hue_v2(float R, float G, float B, float hue, float out[3])
+/* What v2's _rgb_to_hsv and v1's _rgb2hsv compute alike for one pixel: V (the
+ * largest channel), S, and each channel's distance below V over the range. */
+typedef struct {
+    float maxc, s, rc, gc, bc;
+} hsv_parts;
+
+__attribute__((always_inline)) static inline hsv_parts parts_of(float R, float G, float B)
 {
-    const float maxc = max3(R, G, B), minc = min3(R, G, B);
-    const int eqc = maxc == minc;
-    const float range = maxc - minc;
-    const float s = range / (eqc ? 1.0f : maxc);
-    const float divisor = eqc ? 1.0f : range;
-    const float rc = (maxc - R) / divisor, gc = (maxc - G) / divisor,
-                bc = (maxc - B) / divisor;
+    hsv_parts o;
+    const float minc = min3(R, G, B);
+    o.maxc = max3(R, G, B);
+    {
+        const int eqc = o.maxc == minc;
+        const float range = o.maxc - minc;
+        const float divisor = eqc ? 1.0f : range;
+        o.s = range / (eqc ? 1.0f : o.maxc);
+        o.rc = (o.maxc - R) / divisor;
+        o.gc = (o.maxc - G) / divisor;
+        o.bc = (o.maxc - B) / divisor;
+    }
+    return o;
+}
+
+/* v2's _rgb_to_hsv, hue shift and _hsv_to_rgb for one pixel of [0, 1] floats. */
+__attribute__((always_inline)) static inline void hue_v2(float R, float G, float B,
+                                                         float hue, float out[3])
+{
+    const hsv_parts c = parts_of(R, G, B);
+    const float maxc = c.maxc, s = c.s, rc = c.rc, gc = c.gc, bc = c.bc;
     const int neq_r = maxc != R, eq_g = maxc == G;
     const float hg = ((rc + 2.0f) - bc) * (float)(eq_g & neq_r);
     const float hr = (bc - gc) * (float)!neq_r;
@@ -182,15 +201,11 @@ __attribute__((always_inline)) static inline void hue_v2(float R, float G, float
 }
 
 /* v1's _rgb2hsv, (h + hue) % 1.0 and _hsv2rgb for one pixel of [0, 1] floats. */
-__attribute__((always_inline)) static inline void hue_v1(float R, float G, float B, float hue, float out[3])
+__attribute__((always_inline)) static inline void hue_v1(float R, float G, float B,
+                                                         float hue, float out[3])
 {
-    const float maxc = max3(R, G, B), minc = min3(R, G, B);
-    const int eqc = maxc == minc;
-    const float cr = maxc - minc;
-    const float s = cr / (eqc ? 1.0f : maxc);
-    const float divisor = eqc ? 1.0f : cr;
-    const float rc = (maxc - R) / divisor, gc = (maxc - G) / divisor,
-                bc = (maxc - B) / divisor;
+    const hsv_parts c = parts_of(R, G, B);
+    const float maxc = c.maxc, s = c.s, rc = c.rc, gc = c.gc, bc = c.bc;
     const float hr = (float)(maxc == R) * (bc - gc);
     const float hg = (float)((maxc == G) & (maxc != R)) * ((2.0f + rc) - bc);
     const float hb = (float)((maxc != G) & (maxc != R)) * ((4.0f + gc) - rc);
