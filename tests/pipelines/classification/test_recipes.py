@@ -106,6 +106,18 @@ def test_uint8_batches_are_a_quarter_of_the_bytes(folder):
     assert np.abs(images.numpy().astype(int) - native.numpy().astype(int)).mean() <= 1.0
 
 
+@pytest.mark.parametrize("antialias", [None, False])
+def test_a_tensor_resize_without_antialiasing_is_not_resized_as_pillow(folder, antialias):
+    # antialias=None is plain interpolation on a tensor, as False: not Pillow's scheme
+    from torchvision import transforms as T
+    ds = datasets.ImageFolder(str(folder), T.Compose([
+        T.PILToTensor(), T.Resize(256, antialias=antialias), T.CenterCrop(224),
+        T.ConvertImageDtype(torch.float)]))
+    assert not jpegloader.DataLoader(ds, batch_size=4).eligibility.accelerated
+    ds.transform.transforms[1].antialias = True
+    assert jpegloader.DataLoader(ds, batch_size=4).eligibility.accelerated
+
+
 def test_tensor_backend_on_real_photos_is_within_a_fraction_of_a_level():
     """NOTE [ The tensor backend ]: torchvision's reference eval preset with
     --backend tensor resizes uint8 tensors with torch's antialiased kernel; the loader

@@ -331,6 +331,21 @@ def test_the_ssd_policy_on_tensors_distorts_with_torchs_arithmetic(backend):
     assert [s.arithmetic for s in v1.lowering.program.steps if s.kind == "distort"] == ["v1"]
 
 
+@pytest.mark.parametrize("antialias", [None, False])
+def test_a_tensor_resize_without_antialiasing_stays_yours(antialias):
+    # antialias=None is plain interpolation on a tensor, as False: not Pillow's scheme
+    from torchvision.transforms import v2 as T
+    img_folder, ann_file = coco_sample()
+    resize = T.RandomShortestSize((480, 512), max_size=800, antialias=antialias)
+    ds = R.get_coco(str(img_folder), str(ann_file), "train", T.Compose([
+        T.PILToTensor(), resize, T.RandomHorizontalFlip(), T.ToDtype(torch.float, scale=True),
+        T.SanitizeBoundingBoxes(), T.ToPureTensor()]))
+    v = loader(ds).eligibility
+    assert not v.accelerated and "RandomShortestSize" in v.summary()
+    resize.antialias = True
+    assert loader(ds).eligibility.accelerated
+
+
 def test_a_distortion_of_a_float_image_stays_yours():
     from torchvision.transforms import v2 as T
     img_folder, ann_file = coco_sample()

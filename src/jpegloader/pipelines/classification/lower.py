@@ -27,6 +27,7 @@ from torchvision.transforms import v2 as T2
 
 from ...decoders.jpeg import BLUR_MAX_KERNEL, COLOUR_STEPS, PAD_MODES
 from ..contract import Check, object_name
+from ..tensor_backend import antialiases
 from ..tensor_stage import TensorStageError, run_on_ramp
 from . import ops
 from .dry_run import DryRunFailed, dry_run
@@ -482,7 +483,7 @@ def _tensor_backend(leaves: list) -> list:
 
 def _like_pillow_on_tensors(t) -> bool:
     """A crop, flip, or antialiased bilinear/bicubic resize: on a uint8 tensor as on PIL."""
-    if _lowering_of(t) not in _GEOMETRY or getattr(t, "antialias", True) is False:
+    if _lowering_of(t) not in _GEOMETRY or not antialiases(t):
         return False
     try:
         return set(_filters(t)) <= {"bilinear", "bicubic"}

@@ -35,15 +35,14 @@ padding (the decode alone), it does not pay and the loader is torch's, saying so
 from __future__ import annotations
 
 import copy
-import inspect
 from dataclasses import dataclass, field, replace
 
 import torch
 from torchvision.transforms import InterpolationMode
-from torchvision.transforms import functional as F1
 from torchvision.transforms import v2 as T2
 
 from ..contract import Check, check, object_name
+from ..tensor_backend import antialiases
 from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
 from . import detr, fills, iou_crop, references_v1, rtdetr
 
@@ -203,15 +202,6 @@ def _bilinear(t) -> bool:
     return mode in (InterpolationMode.BILINEAR, "bilinear", 2)
 
 
-def _antialiased(t) -> bool:
-    """A resize's ``antialias`` (v2 objects), or for the references' v1 classes, which
-    pass none, torchvision's functional default."""
-    antialias = getattr(t, "antialias", None)
-    if antialias is None:
-        antialias = inspect.signature(F1.resize).parameters["antialias"].default
-    return antialias is True
-
-
 class _Builder:
     def __init__(self, detr: bool = False, rtdetr: bool = False):
         self.detr = detr         # DETR's classes are what lower
@@ -233,7 +223,7 @@ class _Builder:
         arithmetic), or a resize of a uint8 tensor that does not antialias.  On a uint8
         tensor torch moves pixels as Pillow does, its antialiased resize within a level
         of Pillow's (NOTE [ The tensor backend ] in classification/lower.py)."""
-        return self.float or (self.tensor and resize is not None and not _antialiased(resize))
+        return self.float or (self.tensor and resize is not None and not antialiases(resize))
 
     def slot(self) -> int:
         self.slots += 1
