@@ -7,21 +7,12 @@
 /* Pillow computes these without fused multiply-adds; so must we: the build
  * passes -ffp-contract=off (gcc ignores the standard pragma for this). */
 
-static inline uint8_t clip_trunc(float t)
-{
-    if (t <= 0.0f)
-        return 0;
-    if (t >= 255.0f)
-        return 255;
-    return (uint8_t)t;
-}
-
 /* Image.blend(degenerate, image, alpha) for one byte: degenerate + alpha *
  * (image - degenerate) in float, truncated; clipped only when extrapolating
  * (inside [0, 1] the value cannot leave [0, 255]). */
 static inline uint8_t blend(int degenerate, int value, float alpha)
 {
-    return clip_trunc((float)degenerate + alpha * (float)(value - degenerate));
+    return jl_clip_trunc((float)degenerate + alpha * (float)(value - degenerate));
 }
 
 static inline int luma(int r, int g, int b)

@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "colour.h"
+
 /* The loops with fused multiply-adds, built for FMA hardware and for any x86-64 (where
  * __builtin_fmaf is libm's correctly rounded fmaf): the same results either way. */
 #define JL_FMA_CLONES __attribute__((target_clones("fma", "default")))
@@ -10,14 +12,6 @@
 #define JL_WR ((float)0.2989)
 #define JL_WG ((float)0.587)
 #define JL_WB ((float)0.114)
-
-/* clamp_(0, 255) then .to(torch.uint8): truncation. */
-static inline uint8_t to_u8(float t)
-{
-    t = t < 0.0f ? 0.0f : t;
-    t = t > 255.0f ? 255.0f : t;
-    return (uint8_t)t;
-}
 
 static void apply_table(uint8_t *r, uint8_t *g, uint8_t *b, size_t n,
                         const uint8_t table[256])
@@ -37,7 +31,7 @@ void jl_tensor_brightness(uint8_t *r, uint8_t *g, uint8_t *b, size_t n, float f)
     uint8_t table[256];
     int v;
     for (v = 0; v < 256; v++)
-        table[v] = to_u8((float)v * f);
+        table[v] = jl_clip_trunc((float)v * f);
     apply_table(r, g, b, n, table);
 }
 
@@ -80,7 +74,7 @@ JL_FMA_CLONES void jl_tensor_contrast(uint8_t *r, uint8_t *g, uint8_t *b, size_t
     uint8_t table[256];
     int v;
     for (v = 0; v < 256; v++)
-        table[v] = to_u8(chain == JL_TORCH_V1 ? (float)v * f + alpha * mean
+        table[v] = jl_clip_trunc(chain == JL_TORCH_V1 ? (float)v * f + alpha * mean
                                               : __builtin_fmaf(mean, alpha, (float)v * f));
     apply_table(r, g, b, n, table);
 }
@@ -95,17 +89,17 @@ JL_FMA_CLONES void jl_tensor_saturation(uint8_t *restrict r, uint8_t *restrict g
     if (chain == JL_TORCH_V1) {
         for (i = 0; i < n; i++) {
             const float l = alpha * (float)gray_v1(r[i], g[i], b[i]);
-            r[i] = to_u8((float)r[i] * f + l);
-            g[i] = to_u8((float)g[i] * f + l);
-            b[i] = to_u8((float)b[i] * f + l);
+            r[i] = jl_clip_trunc((float)r[i] * f + l);
+            g[i] = jl_clip_trunc((float)g[i] * f + l);
+            b[i] = jl_clip_trunc((float)b[i] * f + l);
         }
         return;
     }
     for (i = 0; i < n; i++) {
         const float l = gray_v2(r[i], g[i], b[i]);
-        r[i] = to_u8(__builtin_fmaf(l, alpha, (float)r[i] * f));
-        g[i] = to_u8(__builtin_fmaf(l, alpha, (float)g[i] * f));
-        b[i] = to_u8(__builtin_fmaf(l, alpha, (float)b[i] * f));
+        r[i] = jl_clip_trunc(__builtin_fmaf(l, alpha, (float)r[i] * f));
+        g[i] = jl_clip_trunc(__builtin_fmaf(l, alpha, (float)g[i] * f));
+        b[i] = jl_clip_trunc(__builtin_fmaf(l, alpha, (float)b[i] * f));
     }
 }
 
