@@ -168,6 +168,9 @@ def _detection_presets(policy: str):
     from torchvision import tv_tensors
     from torchvision.transforms import v2
     mean = (123.0, 117.0, 104.0)
+    uint8 = policy.endswith("-uint8")  # normalised on the GPU: uint8 batches
+    tensor = policy.endswith("-tensor")  # --backend tensor
+    policy = policy.removesuffix("-uint8").removesuffix("-tensor")
     augment = {
         "eval": [],
         "hflip": [v2.RandomHorizontalFlip(0.5)],
@@ -179,17 +182,13 @@ def _detection_presets(policy: str):
         "ssd": [v2.RandomPhotometricDistort(),
                 v2.RandomZoomOut(fill=defaultdict(lambda: mean, {tv_tensors.Mask: 0})),
                 v2.RandomIoUCrop(), v2.RandomHorizontalFlip(0.5)],
-    }[policy.removesuffix("-uint8").removesuffix("-tensor")]
-    uint8 = policy.endswith("-uint8")  # normalised on the GPU: uint8 batches
-    if policy.endswith("-tensor"):
-        augment = [v2.PILToTensor(), *augment]
-    image = [] if policy.endswith("-tensor") else [v2.ToImage()]
-    policy = policy.removesuffix("-uint8").removesuffix("-tensor")
+    }[policy]
+    head, image = ([v2.PILToTensor()], []) if tensor else ([], [v2.ToImage()])
     tail = image if uint8 else [*image, v2.ToDtype(torch.float, scale=True)]
     if policy != "eval":
         tail += [v2.ConvertBoundingBoxFormat(tv_tensors.BoundingBoxFormat.XYXY),
                  v2.SanitizeBoundingBoxes()]
-    return v2.Compose([*augment, *tail, v2.ToPureTensor()])
+    return v2.Compose([*head, *augment, *tail, v2.ToPureTensor()])
 
 
 class FixedSizeCrop(torch.nn.Module):

@@ -97,7 +97,7 @@ def photometric_program(params: list[dict | None], arithmetic: str = "pil") -> C
                  (CONTRAST, contrast if before else None),
                  (SATURATION, p["saturation_factor"]),
                  (HUE, None if p["hue_factor"] is None else
-                  p["hue_factor"] if base else hue_shift(p["hue_factor"])),
+                  hue_shift(p["hue_factor"]) if arithmetic == "pil" else p["hue_factor"]),
                  (CONTRAST, None if before else contrast)]
         k = 0
         for kind, v in steps:
