@@ -15,6 +15,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader as TorchDataLoader
 from torchvision import datasets
+from torchvision import transforms as T
 
 import jpegloader
 from jpegloader.datasets import WebDataset
@@ -79,6 +80,56 @@ def test_photos_swapped_at_the_same_size_give_the_new_photos(tmp_path, photos):
     for (a, la), (b, lb) in zip(TorchDataLoader(ds, batch_size=10),
                                 TorchDataLoader(fresh, batch_size=10), strict=True):
         assert torch.equal(la, lb) and torch.equal(a, b)
+
+
+@pytest.mark.parametrize("change", ["relabel", "swap"])
+def test_persistent_workers_serve_a_rewritten_shard_as_torchs_do(tmp_path, photos, change,
+                                                                  caplog):
+    """torch's persistent workers call ``dataset[i]``, which checks the shard: the
+    same loader's next epoch gives the new photos and labels, and the message
+    says the workers were started again (NOTE [ Persistent workers and changed
+    samples ])."""
+    (shard,) = write_shards(photos, tmp_path / "s", per_shard=SAMPLES)
+    ds = WebDataset(str(shard), eval_transform(), cache_dir=tmp_path / "cache")
+    ours = jpegloader.DataLoader(ds, batch_size=10, num_workers=2, persistent_workers=True,
+                                 decode="exact")
+    theirs = TorchDataLoader(ds, batch_size=10, num_workers=2, persistent_workers=True)
+    assert ours.eligibility.accelerated
+    assert _labels(ours) == _labels(theirs) == [t for _, t in photos]
+    if change == "relabel":
+        rewritten = [(path, (t + 7) % 1000) for path, t in photos]
+    else:  # other photos in the same places, other labels
+        rewritten = [(path, t) for (path, _), (_, t) in zip(reversed(photos), photos)]
+    _rewrite_keeping_size_and_mtime(shard, rewritten)
+    fresh = list(jpegloader.DataLoader(WebDataset(str(shard), eval_transform(),
+                                                  cache_dir=None), batch_size=10,
+                                         decode="exact"))
+    with caplog.at_level(logging.INFO, logger="jpegloader"):
+        got = list(ours)
+    assert "samples changed since the persistent workers started" in caplog.text
+    assert "keep the copy of the dataset" not in caplog.text
+    for (a, la), (b, lb), (c, lc) in zip(got, fresh, theirs, strict=True):
+        assert torch.equal(la, lb) and torch.equal(la, lc)
+        assert torch.equal(a, b) and torch.equal(a, c)
+    assert torch.cat([b[1] for b in got]).tolist() == [t for _, t in rewritten]
+    ours.close()
+
+
+def test_persistent_workers_keep_the_transform_they_started_with_as_torchs_do(tmp_path,
+                                                                             photos, caplog):
+    (shard,) = write_shards(photos[:20], tmp_path / "s", per_shard=20)
+    ds = WebDataset(str(shard), eval_transform(), cache_dir=None)
+    ours = jpegloader.DataLoader(ds, batch_size=10, num_workers=2, persistent_workers=True)
+    theirs = TorchDataLoader(ds, batch_size=10, num_workers=2, persistent_workers=True)
+    first = [b[0] for b in ours]
+    list(theirs)
+    ds.transform = T.Compose([T.Resize(180), T.CenterCrop(160), T.ToTensor()])
+    with caplog.at_level(logging.WARNING, logger="jpegloader"):
+        again = [b[0] for b in ours]
+    assert [a.shape for a in again] == [b[0].shape for b in theirs] == \
+        [a.shape for a in first]
+    assert "keep the copy of the dataset they started with" in caplog.text
+    ours.close()
 
 
 def test_an_object_replaced_at_the_same_url_is_copied_again(tmp_path, photos, s3_server,

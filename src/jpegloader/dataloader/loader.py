@@ -201,9 +201,9 @@ class DataLoader(TorchDataLoader[T_co]):
         torch reads ``dataset.transform`` (and samples, loader, ...) at every sample,
         so a transform replaced between epochs (DeiT III does; progressive resizing
         changes the crop size every epoch) changes the batches.  Each epoch start
-        re-runs the verdict and re-lowers, or falls back, when anything changed.  As
-        in torch, persistent workers keep the dataset they started with: once they
-        run, changes are not seen (a warning says so)."""
+        re-runs the verdict and re-lowers, or falls back, when anything changed.
+        Persistent workers are the exception, as in torch: NOTE [ Persistent workers
+        and changed samples ]."""
         verdict = evaluate(self.dataset, **self._loader_args)
         persistent_running = self.persistent_workers and self.num_workers > 0 and (
             (self._engine is not None and self._engine.persistent_alive)
@@ -211,9 +211,16 @@ class DataLoader(TorchDataLoader[T_co]):
         key = self._engine.key if self._engine is not None else None
         if persistent_running and (verdict.accelerated != self.eligibility.accelerated or (
                 verdict.accelerated and verdict.lowering.key != key)):
-            _LG.warning("jpegloader: the dataset changed, but persistent_workers=True keeps "
-                        "the dataset the workers started with (as torch's loader does); "
-                        "rebuild the DataLoader to use the change")
+            if _samples_changed(self.eligibility, verdict):
+                _LG.info("jpegloader: the dataset's samples changed since the persistent "
+                         "workers started (a file or shard rewritten, an index read again); "
+                         "starting them again so they read the new samples and targets")
+                self._adopt(verdict)
+                return
+            _LG.warning("jpegloader: the dataset's transform or options changed, but "
+                        "persistent_workers=True: the workers keep the copy of the dataset "
+                        "they started with, its transform objects included, as torch's "
+                        "persistent workers do; rebuild the DataLoader to use the change")
             return
         self._adopt(verdict)
 
@@ -337,6 +344,20 @@ class DataLoader(TorchDataLoader[T_co]):
         engine = getattr(self, "_engine", None)
         if engine is not None and engine.running_epoch() is None:
             engine.shutdown()
+
+
+def _samples_changed(was: Eligibility, now: Eligibility) -> bool:
+    """NOTE [ Persistent workers and changed samples ]
+    torch's persistent workers keep their copy of the dataset, so a transform the
+    main process replaces is not seen there; but the samples each index reads are
+    the files' or shards' own (a WebDataset's ``dataset[i]`` re-indexes a rewritten
+    shard in the worker), so torch's workers see a rewrite.  Ours read from the
+    index the engine was built with, so a change in what the samples are (the
+    lowering's ``samples``) starts the workers again (with the transform as it is
+    now, if that changed too), and a change in the transform alone keeps them, as
+    torch's do."""
+    return was.accelerated and now.accelerated and \
+        was.lowering.samples != now.lowering.samples
 
 
 __all__ = ["IDLE_WORKERS_SECONDS", "DataLoader", "TorchDataLoader"]

@@ -79,6 +79,9 @@ class Lowering:
     #: What runs where: {"native": [...], "yours": [...], "collate": str | None}
     #: (NOTE [ Hybrid pipelines ]); empty unless every check passed.
     split: dict = field(default_factory=dict, compare=False)
+    #: equal while every index reads the same sample (its bytes' place, its target):
+    #: NOTE [ Persistent workers and changed samples ] in dataloader/loader.py
+    samples: object = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:

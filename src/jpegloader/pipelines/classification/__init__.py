@@ -59,8 +59,9 @@ class ClassificationPipeline(Pipeline):
                  "sequence": [list(part) for part in program.split],
                  "collate": None if collate is None else
                  f"{collate.name} {'natively' if collate.native_stack else 'in the workers'}"}
+        samples = source.key()
         return Lowering(self.name, tuple(checks), (program, collate), source,
-                        (program, collate, source.key()), split)
+                        (program, collate, samples), split, samples=samples)
 
     def _lower_views(self, source, checks, args, views: Views | None, view_checks
                      ) -> Lowering:
@@ -79,8 +80,9 @@ class ClassificationPipeline(Pipeline):
         split = {"native": list(dict.fromkeys(n for v in per_view for n in v["native"])),
                  "yours": list(dict.fromkeys(n for v in per_view for n in v["yours"])),
                  "collate": None, "views": per_view}
-        return Lowering(self.name, tuple(checks), (views, None), source,
-                        (views, source.key()), split)
+        samples = source.key()
+        return Lowering(self.name, tuple(checks), (views, None), source, (views, samples),
+                        split, samples=samples)
 
     def decoder(self, lowering: Lowering, options: DecodeOptions) -> BatchDecoder:
         source: recognise.ImageSource = lowering.source

@@ -79,9 +79,9 @@ class DetectionPipeline(Pipeline):
             checks.append(check("target.masks", True, f"instance masks {how}", "", ""))
         split = {"native": ["decode", *program.names], "yours": list(program.yours_names),
                  "collate": f"{collate} {where}"}
+        samples = recognise.dataset_key(source)
         return Lowering(self.name, tuple(checks), program, source,
-                        (program, program.key, recognise.dataset_key(source), repr(fn)),
-                        split)
+                        (program, program.key, samples, repr(fn)), split, samples=samples)
 
     def decoder(self, lowering: Lowering, options: DecodeOptions) -> DetectionBatchDecoder:
         return DetectionBatchDecoder(lowering.source, lowering.program, options)

@@ -41,9 +41,10 @@ class SSDPipeline(Pipeline):
         checks += transform_checks
         if lowered is None:
             return Lowering(self.name, tuple(checks))
-        return Lowering(self.name, tuple(checks), lowered, dataset,
-                        (lowered, recognise.dataset_key(dataset)),
-                        {"native": ["decode", *lowered.names], "yours": [], "collate": None})
+        samples = recognise.dataset_key(dataset)
+        return Lowering(self.name, tuple(checks), lowered, dataset, (lowered, samples),
+                        {"native": ["decode", *lowered.names], "yours": [], "collate": None},
+                        samples=samples)
 
     def decoder(self, lowering: Lowering, options: DecodeOptions) -> CocoBatchDecoder:
         return CocoBatchDecoder(AnnotationTable.from_dataset(lowering.source),
