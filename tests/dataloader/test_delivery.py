@@ -2,9 +2,15 @@
 it has read its source when it returns (NOTE [ From the slot to the device ])."""
 from __future__ import annotations
 
+import collections
+import contextlib
+import io
+import typing
+
+import pytest
 import torch
 
-from jpegloader.dataloader.delivery import DeviceFeed
+from jpegloader.dataloader.delivery import DeviceFeed, to_device
 
 
 def test_a_device_feed_to_the_cpu_reads_its_source_at_once():
@@ -28,3 +34,78 @@ def test_batches_copied_from_the_slot_stay_intact_while_held(small_folder):
     assert len(runs[0]) == len(runs[1]) == 6
     for (a, la), (b, lb) in zip(*runs, strict=True):
         assert torch.equal(a, b) and torch.equal(la, lb)
+
+
+class Pair(typing.NamedTuple):
+    image: torch.Tensor
+    label: torch.Tensor
+
+
+class Padded:
+    """An object with its own ``to(device)`` and no ``non_blocking`` (DETR's
+    NestedTensor's shape)."""
+
+    def __init__(self, tensors, mask):
+        self.tensors, self.mask = tensors, mask
+
+    def to(self, device):
+        return Padded(self.tensors.to(device), self.mask.to(device))
+
+
+def test_every_batch_structure_torch_pins_reaches_the_device():
+    batch = {"pair": Pair(torch.zeros(2), torch.ones(2)), "names": ("a", "b"),
+             "nested": [Padded(torch.zeros(3), torch.ones(3, dtype=torch.bool))],
+             "ordered": collections.OrderedDict(x=torch.zeros(1)), "count": 3}
+    moved = to_device(batch, torch.device("meta"))
+    assert type(moved["pair"]) is Pair and moved["pair"].image.is_meta
+    assert moved["pair"].label.is_meta
+    assert moved["names"] == ("a", "b") and moved["count"] == 3
+    assert type(moved["nested"][0]) is Padded and moved["nested"][0].tensors.is_meta
+    assert moved["nested"][0].mask.is_meta
+    assert type(moved["ordered"]) is collections.OrderedDict and moved["ordered"]["x"].is_meta
+
+
+class NamedSamples(torch.utils.data.Dataset):
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        return Pair(torch.full((2,), float(i)), torch.tensor(i))
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_a_namedtuple_batch_on_torchs_loader_reaches_the_device(device):
+    import jpegloader
+    batches = list(jpegloader.DataLoader(NamedSamples(), batch_size=3, device=device))
+    assert [type(b) for b in batches] == [Pair, Pair]
+    assert all(b.image.device.type == device and b.label.device.type == device
+               for b in batches)
+    if device == "cpu":
+        assert torch.cat([b.label for b in batches]).tolist() == list(range(6))
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_detrs_nested_tensor_batches_reach_the_device(device):
+    """A recipe the package accelerates whose collate builds an object with its own
+    ``to()``: its images and mask are moved, its targets too."""
+    pytest.importorskip("pycocotools", reason="torchvision's CocoDetection needs pycocotools")
+    import jpegloader
+    from jpegloader.bench import detr_user as D
+    from tests.coco_fixtures import coco_sample
+    img_folder, ann_file = coco_sample()
+    with contextlib.redirect_stdout(io.StringIO()):
+        ds = D.CocoDetection(str(img_folder), str(ann_file), D.make_coco_transforms("val"),
+                             return_masks=False)
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, collate_fn=D.collate_fn,
+                                   device=device)
+    assert loader.eligibility.accelerated
+    plain = jpegloader.DataLoader(ds, batch_size=4, num_workers=0, collate_fn=D.collate_fn)
+    for k, ((images, targets), (want, want_targets)) in enumerate(zip(loader, plain)):
+        assert type(images) is D.NestedTensor
+        assert images.tensors.device.type == device and images.mask.device.type == device
+        assert all(t["boxes"].device.type == device for t in targets)
+        if device == "cpu":
+            assert torch.equal(images.tensors, want.tensors)
+            assert torch.equal(images.mask, want.mask)
+        if k == 2:
+            break

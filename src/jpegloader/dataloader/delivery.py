@@ -8,6 +8,9 @@ does not recycle them early).
 """
 from __future__ import annotations
 
+import collections.abc
+import inspect
+
 import torch
 
 
@@ -26,26 +29,67 @@ class DeviceFeed:
         if self.device.type == "cuda":
             self.stream = torch.cuda.Stream(self.device)
 
-    def start(self, batch: list) -> list:
+    def start(self, batch):
         if self.stream is None:
-            return map_tensors(batch, lambda t: t.to(self.device, non_blocking=True))
+            return to_device(batch, self.device)
         with torch.cuda.stream(self.stream):
-            return map_tensors(batch, lambda t: t.to(self.device, non_blocking=True))
+            return to_device(batch, self.device)
 
-    def finish(self, moved: list) -> list:
+    def finish(self, moved):
         if self.stream is not None:
             current = torch.cuda.current_stream(self.device)
             current.wait_stream(self.stream)
-            map_tensors(moved, lambda t: t.record_stream(current))
+            map_tensors(moved, lambda t: t.record_stream(current), into_objects=True)
         return moved
 
 
-def map_tensors(batch, fn):
-    """``batch`` with fn applied to every tensor in it (lists, tuples, dicts)."""
+def to_device(batch, device: torch.device):
+    """``batch`` on ``device``: every tensor in it, and every object with its own
+    ``to()`` (DETR's ``NestedTensor``), moved with ``non_blocking=True`` where the
+    object's ``to`` takes it."""
+    return map_tensors(batch, lambda t: t.to(device, non_blocking=True),
+                       lambda obj: _own_to(obj, device))
+
+
+def map_tensors(batch, fn, on_object=None, into_objects: bool = False):
+    """``batch`` with fn applied to every tensor in it, walked as torch's
+    ``pin_memory`` walks a batch: mappings (their own type kept where it can be
+    built from a dict), namedtuples, other sequences (strings are leaves).  An
+    object with its own ``to()`` is handed to ``on_object`` when given; with
+    ``into_objects`` fn also reaches the tensors among its attributes (in place)."""
     if isinstance(batch, torch.Tensor):
         return fn(batch)
-    if isinstance(batch, (list, tuple)):
-        return type(batch)(map_tensors(b, fn) for b in batch)
-    if isinstance(batch, dict):
-        return {k: map_tensors(v, fn) for k, v in batch.items()}
+    if isinstance(batch, (str, bytes)):
+        return batch
+    if isinstance(batch, collections.abc.Mapping):
+        items = {k: map_tensors(v, fn, on_object, into_objects) for k, v in batch.items()}
+        try:
+            return type(batch)(items)
+        except TypeError:  # a mapping that cannot be built from a dict
+            return items
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):  # a namedtuple
+        return type(batch)(*(map_tensors(b, fn, on_object, into_objects) for b in batch))
+    if isinstance(batch, collections.abc.Sequence):
+        items = [map_tensors(b, fn, on_object, into_objects) for b in batch]
+        try:
+            return type(batch)(items)
+        except TypeError:
+            return items
+    if callable(getattr(batch, "to", None)):
+        if on_object is not None:
+            return on_object(batch)
+        if into_objects:
+            for value in vars(batch).values() if hasattr(batch, "__dict__") else ():
+                map_tensors(value, fn, None, True)
     return batch
+
+
+def _own_to(obj, device: torch.device):
+    """``obj.to(device, non_blocking=True)``, or ``obj.to(device)`` where its ``to``
+    takes no such keyword (DETR's NestedTensor.to(device))."""
+    try:
+        params = inspect.signature(obj.to).parameters.values()
+    except (TypeError, ValueError):
+        params = ()
+    takes = any(p.name == "non_blocking" or p.kind is p.VAR_KEYWORD for p in params)
+    return obj.to(device, non_blocking=True) if takes else obj.to(device)

@@ -20,7 +20,7 @@ from ..decoders import DEFAULT_MAX_PIXELS
 from ..pipelines import DECODE_CHOICES, ON_ERROR_CHOICES, DecodeOptions, pipeline_for
 from ..pipelines.contract import Tally
 from ..pipelines.random_stream import epoch_seed
-from .delivery import accelerator_available, map_tensors
+from .delivery import accelerator_available, to_device
 from .eligibility import Eligibility, evaluate, fallback_message
 from .engine import IDLE_WORKERS_SECONDS, Admission, Engine, WorkerConfig
 from .resume import CountingIterator, LoaderView, Progress
@@ -282,7 +282,7 @@ class DataLoader(TorchDataLoader[T_co]):
     def _to_device(self, it):
         if self.device is None:
             return it
-        return (map_tensors(b, lambda t: t.to(self.device, non_blocking=True)) for b in it)
+        return (to_device(b, self.device) for b in it)
 
     # -- checkpoints --------------------------------------------------------------------
     def _stateful_delegate(self):
