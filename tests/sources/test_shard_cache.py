@@ -6,6 +6,7 @@ with a copy cached, a warning); a missing object keeps its type.  And shards who
 members cannot be indexed as they are: repeated keys, links, on_error="skip"."""
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
 import os
@@ -206,6 +207,46 @@ def test_the_index_cache_key_ignores_recent_use(tmp_path):
         assert (again.st_mtime_ns, again.st_ctime_ns) == (stat.st_mtime_ns, stat.st_ctime_ns)
     finally:
         memory.rm("/recent", recursive=True)
+
+
+def test_versions_of_an_object_leave_one_copy_one_index_and_one_lease(tmp_path):
+    """20 versions of one object at one URL: the cache holds the current one's copy,
+    its index entry and its lease file, not one of each per version ever seen."""
+    root = write_image_folder(tmp_path / "d", 6)
+    samples = datasets.ImageFolder(str(root)).samples
+    memory = fsspec.filesystem("memory")
+    cache = tmp_path / "cache"
+    try:
+        for version in range(20):
+            relabelled = [(path, (t + version) % 3) for path, t in samples]
+            (shard,) = write_shards(relabelled, tmp_path / f"v{version}", per_shard=6)
+            memory.pipe("/versions/shard.tar", shard.read_bytes())
+            ds = WebDataset("memory://versions/shard.tar", cache_dir=cache)
+            assert [ds[k][1] for k in range(6)] == [t for _, t in relabelled]
+            del ds
+            gc.collect()
+        for folder in ("remote", "index", "leases"):
+            assert len(list((cache / folder).iterdir())) == 1, folder
+    finally:
+        memory.rm("/versions", recursive=True)
+
+
+def test_another_shards_index_under_an_entrys_name_is_not_taken(tmp_path, caplog):
+    root = write_image_folder(tmp_path / "d", 8)
+    samples = datasets.ImageFolder(str(root)).samples
+    a = write_shards(samples[:4], tmp_path / "a", per_shard=4)[0]
+    b = write_shards([(p, (t + 1) % 3) for p, t in samples[4:]], tmp_path / "b",
+                     per_shard=4)[0]
+    cache = tmp_path / "cache"
+    WebDataset(str(a), cache_dir=cache)
+    (entry_a,) = (cache / "index").iterdir()
+    WebDataset(str(b), cache_dir=cache)
+    (entry_b,) = set((cache / "index").iterdir()) - {entry_a}
+    entry_a.write_bytes(entry_b.read_bytes())  # b's valid index under a's name
+    with caplog.at_level(logging.WARNING, logger="jpegloader"):
+        ds = WebDataset(str(a), cache_dir=cache)
+    assert [ds[k][1] for k in range(4)] == [t for _, t in samples[:4]]
+    assert f"cannot be read (ValueError: it indexes {b}" in caplog.text
 
 
 _FULL_CACHE_CHILD = """

@@ -183,6 +183,34 @@ def test_bad_shards_are_named_with_their_member(tmp_path):
         WebDataset(bad_label, cache_dir=None)
 
 
+def test_each_skipped_sample_is_named_by_its_own_place_in_the_shard(tmp_path):
+    jpeg = (write_image_folder(tmp_path / "d", 1) / "c0" / "img000.jpg").read_bytes()
+    shard = _bad(tmp_path, "gaps.tar", [("a.jpg", jpeg), ("a.cls", b"0"), ("b.jpg", jpeg),
+                                        ("c.jpg", jpeg), ("d.jpg", jpeg), ("d.cls", b"1")])
+    ds = WebDataset(shard, cache_dir=None, on_error="skip")
+    assert len(ds) == 2
+    assert [(key, why.split(": ")[0]) for _, key, why in ds.skipped] == [
+        ("b", f"shard {shard}, sample 'b' (sample 1 of the shard)"),
+        ("c", f"shard {shard}, sample 'c' (sample 2 of the shard)")]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_zero_byte_member_raises_what_torchs_loader_raises(tmp_path, workers):
+    """An ``except PIL.UnidentifiedImageError`` written against torch's loader still
+    catches it (it is a ValueError too, as an empty Arrow cell's is)."""
+    from PIL import UnidentifiedImageError
+    jpeg = (write_image_folder(tmp_path / "d", 1) / "c0" / "img000.jpg").read_bytes()
+    shard = _bad(tmp_path, "empty.tar", [("a.jpg", jpeg), ("a.cls", b"0"), ("b.jpg", b""),
+                                         ("b.cls", b"1")])
+    ds = WebDataset(shard, eval_transform(), cache_dir=None)
+    with pytest.raises(UnidentifiedImageError):
+        list(TorchDataLoader(ds, batch_size=2, num_workers=workers))
+    with pytest.raises(UnidentifiedImageError, match=r"(?s)sample 1 .*no bytes"):
+        list(jpegloader.DataLoader(ds, batch_size=2, num_workers=workers))
+    with pytest.raises(ValueError):
+        list(jpegloader.DataLoader(ds, batch_size=2, num_workers=workers))
+
+
 def test_a_shard_rewritten_after_indexing_is_an_error_naming_it(tmp_path):
     root = write_image_folder(tmp_path / "d", 8)
     folder = datasets.ImageFolder(str(root))

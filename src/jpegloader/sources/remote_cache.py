@@ -186,10 +186,18 @@ class RemoteCache:
         return found[-1]
 
     def _lease(self, copy: Path):
-        """A shared lease on ``copy``, held while the returned file stays open."""
-        lease = open(self.leases / copy.name, "a")  # noqa: SIM115 - held by the dataset
-        fcntl.flock(lease, fcntl.LOCK_SH)
-        return lease
+        """A shared lease on ``copy``, held while the returned file stays open (NOTE
+        [ A lease file goes with its copy ])."""
+        path = self.leases / copy.name
+        while True:
+            lease = open(path, "a")  # noqa: SIM115 - held by the dataset
+            fcntl.flock(lease, fcntl.LOCK_SH)
+            try:
+                if os.stat(path).st_ino == os.fstat(lease.fileno()).st_ino:
+                    return lease
+            except FileNotFoundError:
+                pass
+            lease.close()  # removed by an eviction while this waited: take the new one
 
     def _leased(self, copy: Path):
         """A lease on an existing copy, or None when an eviction that held the lease
@@ -209,6 +217,13 @@ class RemoteCache:
                 except BlockingIOError:
                     return False
                 copy.unlink(missing_ok=True)
+                # NOTE [ A lease file goes with its copy ]
+                # One lease file per copy ever made would pile up (one per object
+                # version): the evictor, holding the lease exclusively, removes it with
+                # the copy.  A reader that opened it meanwhile finds, once its shared
+                # lock is granted, that the name no longer leads to the file it locked,
+                # and opens the name again (_lease).
+                (self.leases / copy.name).unlink(missing_ok=True)
                 return True
         except OSError:
             return False

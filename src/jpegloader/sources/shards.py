@@ -53,7 +53,7 @@ IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "ppm", "bmp")
 _BRACE = re.compile(r"\{([^{}]*)\}")
 #: webdataset's split of a member name into key and extension
 _KEY_EXT = re.compile(r"^((?:.*/|)[^./]+)\.([^/]*)$")
-INDEX_VERSION = 2
+INDEX_VERSION = 3  # 3: each entry names the shard and identity it indexes
 _LG = logging.getLogger("jpegloader")
 #: cache folders whose index could not be written (warned once each)
 _UNWRITABLE: set[str] = set()
@@ -147,8 +147,9 @@ class ShardIndex:
                 raise ShardError(f"{path}: the tar ends early or is damaged after "
                                  f"{len(members)} members ({e})") from None
             end = os.path.getsize(path)
-            for key, group in itertools.groupby(members, key=lambda m: _key_ext(m.name)[0]):
-                where = f"shard {path}, sample {key!r} (sample {len(keys)} of the shard)"
+            groups = itertools.groupby(members, key=lambda m: _key_ext(m.name)[0])
+            for number, (key, group) in enumerate(groups):
+                where = f"shard {path}, sample {key!r} (sample {number} of the shard)"
                 try:
                     by_ext = _sample_members(list(group), regular, where)
                     images = [by_ext[e] for e in by_ext if e in image_exts]
@@ -175,18 +176,28 @@ class ShardIndex:
 
     @classmethod
     def load(cls, path: str, target: str | None, image_exts: Sequence[str],
-             cache_dir: Path | None, skip_bad: bool = False) -> ShardIndex:
+             cache_dir: Path | None, skip_bad: bool = False,
+             name: str | None = None) -> ShardIndex:
         """The cached index when the shard is unchanged (NOTE [ A shard's index ]),
-        else built, and cached where the cache can be written."""
+        else built, and cached where the cache can be written.  ``name``: what the
+        shard is to its user (a remote shard's URL; default its local path), so that
+        the entry of a new version of it replaces the old one's."""
         if cache_dir is None:
             return cls.build(path, target, image_exts, skip_bad)
         folder = cache_dir / "index"
         # one entry per (shard, target, extensions, mode): a new identity replaces the old
-        stem = _digest([INDEX_VERSION, os.path.abspath(path), target, list(image_exts),
-                        skip_bad])
-        cached = folder / f"{stem}-{_digest(shard_identity(path))}.npz"
+        stem = _digest([INDEX_VERSION, name or os.path.abspath(path), target,
+                        list(image_exts), skip_bad])
+        identity = shard_identity(path)
+        cached = folder / f"{stem}-{_digest(identity)}.npz"
         try:
             with np.load(cached) as z:
+                # an entry names what it indexes: another shard's, copied or restored
+                # under this name, is not taken for this one's
+                of = json.loads(bytes(z["of"]).decode())
+                if of != [os.path.abspath(path), list(identity)]:
+                    raise ValueError(f"it indexes {of[0]} as it was at {of[1]}, not this "
+                                     "shard as it is now")
                 return cls(z["offsets"], z["sizes"], z["targets"],
                            bytes(z["keys"]).decode().split("\n") if z["offsets"].size else [],
                            [tuple(x) for x in json.loads(bytes(z["skipped"]).decode())])
@@ -196,16 +207,17 @@ class ShardIndex:
             _LG.warning("jpegloader: the cached index %s of shard %s cannot be read (%s: %s); "
                         "indexing the shard again", cached, path, type(e).__name__, e)
         index = cls.build(path, target, image_exts, skip_bad)
-        index._save(cached, stem)
+        index._save(cached, stem, [os.path.abspath(path), list(identity)])
         return index
 
-    def _save(self, cached: Path, stem: str) -> None:
+    def _save(self, cached: Path, stem: str, of: list) -> None:
         partial = cached.with_name(f"{cached.stem}.{os.getpid()}.tmp.npz")
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
             np.savez(partial, offsets=self.offsets, sizes=self.sizes, targets=self.targets,
                      keys=np.frombuffer("\n".join(self.keys).encode(), np.uint8),
-                     skipped=np.frombuffer(json.dumps(self.skipped).encode(), np.uint8))
+                     skipped=np.frombuffer(json.dumps(self.skipped).encode(), np.uint8),
+                     of=np.frombuffer(json.dumps(of).encode(), np.uint8))
             os.replace(partial, cached)
         except OSError as e:
             if str(cached.parent) not in _UNWRITABLE:
@@ -221,6 +233,12 @@ class ShardIndex:
         for old in cached.parent.glob(f"{stem}-*.npz"):
             if old != cached and (".tmp." not in old.name or _mtime(old) < stale):
                 old.unlink(missing_ok=True)
+
+
+def _index_name(shard: str, url: str) -> str | None:
+    """A remote shard's index is named by its URL (its copies, one per version, come
+    and go); a local one's by its path."""
+    return url if shard != url and "://" in url else None
 
 
 def _digest(value) -> str:
@@ -288,12 +306,14 @@ def _target(tar: tarfile.TarFile, by_ext: dict, target: str | None, where: str) 
                          f"({type(e).__name__}: {e})") from None
 
 
-def _load_all(shards: list[str], target, image_exts, cache, skip_bad) -> list[ShardIndex]:
+def _load_all(shards: list[str], urls: list[str], target, image_exts, cache,
+              skip_bad) -> list[ShardIndex]:
     """Every shard's index, with a progress line on stderr once it takes over a
     second (tqdm's bar when it is installed)."""
     indexes, start, bar = [], time.monotonic(), None
     for k, shard in enumerate(shards):
-        indexes.append(ShardIndex.load(shard, target, image_exts, cache, skip_bad))
+        indexes.append(ShardIndex.load(shard, target, image_exts, cache, skip_bad,
+                                       _index_name(shard, urls[k])))
         if bar is None and k + 1 < len(shards) and time.monotonic() - start > 1.0:
             try:
                 from tqdm import tqdm
@@ -401,7 +421,7 @@ class WebDataset(EncodedImages):
         self._cache, self._image_exts = cache, tuple(image_extensions)
         # taken before indexing: a change while indexing shows at the next check
         self._identities = [_identity_or_none(s) for s in self.shards]
-        self._set_indexes(_load_all(self.shards, target, self._image_exts, cache,
+        self._set_indexes(_load_all(self.shards, self.urls, target, self._image_exts, cache,
                                     on_error == "skip"))
 
     def _set_indexes(self, indexes: list[ShardIndex]) -> None:
@@ -436,7 +456,8 @@ class WebDataset(EncodedImages):
         indexes = list(self._indexes)
         for k in changed:
             indexes[k] = ShardIndex.load(self.shards[k], self.target, self._image_exts,
-                                         self._cache, self.on_error == "skip")
+                                         self._cache, self.on_error == "skip",
+                                         _index_name(self.shards[k], self.urls[k]))
             _LG.info("jpegloader: shard %s changed since it was indexed; indexed it again: "
                      "%d samples (were %d)", self.urls[k], len(indexes[k]),
                      len(self._indexes[k]))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
-from PIL import Image
+from PIL import Image, UnidentifiedImageError
 
 from ...decoders import decode_batch
 from ...decoders.plans import to_plans
@@ -26,6 +26,12 @@ EMPTY_IMAGE = ("the sample has no image: its image cell is empty (None) or its m
                "leave them out")
 
 _LG = logging.getLogger("jpegloader")
+
+
+class EmptyImageError(UnidentifiedImageError, ValueError):
+    """A sample with no image bytes.  Each source's own path raises one of these for
+    it (PIL's UnidentifiedImageError for a shard's zero-byte member, ValueError for a
+    None Arrow cell): an ``except`` written against torch's loader catches this too."""
 
 #: What queue-mode batches occupy in the ring: nothing real (the result travels
 #: through the result queue), one byte per sample to keep the slot bookkeeping.
@@ -176,7 +182,7 @@ class ClassificationBatchDecoder(BatchDecoder):
         if self.table.spans is not None:  # a shard's member, as WebDataset reads it
             data = self.table.read(row)
             if not data:
-                raise ValueError(EMPTY_IMAGE)
+                raise EmptyImageError(EMPTY_IMAGE)
             return row, Image.open(io.BytesIO(data)).convert("RGB")
         if not self.replace_unreadable:
             return row, open_rgb(self.table.path(row))
