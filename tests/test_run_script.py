@@ -76,6 +76,29 @@ def test_a_loader_that_falls_back_says_why_in_one_line(tmp_path, split_folder):
     assert "runs on torch's DataLoader: dataset.type: dataset is " in line
 
 
+def test_a_loader_the_script_builds_as_jpegloaders_gets_its_line(tmp_path, split_folder):
+    """Not only the loaders built through torch's name: the log says of every loader
+    whether it accelerates, and over which dataset (two splits built at one line)."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import jpegloader, torchvision\n"
+        "from torchvision import transforms as T\n"
+        "def make(split):\n"
+        f"    ds = torchvision.datasets.ImageFolder({str(split_folder)!r} + '/' + split, "
+        "T.Compose([T.Resize(40), T.CenterCrop(32), T.ToTensor()]))\n"
+        "    return jpegloader.DataLoader(ds, batch_size=2, decode='exact')\n"
+        "for split in ('train', 'val'):\n"
+        "    next(iter(make(split)))\n")
+    done = _run(str(script))
+    assert done.returncode == 0, done.stderr
+    lines = [x for x in done.stderr.splitlines() if x.startswith("jpegloader: loader")]
+    assert len(lines) == 2, done.stderr
+    for k, split, count in ((0, "train", 12), (1, "val", 8)):
+        assert lines[k].startswith(f"jpegloader: loader {k} built at {script}:5 over "
+                                   f"ImageFolder({split_folder / split}, {count} samples): "
+                                   "accelerated (classification pipeline"), lines[k]
+
+
 def test_patch_in_process_and_undo(split_folder):
     ds = datasets.ImageFolder(str(split_folder / "val"), eval_transform())
     original = torch.utils.data.DataLoader

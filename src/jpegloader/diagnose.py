@@ -349,8 +349,14 @@ def render(diagnosis: Diagnosis) -> str:
                    + (" before it failed" if o.status == "failed" else ""))
     for r in diagnosis.loaders:
         v = r.verdict
-        verdict = (f"ACCELERATED ({v.pipeline} pipeline)" if v.accelerated
-                   else f"FALLBACK ({len(v.reasons)} rule{'s' * (len(v.reasons) != 1)} failed)")
+        as_torchs = r.cls == _class_name(_TORCH)  # built by name as torch's own class
+        if v.accelerated and as_torchs:
+            verdict = (f"ACCELERATES AS jpegloader.DataLoader ({v.pipeline} pipeline); "
+                       "built as torch's, it runs on torch's DataLoader")
+        elif v.accelerated:
+            verdict = f"ACCELERATED ({v.pipeline} pipeline)"
+        else:
+            verdict = f"FALLBACK ({len(v.reasons)} rule{'s' * (len(v.reasons) != 1)} failed)"
         out += ["", f"loader {r.index}: {r.cls} built at {r.built_at}",
                 f"  dataset:   {r.dataset}",
                 f"  transform: {r.transform}",
@@ -359,21 +365,27 @@ def render(diagnosis: Diagnosis) -> str:
         if v.accelerated:
             out.append("  split:     " + "\n             ".join(v.split_text().splitlines()))
         out.append(_indent(v.report(), "    "))
-        if v.accelerated and r.cls == _class_name(_TORCH):
+        if v.accelerated and as_torchs:
             out.append("  to accelerate it: build jpegloader.DataLoader with the same "
                        "arguments (import jpegloader; jpegloader.DataLoader(...))")
         if r.measured:
             m = r.measured
             line = (f"  measured over {m['batches']} batches: jpegloader "
-                    f"{m['jpegloader']['img_per_s']:.0f} img/s (first batch "
+                    f"{_rate(m['jpegloader']['img_per_s'])} img/s (first batch "
                     f"{m['jpegloader']['first_batch_s']:.2f} s)")
             if m["native"]:
-                line += (f", torch {m['native']['img_per_s']:.0f} img/s (first batch "
+                line += (f", torch {_rate(m['native']['img_per_s'])} img/s (first batch "
                          f"{m['native']['first_batch_s']:.2f} s)")
             if m["ratio"]:
                 line += f": {m['ratio']:.2f}x"
             out.append(line)
     return "\n".join(out)
+
+
+def _rate(img_per_s: float) -> str:
+    """Three significant figures at least (4.3 and 1.3 img/s, not 4 and 1), so the
+    ratio printed beside two rates can be read off them."""
+    return f"{img_per_s:,.0f}" if img_per_s >= 100 else f"{img_per_s:.3g}"
 
 
 def main(argv=None) -> int:

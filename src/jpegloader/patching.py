@@ -19,43 +19,23 @@ import torch
 import torch.utils.data
 import torch.utils.data.dataloader
 
-from .dataloader.loader import T_co, DataLoader, TorchDataLoader
+from .dataloader.loader import BUILT_HOOKS, T_co, DataLoader, TorchDataLoader
+from .dataloader.origin import call_site, dataset_text
 
 #: Where code finds torch's class: ``torch.utils.data.DataLoader`` and the module
 #: that defines it (``from torch.utils.data.dataloader import DataLoader``).
 TORCH_NAMES = ((torch.utils.data, "DataLoader"), (torch.utils.data.dataloader, "DataLoader"))
-_OWN_FILES = tuple(str(Path(p).resolve()) for p in (
-    Path(torch.__file__).parent, Path(__file__).parent,
-    Path(__file__).parent.parent / "habana_dataloader"))
-
-
-#: Trainers' wrappers around every DataLoader's __init__ (Lightning records the
-#: arguments there): the loader was built by the code that called them.
-_INIT_WRAPPERS = ("lightning/fabric/utilities/data.py", "lightning_fabric/utilities/data.py")
-
-
-def call_site(skip: int = 1) -> str:
-    """file:line of the innermost frame outside torch, this package and trainers'
-    __init__ wrappers (the user's code that built a loader)."""
-    frame = sys._getframe(skip)
-    while frame is not None:
-        path = frame.f_code.co_filename
-        resolved = str(Path(path).resolve()) if not path.startswith("<") else path
-        if not path.startswith("<frozen") and not resolved.startswith(_OWN_FILES) and \
-                not resolved.endswith(_INIT_WRAPPERS):
-            return f"{path}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "<unknown>"
 
 
 def verdict_line(loader: DataLoader, index: int, where: str) -> str:
-    """One line: where the loader was built, and accelerated or why not."""
+    """One line: which loader (where it was built, over what), and accelerated or why
+    not."""
     v = loader.eligibility
+    which = f"jpegloader: loader {index} built at {where} over {dataset_text(loader.dataset)}"
     if v.accelerated:
-        return (f"jpegloader: loader {index} built at {where}: accelerated ({v.pipeline} "
-                f"pipeline; {'; '.join(v.split_text().splitlines())})")
-    return (f"jpegloader: loader {index} built at {where}: runs on torch's DataLoader: "
-            f"{v.summary()}")
+        return (f"{which}: accelerated ({v.pipeline} pipeline; "
+                f"{'; '.join(v.split_text().splitlines())})")
+    return f"{which}: runs on torch's DataLoader: {v.summary()}"
 
 
 class _TorchDataLoaderType(type):
@@ -79,7 +59,6 @@ class Patch:
         self.stream = stream
         self.loaders: list[DataLoader] = []
         self._saved = [(module, name, getattr(module, name)) for module, name in TORCH_NAMES]
-        patch = self
 
         # generic as torch's class is: code imported under the patch subclasses
         # DataLoader[T] (torchdata's StatefulDataLoader does)
@@ -89,13 +68,14 @@ class Patch:
             @functools.wraps(DataLoader.__init__)
             def __init__(self, *args, **kwargs):
                 super().__init__(*args, **kwargs)
-                patch._built(self)
 
         PatchedDataLoader.__name__ = PatchedDataLoader.__qualname__ = "DataLoader"
         PatchedDataLoader.__module__ = DataLoader.__module__
         self.cls = PatchedDataLoader
         for module, name in TORCH_NAMES:
             setattr(module, name, PatchedDataLoader)
+        # every jpegloader.DataLoader says what it does, the script's own included
+        BUILT_HOOKS.append(self._built)
 
     def _built(self, loader: DataLoader) -> None:
         self.loaders.append(loader)
@@ -104,6 +84,8 @@ class Patch:
                   flush=True)
 
     def undo(self) -> None:
+        if self._built in BUILT_HOOKS:
+            BUILT_HOOKS.remove(self._built)
         for module, name, original in self._saved:
             if getattr(module, name) is self.cls:
                 setattr(module, name, original)
@@ -153,5 +135,5 @@ def patch(announce: bool = True) -> Patch:
     return Patch(sys.stderr if announce else None)
 
 
-__all__ = ["Patch", "TorchDataLoader", "call_site", "carry_into_children", "patch",
-           "patch_this_process", "verdict_line"]
+__all__ = ["Patch", "TorchDataLoader", "call_site", "carry_into_children", "dataset_text",
+           "patch", "patch_this_process", "verdict_line"]

@@ -92,7 +92,7 @@ def test_persistent_workers_keep_the_dataset_they_started_with_as_torchs_do(smal
     assert batches["torch"][0][0].shape[-1] == 64  # torch's workers never see the change
     assert all(_close(a, b) for a, b in zip(batches["jpegloader"], batches["torch"],
                                             strict=True))
-    assert "persistent_workers=True keeps the dataset" in caplog.text
+    assert "the workers keep the copy of the dataset they started with" in caplog.text
 
 
 def test_renewing_the_verdict_keeps_the_workers_when_nothing_changed(small_folder):

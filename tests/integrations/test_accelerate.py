@@ -30,18 +30,21 @@ def runs(tmp_path_factory):
             ("torch", [*torchrun, str(SCRIPT), str(folder), str(root), "torch"]),
             ("adapter", [*torchrun, str(SCRIPT), str(folder), str(root), "adapter"]),
             ("run", [*torchrun, "-m", "jpegloader", "run", "--decode", "exact", str(SCRIPT),
-                     str(folder), str(root / "run"), "torch"])):
-        (root / "run").mkdir(exist_ok=True)
+                     str(folder), str(root / "run"), "torch"]),
+            # the script's own jpegloader.DataLoader(decode="exact"), plain prepare()
+            ("plain", [*torchrun, "-m", "jpegloader", "run", str(SCRIPT), str(folder),
+                       str(root / "plain"), "plain"])):
+        where = root / name if name in ("run", "plain") else root
+        where.mkdir(exist_ok=True)
         done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
                               timeout=300)
         assert done.returncode == 0, done.stderr[-4000:]
-        where = root / "run" if name == "run" else root
         label = "torch" if name == "run" else name
         out[name] = [json.loads((where / f"{label}-rank{r}.json").read_text()) for r in (0, 1)]
     return out
 
 
-@pytest.mark.parametrize("how", ["adapter", "run"])
+@pytest.mark.parametrize("how", ["adapter", "run", "plain"])
 def test_each_process_gets_torchs_batches_accelerated(runs, how):
     for rank in (0, 1):
         got, want = runs[how][rank], runs["torch"][rank]
@@ -51,9 +54,9 @@ def test_each_process_gets_torchs_batches_accelerated(runs, how):
     assert runs[how][0][1:] != runs[how][1][1:]
 
 
-def test_a_loader_that_accelerate_rebuilds_as_torchs_is_said_once(small_folder, caplog,
-                                                                   monkeypatch):
-    # NOTE [ A loader a trainer threw away ]: plain accelerator.prepare() drops ours
+def test_a_loader_that_accelerate_rebuilds_as_torchs_is_said_at_the_rebuild(
+        small_folder, caplog, monkeypatch):
+    # NOTE [ A loader a trainer threw away ]: plain accelerator.prepare() rebuilds ours
     import gc
 
     from accelerate import Accelerator
@@ -69,7 +72,8 @@ def test_a_loader_that_accelerate_rebuilds_as_torchs_is_said_once(small_folder, 
 
     def said():
         gc.collect()
-        return [r.getMessage() for r in caplog.records if "dropped without" in r.getMessage()]
+        return [r.getMessage() for r in caplog.records if "without acceleration" in
+                r.getMessage()]
 
     with caplog.at_level("WARNING", logger="jpegloader"):
         unused = jpegloader.DataLoader(ds, batch_size=4)
@@ -82,14 +86,24 @@ def test_a_loader_that_accelerate_rebuilds_as_torchs_is_said_once(small_folder, 
             next(iter(iterated))
             del iterated
             assert not said()  # handed to the adapter, or used
-            rebuilt = accelerator.prepare(jpegloader.DataLoader(ds, batch_size=4))
+            # the script keeps its loaders: the WARNING comes at prepare(), one per loader
+            train = jpegloader.DataLoader(ds, batch_size=4, decode="exact")  # TRAIN
+            val = jpegloader.DataLoader(ds, batch_size=2)  # VAL
+            rebuilt_train, rebuilt_val = accelerator.prepare(train, val)
             messages = said()
-            assert len(messages) == 1 and "while Accelerate is in use" in messages[0]
-            assert "jpegloader.integrations.accelerate.prepare(accelerator, ...)" in messages[0]
-            again = accelerator.prepare(jpegloader.DataLoader(ds, batch_size=4))
-            assert len(said()) == 1  # once per process
+            assert len(messages) == 2, messages
+            for message, mark in zip(messages, ("# TRAIN", "# VAL")):
+                line = next(k for k, text in enumerate(Path(__file__).read_text()
+                                                       .splitlines(), 1) if mark in text)
+                assert message.startswith(f"jpegloader.DataLoader built at {__file__}:{line} "
+                                          f"over ImageFolder({small_folder}, ")
+                assert "accelerator.prepare() rebuilt it as torch's DataLoader" in message
+                assert "jpegloader.integrations.accelerate.prepare(accelerator, ...)" in message
+                assert not message.startswith("jpegloader: ")  # the logger's name says it
+            del train, val
+            assert len(said()) == 2  # said at the rebuild, not again when dropped
             assert kept.base_dataloader.eligibility.accelerated
-            assert not isinstance(rebuilt.base_dataloader, jpegloader.DataLoader)
-            assert not isinstance(again.base_dataloader, jpegloader.DataLoader)
+            assert not isinstance(rebuilt_train.base_dataloader, jpegloader.DataLoader)
+            assert not isinstance(rebuilt_val.base_dataloader, jpegloader.DataLoader)
         finally:
             AcceleratorState._reset_state(True)

@@ -22,17 +22,25 @@ def test_the_adapter_keeps_each_workers_loader_accelerated_with_torchs_batches(t
     folder = two_class_folder(tmp_path / "data")
     env = script_env()
     runs = {}
-    for how in ("torch", "adapter"):
-        done = subprocess.run([sys.executable, str(SCRIPT), str(folder), str(tmp_path), how],
+    # plain: the script's own jpegloader.DataLoader(decode="exact") through Ray's own
+    # prepare_data_loader, under python -m jpegloader run (NOTE [ A trainer's rebuild
+    # keeps the user's options ])
+    for how, prefix in (("torch", []), ("adapter", []),
+                        ("plain", ["-m", "jpegloader", "run"])):
+        done = subprocess.run([sys.executable, *prefix, str(SCRIPT), str(folder),
+                               str(tmp_path), how],
                               cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=400)
         assert done.returncode == 0, done.stderr[-4000:]
         runs[how] = [json.loads((tmp_path / f"{how}-rank{r}.json").read_text()) for r in (0, 1)]
     for rank in (0, 1):
-        got, want = runs["adapter"][rank], runs["torch"][rank]
-        assert got[0] == ["jpegloader.dataloader.loader", True, "exact", True], got[0]
+        want = runs["torch"][rank]
         assert want[0][:2] == ["torch.utils.data.dataloader", False]
-        assert got[1:] == want[1:], f"rank {rank}: other batches than torch's loader gives"
+        for how in ("adapter", "plain"):
+            got = runs[how][rank]
+            assert got[0][:3] == ["jpegloader.dataloader.loader", True, "exact"], (how, got[0])
+            assert got[1:] == want[1:], f"{how}, rank {rank}: other batches than torch's"
+        assert runs["adapter"][rank][0][3] is True  # persistent_workers, which Ray drops
     assert runs["adapter"][0][1:] != runs["adapter"][1][1:]
 
 

@@ -15,20 +15,21 @@ from typing import TypeVar
 import torch
 import torch.utils.data
 
-from .._env import DECODE_ENV, ON_ERROR_ENV, env_choice
 from ..decoders import DEFAULT_MAX_PIXELS
-from ..pipelines import DECODE_CHOICES, ON_ERROR_CHOICES, DecodeOptions, pipeline_for
+from ..pipelines import DecodeOptions, pipeline_for
 from ..pipelines.contract import Tally
 from ..pipelines.random_stream import epoch_seed
 from .delivery import accelerator_available, to_device
 from .eligibility import Eligibility, evaluate, fallback_message
 from .engine import IDLE_WORKERS_SECONDS, Admission, Engine, WorkerConfig
+from .options import LoaderOptions
+from .origin import call_site
 from .resume import CountingIterator, LoaderView, Progress
 from .stateful_fallback import (TORCH_ARGUMENTS, declares_state, keeps_state, load_into,
                                 stateful_loader, stateful_loader_class, warn_unsaved)
 from .stateful_fallback import unwrap as unwrap_torchdata
 from .stateful_fallback import wrap as wrap_torchdata
-from .trainers import watch
+from .trainers import remember, watch
 
 _LG = logging.getLogger("jpegloader")
 # NOTE [ The global swap ]
@@ -40,6 +41,10 @@ _LG = logging.getLogger("jpegloader")
 TorchDataLoader = torch.utils.data.dataloader.DataLoader
 _TORCH_HAS_IN_ORDER = "in_order" in inspect.signature(TorchDataLoader.__init__).parameters
 T_co = TypeVar("T_co", covariant=True)
+#: called with every jpegloader.DataLoader once it is built, whatever built it (the
+#: user's code by name, a patched torch name, a trainer's rebuild): ``patching.Patch``
+#: says in one line whether each accelerates
+BUILT_HOOKS: list = []
 
 
 class DataLoader(TorchDataLoader[T_co]):
@@ -93,33 +98,25 @@ class DataLoader(TorchDataLoader[T_co]):
                          generator=generator, prefetch_factor=prefetch_factor,
                          persistent_workers=persistent_workers,
                          pin_memory_device=pin_memory_device, **extra)
-        # torchdata's StatefulDataLoader takes None and 0 too (it validates nothing)
-        if snapshot_every_n_steps is not None and (
-                not isinstance(snapshot_every_n_steps, int) or snapshot_every_n_steps < 0):
-            raise ValueError("snapshot_every_n_steps should be None or an integer >= 0, got "
-                             f"{snapshot_every_n_steps!r}")
-        on_error = env_choice(ON_ERROR_ENV, ON_ERROR_CHOICES) if on_error is None else on_error
-        decode = env_choice(DECODE_ENV, DECODE_CHOICES) if decode is None else decode
-        if on_error not in ON_ERROR_CHOICES:
-            raise ValueError(f"on_error should be one of {ON_ERROR_CHOICES}, got {on_error!r}")
-        if decode not in DECODE_CHOICES:
-            raise ValueError(f"decode should be one of {DECODE_CHOICES}, got {decode!r}")
-        if decode_threads is not None and (not isinstance(decode_threads, int)
-                                           or decode_threads < 1):
-            raise ValueError(f"decode_threads should be a positive integer or None, got "
-                             f"{decode_threads!r}")
-        self.snapshot_every_n_steps = snapshot_every_n_steps
-        self.decode_threads = decode_threads
-        self.device = torch.device(device) if device is not None else None
-        self.on_error = on_error
-        self.decode = decode
-        self.max_pixels = max_pixels
-        self._options = DecodeOptions.from_loader(decode, on_error, max_pixels)
+        # NOTE [ A trainer's rebuild keeps the user's options ]
+        options = LoaderOptions.resolve(
+            dataset, device=device, on_error=on_error, decode=decode,
+            decode_threads=decode_threads, max_pixels=max_pixels,
+            snapshot_every_n_steps=snapshot_every_n_steps)
+        self.snapshot_every_n_steps = options.snapshot_every_n_steps
+        self.decode_threads = options.decode_threads
+        self.device = options.device
+        self.on_error = options.on_error
+        self.decode = options.decode
+        self.max_pixels = options.max_pixels
+        self._options = DecodeOptions.from_loader(self.decode, self.on_error, self.max_pixels)
         self._loader_args = {"batch_size": batch_size, "batch_sampler": batch_sampler,
                              "collate_fn": collate_fn}
         self._delegate = None
         self._unsaved_said = False
-        self._use = watch(self, TorchDataLoader)  # NOTE [ A loader a trainer threw away ]
+        # NOTE [ A loader a trainer threw away ]
+        self._use = watch(self, TorchDataLoader, call_site())
+        remember(self, options.given)
         self._engine: Engine | None = None
         self._admission = Admission()  # NOTE [ One shared-memory budget ]
         self._past_stats = Tally()  # of engines dropped when the pipeline changed
@@ -128,6 +125,8 @@ class DataLoader(TorchDataLoader[T_co]):
         self._logged_key = None
         self.eligibility: Eligibility = evaluate(dataset, **self._loader_args)
         self._adopt(self.eligibility, first=True)
+        for hook in list(BUILT_HOOKS):
+            hook(self)
 
     # -- statistics ------------------------------------------------------------------------
     def _stats(self) -> Tally:
@@ -360,4 +359,4 @@ def _samples_changed(was: Eligibility, now: Eligibility) -> bool:
         was.lowering.samples != now.lowering.samples
 
 
-__all__ = ["IDLE_WORKERS_SECONDS", "DataLoader", "TorchDataLoader"]
+__all__ = ["BUILT_HOOKS", "IDLE_WORKERS_SECONDS", "DataLoader", "TorchDataLoader"]
