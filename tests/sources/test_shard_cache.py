@@ -288,3 +288,58 @@ def test_a_full_cache_disk_is_said_as_such_and_leaves_nothing(tmp_path, s3_serve
     assert "cannot write into the cache" in report["message"] and "its disk, not the store" \
         in report["message"] and "the store failed" not in report["message"], report
     assert not [p for p in report["left"] if ".part" in p], report
+
+
+_READ_ONLY_CACHE_CHILD = """
+import json, logging, os, sys
+import jpegloader
+from jpegloader.datasets import WebDataset
+logging.basicConfig(level=logging.INFO, format="%(message)s")
+cache, options = sys.argv[1], json.loads(sys.argv[2])
+report = {}
+from torchvision import transforms as T
+ds = WebDataset("s3://readonly/shard-00000{0..1}.tar", T.Compose([T.Resize((40, 40)), T.ToTensor()]),
+                cache_dir=cache, storage_options=options, cache_limit=1 << 30)
+report["labels"] = [ds[k][1] for k in range(len(ds))]
+loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2)
+report["accelerated"] = loader.eligibility.accelerated
+report["loaded"] = [t for _, labels in loader for t in labels.tolist()]
+try:
+    WebDataset("s3://readonly/shard-000002.tar", cache_dir=cache, storage_options=options)
+except OSError as e:
+    report["missing"] = [type(e).__name__, str(e)]
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.skipif(not _can_mount_private_shm(),
+                    reason="needs root and unshare -m to mount the cache read-only for a child")
+def test_a_read_only_cache_serves_its_copies_and_says_what_it_cannot_do(tmp_path, s3_server):
+    """A cache filled once and mounted read-only (NOTE [ A read-only shard cache ]):
+    current copies are served without writing anything; a missing one is a clear error,
+    not a bare EROFS on a lock file."""
+    import json
+    import subprocess
+    import sys
+    _, options = s3_server
+    samples, _ = _bucket(tmp_path, options, "readonly", 12, 4)
+    cache = tmp_path / "cache"
+    WebDataset("s3://readonly/shard-00000{0..1}.tar", cache_dir=cache, storage_options=options)
+    before = sorted(str(p) for p in cache.rglob("*"))
+    wrap = ["unshare", "-m", "sh", "-c",
+            f'mount --bind {cache} {cache} && mount -o remount,bind,ro {cache} && exec "$@"',
+            "sh"]
+    out = subprocess.run([*wrap, sys.executable, "-c", _READ_ONLY_CACHE_CHILD, str(cache),
+                          json.dumps(options)], capture_output=True, text=True, timeout=120,
+                         check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["labels"] == [t for _, t in samples[:8]]
+    assert report["accelerated"], out.stderr[-3000:]
+    assert report["loaded"] == report["labels"]
+    kind, message = report["missing"]
+    assert kind == "CacheDiskError" and "s3://readonly/shard-000002.tar" in message
+    assert "is read-only" in message and "none can be made there" in message
+    assert "is read-only (Read-only file system): serving its current copies" in out.stderr
+    assert out.stderr.count("is read-only (Read-only file system): serving") == 1
+    assert sorted(str(p) for p in cache.rglob("*")) == before

@@ -31,6 +31,10 @@ _LG = logging.getLogger("jpegloader")
 _VERSION_FIELDS = ("size", "ETag", "etag", "VersionId", "version_id", "generation",
                    "LastModified", "last_modified", "Last-Modified", "mtime", "created",
                    "md5Hash", "Content-MD5", "crc32c")
+#: what opening a file for writing in a read-only cache raises (a read-only mount; a
+#: folder the user may not write)
+_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+_READ_ONLY_SAID: set[str] = set()
 #: errors of the local disk that no retry mends
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
 
@@ -123,8 +127,14 @@ class RemoteCache:
         anyone can evict it: NOTE [ Cached copies are revalidated ]).  With ``limit``,
         room is made under the cache-wide lock as a new copy is put in place, so that
         processes copying at once do not overshoot it together."""
-        self._folders()
-        with open(self.locks / obj.name, "w") as lock:
+        try:
+            self._folders()
+            lock = open(self.locks / obj.name, "w")  # noqa: SIM115 - closed by the with
+        except OSError as e:
+            if e.errno not in _READ_ONLY:
+                raise
+            return self._read_only(obj, e), None
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             os.utime(self.locks / obj.name)  # recently used: kept longest
             for stale in self.copies.glob(f"{obj.name}-*.part*"):  # a dead copier's
@@ -162,6 +172,32 @@ class RemoteCache:
                      readable(obj.size), obj.size / 1e6 / took)
             return target, lease
 
+    def _read_only(self, obj: RemoteObject, e: OSError) -> Path:
+        """NOTE [ A read-only shard cache ]
+        A cache filled once and shared read-only (an HPC layout) takes no lock, lease
+        nor new copy: a copy of the object's current version is served as it is (no
+        process can evict it through a read-only mount), the newest copy when the
+        store cannot be reached, and a missing one is an error saying that no copy can
+        be made there.  Said once per cache folder."""
+        if str(self.root) not in _READ_ONLY_SAID:
+            _READ_ONLY_SAID.add(str(self.root))
+            _LG.info("jpegloader: the shard cache %s is read-only (%s): serving its current "
+                     "copies without locks or leases; no new copies can be made there",
+                     self.root, e.strerror or e)
+        if obj.error is not None:
+            return self._offline(obj)
+        target = self.copies / obj.copy_name
+        if target.is_file():
+            return target
+        older = [p.name for p in self.copies.glob(f"{obj.name}-*") if ".part" not in p.name] \
+            if self.copies.is_dir() else []
+        held = f" (it holds an older version: {', '.join(older)})" if older else ""
+        raise CacheDiskError(e.errno, f"shard {obj.url}: the shard cache {self.root} is "
+                                      f"read-only ({e.strerror or e}) and holds no copy of "
+                                      f"the object's current version{held}, and none can be "
+                                      "made there: refill the cache where it can be written, "
+                                      "or pass cache_dir= a writable folder") from e
+
     def _whole(self):
         """The cache-wide lock (held while copies are counted, evicted and added)."""
         whole = open(self.locks / ".cache", "w")  # noqa: SIM115 - closed by the caller's with
@@ -169,9 +205,16 @@ class RemoteCache:
         return whole
 
     def trim(self, limit: int) -> None:
-        """Back within ``limit`` as far as live readers allow."""
+        """Back within ``limit`` as far as live readers allow (a read-only cache is left
+        as it is)."""
         if self.locks.is_dir():
-            with self._whole():
+            try:
+                whole = self._whole()
+            except OSError as e:
+                if e.errno in _READ_ONLY:
+                    return
+                raise
+            with whole:
                 self.bound(limit)
 
     def _offline(self, obj: RemoteObject) -> Path:
@@ -311,7 +354,7 @@ def copy_all(urls: list[str], root: Path, storage_options: dict | None,
         cache.trim(limit)
     paths = [str(local[u][0]) if u in local else
              (u[len("file://"):] if u.startswith("file://") else u) for u in urls]
-    return paths, [lease for _, lease in local.values()]
+    return paths, [lease for _, lease in local.values() if lease is not None]
 
 
 def release(leases: list, root: Path, limit: int | None) -> None:
