@@ -25,6 +25,7 @@ pytest.importorskip("pycocotools", reason="torchvision's CocoDetection needs pyc
 
 import jpegloader  # noqa: E402
 from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
+from jpegloader.pipelines.detection.decode import ROW_ROOM  # noqa: E402
 from jpegloader.pipelines.detection.draw import (  # noqa: E402
     OWN_DRAWS, box_seed, draw, run_steps)
 from jpegloader.pipelines.random_stream import epoch_seed  # noqa: E402
@@ -717,3 +718,73 @@ def test_a_group_left_to_you_first_leaves_the_decode_alone_on_torchs_loader():
         v2.ToImage()])
     lowering = DETECTION.lower(ds, {"collate_fn": R.collate_fn})
     assert not lowering.ok and "decode alone" in str(lowering.checks)
+
+
+@pytest.fixture(scope="module")
+def outsized_coco(tmp_path_factory):
+    """Six real photos and one camera-sized original (6000 x 4000, a real photo
+    enlarged), each with its real annotations (the original's scaled)."""
+    tmp_path = tmp_path_factory.mktemp("outsized")
+    img_folder, ann_file = coco_sample()
+    data = json.loads(ann_file.read_text())
+    by_image = {}
+    for a in data["annotations"]:
+        if not a["iscrowd"]:
+            by_image.setdefault(a["image_id"], []).append(a)
+    images = [im for im in data["images"] if by_image.get(im["id"])][:7]
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for im in images[:6]:
+        shutil.copy(img_folder / im["file_name"], folder / im["file_name"])
+    big = images[6]
+    sx, sy = 6000 / big["width"], 4000 / big["height"]
+    Image.open(img_folder / big["file_name"]).convert("RGB").resize((6000, 4000)).save(
+        folder / big["file_name"], quality=90)
+    big["width"], big["height"] = 6000, 4000
+    for a in by_image[big["id"]]:
+        x, y, w, h = a["bbox"]
+        a["bbox"] = [x * sx, y * sy, w * sx, h * sy]
+        a["area"] *= sx * sy
+        a["segmentation"] = [[v * (sx if k % 2 == 0 else sy) for k, v in enumerate(poly)]
+                             for poly in a["segmentation"]]
+    keep = {im["id"] for im in images}
+    data["images"] = images
+    data["annotations"] = [a for im in images for a in by_image[im["id"]]]
+    ann = tmp_path / "instances.json"
+    ann.write_text(json.dumps(data))
+    small = tmp_path / "without.json"
+    small.write_text(json.dumps({**data, "images": images[:6], "annotations": [
+        a for a in data["annotations"] if a["image_id"] in keep - {big["id"]}]}))
+    return folder, ann, small
+
+
+@pytest.mark.parametrize("policy, masks", [("eval", False), ("eval", True), ("hflip", True),
+                                           ("ssd", False)])
+def test_one_outsized_photo_never_sizes_the_ring(outsized_coco, policy, masks):
+    """Its row is what the other photos need (it travels beside the batch); before, one
+    10000 x 8000 photo made the ring ask /dev/shm for 5.5-11 GiB and refuse the loader
+    torch's loader runs."""
+    folder, ann, without = outsized_coco
+    image_set = "val" if policy == "eval" else "train"
+    rows = []
+    for json_file in (ann, without):
+        ds = build(policy, image_set=image_set, with_masks=masks, folder=folder, ann=json_file)
+        lowering = DETECTION.lower(ds, {"batch_size": 2, "collate_fn": R.collate_fn})
+        assert lowering.ok, lowering
+        decoder = DETECTION.decoder(lowering, DecodeOptions())
+        rows.append((decoder.row_elems, decoder.mask_row))
+    (images, mask_bytes), (images_without, mask_bytes_without) = rows
+    assert images <= ROW_ROOM * images_without, rows  # its 72 M elements: not in the ring
+    assert mask_bytes <= ROW_ROOM * mask_bytes_without, rows
+
+
+@pytest.mark.parametrize("masks", [False, True])
+def test_an_outsized_photo_travels_beside_the_batch_as_torchs_loader_gives_it(outsized_coco,
+                                                                             masks):
+    folder, ann, _ = outsized_coco
+    ds = build("eval", image_set="val", with_masks=masks, folder=folder, ann=ann)
+    got = flat(loader(ds, 2, batch_size=2, decode="exact"))
+    want = flat(loader(ds, 0, batch_size=2, cls=torch.utils.data.DataLoader))
+    assert len(got) == len(want) == 7 and max(img.shape[-1] for img, _ in got) == 6000
+    for k, (a, b) in enumerate(zip(got, want)):
+        assert_same_sample(a, b, where=f"sample {k}")

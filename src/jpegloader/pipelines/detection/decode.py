@@ -16,14 +16,14 @@ run seeded per sample, and the collate_fn seeded per batch.
 
 NOTE [ Detection batches in the ring ]
 Images differ in size from sample to sample, so a slot holds, per sample, room
-for the largest image the recipe can give (sized from the annotation file's
-image sizes and every size a resize step may draw: draw.largest_output), and
+for the largest image the recipe gives, up to ROW_ROOM times the median photo's
+(from the annotation file's sizes and every size a resize may draw), and
 the batch's rows are one arena: each image is written after the last.  The
 report carries each sample's place, shape and packed target (NOTE [ Packed
 targets ] in targets.py); the main process views each image in the slot and
 runs the references' zip collate_fn on the samples.  An image that no longer
-fits (a zoom-out's canvas, a file bigger than the annotation file says) travels
-as a shared-memory tensor beside them.  Where the user's objects run after the
+fits (an outsized photo, a zoom-out's canvas, a file bigger than the annotation
+file says) travels as a shared-memory tensor beside them.  Where the user's objects run after the
 native part, or the collate_fn is not a zip (a stack, a padding), the worker runs
 them and the batch's large tensors come in the slot's bytes instead (NOTE [ A
 collate_fn's batch in the slot ] in slot_batches.py).
@@ -51,7 +51,7 @@ from ..slot_batches import rows as slot_rows
 from ..slot_batches import unpack as unpack_batch
 from ..tensor_stage import division_form
 from .draw import Geometry as SampleGeometry
-from .draw import draw, largest_output, run_steps
+from .draw import ROW_ROOM, draw, largest_output, run_steps
 from .lower import DetectionProgram
 from .masks import KEY, Painted, paint_survivors, painted, rles, row_bytes
 from .recognise import CocoSource
@@ -64,6 +64,18 @@ _INLINE_LAYOUT = (((1,), torch.uint8),)
 #: NestedTensor) makes each larger than it is: a sample's row has this much room
 #: (COCO's photos, landscape and portrait, at DETR's 800 x 1333 pad to 1.35 times).
 PADDING_ROOM = 1.5
+def _row_pixels(program: DetectionProgram, sizes: list[tuple[int, int]]) -> int:
+    """The pixels of a sample's row: the largest output draw.largest_output gives
+    the annotated sizes, capped at ROW_ROOM times the median photo's: an outsized
+    one travels beside the batch (NOTE [ Detection batches in the ring ])."""
+    if not sizes:
+        return 1
+    distinct, counts = np.unique(np.asarray(sizes, np.int64).reshape(-1, 2), axis=0,
+                                 return_counts=True)
+    largest = np.array([largest_output(program, [tuple(s)]) for s in distinct])
+    order = np.argsort(largest, kind="stable")
+    median = largest[order][np.searchsorted(np.cumsum(counts[order]), counts.sum() / 2)]
+    return int(min(largest.max(), ROW_ROOM * median))
 
 
 def _empty(shape: tuple[int, ...], dtype: torch.dtype, shared: bool) -> torch.Tensor:
@@ -103,7 +115,7 @@ class DetectionBatchDecoder(BatchDecoder):
         self.partial_rows = self.ring
         self.dtype = torch.float32 if program.output == "float32" else torch.uint8
         rows = range(len(base.ids)) if source.indices is None else np.unique(source.indices)
-        self.row_elems = 3 * largest_output(program, [source.json_size(int(i)) for i in rows])
+        self.row_elems = 3 * _row_pixels(program, [source.json_size(int(i)) for i in rows])
         # NOTE [ A collate_fn's batch in the slot ] (slot_batches.py): a sample's image
         # and, padded, its mask, with room for padding to the batch's largest
         self.batch_row = 1 if self.ring or program.output == "pil" else int(

@@ -366,6 +366,12 @@ def nearest(n: int, m: int) -> np.ndarray:
 ZOOM_ROW_AREA = 2
 
 
+#: A row of the ring (an image's, its masks') reaches at most this many times what
+#: the median photo needs: an outsized photo (a camera original among web photos)
+#: travels beside the batch instead of sizing every slot
+ROW_ROOM = 4
+
+
 def largest_output(program: DetectionProgram, sizes) -> int:
     """The most pixels the native steps give any of ``sizes`` ((height, width) pairs:
     the annotation file's), over every size a resize step may draw; for a zoom-out,

@@ -22,6 +22,7 @@ import torch
 from torchvision import tv_tensors
 
 from ._masks import paint, paint_mapped
+from .draw import ROW_ROOM
 from .lower import DetectionProgram
 
 KEY = "masks"
@@ -49,7 +50,7 @@ def painted(source, program: DetectionProgram) -> bool:
 def row_bytes(source, largest_pixels, rows) -> int:
     """The bytes of a sample's row of the mask field: the masks of ROW_QUANTILE of
     the images, at the largest size the steps give their annotated size
-    (``largest_pixels(h, w)``)."""
+    (``largest_pixels(h, w)``), and at most ROW_ROOM times the median image's."""
     coco = source.coco_dataset.coco
     ids = source.coco_dataset.ids
     pixels = functools.lru_cache(maxsize=None)(largest_pixels)
@@ -58,7 +59,11 @@ def row_bytes(source, largest_pixels, rows) -> int:
         image_id = ids[int(i)]
         need.append(len(coco.getAnnIds(imgIds=image_id, iscrowd=None)) *
                     pixels(*source.json_size(int(i))))
-    return max(int(np.quantile(need, ROW_QUANTILE, method="higher")) if need else 0, 1)
+    some = [n for n in need if n > 0]
+    if not some:
+        return 1
+    return max(min(int(np.quantile(need, ROW_QUANTILE, method="higher")),
+                   ROW_ROOM * int(np.median(some))), 1)
 
 
 def stand_in(count: int) -> tv_tensors.Mask:
