@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import tarfile
+import time
 from pathlib import Path
 
 import fsspec
@@ -130,6 +131,55 @@ def test_persistent_workers_keep_the_transform_they_started_with_as_torchs_do(tm
         [a.shape for a in first]
     assert "keep the copy of the dataset they started with" in caplog.text
     ours.close()
+
+
+def _whole_second_identity(path: str) -> tuple[int, ...]:
+    """A shard's identity as a filesystem with 1-second timestamps gives it (ext4 made
+    with 128-byte inodes): mtime and ctime in whole seconds, so a rewrite within the
+    second that keeps the size (and restores the mtime) keeps it whole."""
+    st = os.stat(path)
+    second = st.st_mtime_ns // 10**9 * 10**9
+    return (st.st_dev, st.st_ino, st.st_size, second, second)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_rewrite_within_a_timestamps_tick_gives_the_new_labels(tmp_path, photos,
+                                                                 monkeypatch, workers):
+    """NOTE [ A rewrite within a timestamp's tick ] (sources/shards.py): the identity
+    cannot see it, so an identity no older than the tick is not trusted."""
+    from jpegloader.sources import shards
+    monkeypatch.setattr(shards, "shard_identity", _whole_second_identity)
+    (shard,) = write_shards(photos[:20], tmp_path / "s", per_shard=20)
+    cache = tmp_path / "cache"
+    first = WebDataset(str(shard), eval_transform(), cache_dir=cache)
+    loader = jpegloader.DataLoader(first, batch_size=10, num_workers=workers)
+    assert _labels(loader) == [t for _, t in photos[:20]]
+    relabelled = [(path, (t + 7) % 1000) for path, t in photos[:20]]
+    _rewrite_keeping_size_and_mtime(shard, relabelled)  # within the same second
+    assert _whole_second_identity(str(shard)) == first._identities[0]
+    want = [t for _, t in relabelled]
+    again = WebDataset(str(shard), eval_transform(), cache_dir=cache)  # over the cached index
+    assert [again[k][1] for k in range(20)] == want
+    assert _labels(jpegloader.DataLoader(again, batch_size=10, num_workers=workers)) == want
+    assert _labels(loader) == want  # the first dataset's next epoch
+
+
+def test_an_identity_older_than_the_tick_is_trusted(tmp_path, photos, monkeypatch):
+    """The check costs nothing once a shard has aged: its cached index is read, not
+    built again."""
+    from jpegloader.sources import shards
+    monkeypatch.setattr(shards, "shard_identity", _whole_second_identity)
+    (shard,) = write_shards(photos[:10], tmp_path / "s", per_shard=10)
+    hour_ago = time.time_ns() - 3600 * 10**9
+    os.utime(shard, ns=(hour_ago, hour_ago))
+    cache = tmp_path / "cache"
+    WebDataset(str(shard), cache_dir=cache)
+    built = []
+    monkeypatch.setattr(shards.ShardIndex, "build",
+                        classmethod(lambda cls, *a, **k: built.append(a) or None))
+    ds = WebDataset(str(shard), cache_dir=cache)
+    ds.members()  # an epoch start
+    assert built == [] and len(ds) == 10
 
 
 def test_an_object_replaced_at_the_same_url_is_copied_again(tmp_path, photos, s3_server,

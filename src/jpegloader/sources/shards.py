@@ -70,6 +70,25 @@ def shard_identity(path: str) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+#: seconds a shard's timestamps may lag the change that set them: whole seconds on
+#: ext4 with 128-byte inodes, ext3, many network filesystems; two on FAT
+TIMESTAMP_TICK = 2.0
+
+
+def racy(identity: tuple[int, ...], indexed_at: float) -> bool:
+    """NOTE [ A rewrite within a timestamp's tick ]
+    On a filesystem whose timestamps tick in whole seconds, a shard rewritten in
+    place at the same size within the tick it was indexed in keeps its whole
+    identity (mtime and ctime included), so the identity cannot tell the index is
+    stale.  As git does with its racily clean index, an identity is trusted only
+    when the shard's last change is at least TIMESTAMP_TICK older than the moment
+    indexing began; a racy one is indexed again (at a dataset's construction and
+    each epoch start), which costs nothing once the shard has aged past the tick.
+    Clocks that differ between a file server and this host by more than the tick
+    are not covered: docs/reliability.md."""
+    return max(identity[3], identity[4]) >= (indexed_at - TIMESTAMP_TICK) * 1e9
+
+
 def expand_braces(pattern: str) -> list[str]:
     """``a-{000..002}.tar`` -> a-000.tar, a-001.tar, a-002.tar (zero padding kept);
     ``{a,b}`` lists; several groups multiply, as webdataset's braceexpand does."""
@@ -190,14 +209,19 @@ class ShardIndex:
                         list(image_exts), skip_bad])
         identity = shard_identity(path)
         cached = folder / f"{stem}-{_digest(identity)}.npz"
+        started = time.time()
         try:
             with np.load(cached) as z:
                 # an entry names what it indexes: another shard's, copied or restored
                 # under this name, is not taken for this one's
                 of = json.loads(bytes(z["of"]).decode())
-                if of != [os.path.abspath(path), list(identity)]:
+                if of[:2] != [os.path.abspath(path), list(identity)]:
                     raise ValueError(f"it indexes {of[0]} as it was at {of[1]}, not this "
                                      "shard as it is now")
+                # NOTE [ A rewrite within a timestamp's tick ]; a remote shard's copy is
+                # never rewritten in place (a new version is a new copy)
+                if name is None and racy(identity, of[2]):
+                    raise FileNotFoundError
                 return cls(z["offsets"], z["sizes"], z["targets"],
                            bytes(z["keys"]).decode().split("\n") if z["offsets"].size else [],
                            [tuple(x) for x in json.loads(bytes(z["skipped"]).decode())])
@@ -207,7 +231,7 @@ class ShardIndex:
             _LG.warning("jpegloader: the cached index %s of shard %s cannot be read (%s: %s); "
                         "indexing the shard again", cached, path, type(e).__name__, e)
         index = cls.build(path, target, image_exts, skip_bad)
-        index._save(cached, stem, [os.path.abspath(path), list(identity)])
+        index._save(cached, stem, [os.path.abspath(path), list(identity), started])
         return index
 
     def _save(self, cached: Path, stem: str, of: list) -> None:
@@ -420,6 +444,7 @@ class WebDataset(EncodedImages):
         self._release = weakref.finalize(self, release, self._leases, copies, cache_limit)
         self._cache, self._image_exts = cache, tuple(image_extensions)
         # taken before indexing: a change while indexing shows at the next check
+        self._indexed_at = [time.time()] * len(self.shards)
         self._identities = [_identity_or_none(s) for s in self.shards]
         self._set_indexes(_load_all(self.shards, self.urls, target, self._image_exts, cache,
                                     on_error == "skip"))
@@ -448,9 +473,12 @@ class WebDataset(EncodedImages):
         """Indexes again every shard whose content changed since it was indexed
         (NOTE [ A shard's index ]); returns their URLs.  A shard that cannot be
         opened now is left as it is: reading its samples says why."""
+        started = time.time()
         now = [_identity_or_none(s) for s in self.shards]
         changed = [k for k, (was, is_) in enumerate(zip(self._identities, now))
-                   if is_ is not None and is_ != was]
+                   if is_ is not None and (is_ != was or (
+                       _index_name(self.shards[k], self.urls[k]) is None
+                       and racy(is_, self._indexed_at[k])))]
         if not changed:
             return []
         indexes = list(self._indexes)
@@ -458,10 +486,11 @@ class WebDataset(EncodedImages):
             indexes[k] = ShardIndex.load(self.shards[k], self.target, self._image_exts,
                                          self._cache, self.on_error == "skip",
                                          _index_name(self.shards[k], self.urls[k]))
-            _LG.info("jpegloader: shard %s changed since it was indexed; indexed it again: "
-                     "%d samples (were %d)", self.urls[k], len(indexes[k]),
-                     len(self._indexes[k]))
-            self._identities[k] = now[k]
+            how = "changed since it was indexed" if now[k] != self._identities[k] else \
+                "was last changed within a timestamp's tick of its indexing"
+            _LG.info("jpegloader: shard %s %s; indexed it again: %d samples (were %d)",
+                     self.urls[k], how, len(indexes[k]), len(self._indexes[k]))
+            self._identities[k], self._indexed_at[k] = now[k], started
         self._set_indexes(indexes)
         return [self.urls[k] for k in changed]
 
