@@ -23,7 +23,7 @@ def explain(dataset, batch_size=1, *, batch_sampler=None, collate_fn=None, **loa
     Accepts the DataLoader's keyword arguments; those that never affect
     eligibility are ignored."""
     return _evaluate(dataset, batch_size=batch_size, batch_sampler=batch_sampler,
-                     collate_fn=collate_fn)
+                     collate_fn=collate_fn, in_order=loader_kwargs.get("in_order", True))
 
 
 __all__ = ["Check", "DataLoader", "Eligibility", "explain", "libjpeg_turbo_version", "patch"]

@@ -167,3 +167,35 @@ def test_decode_and_on_error_from_the_environment(small_folder, monkeypatch):
     monkeypatch.delenv("JPEGLOADER_ON_ERROR")
     assert (jpegloader.DataLoader(ds).decode, jpegloader.DataLoader(ds).on_error) == \
         ("auto", "raise")
+
+
+class _SlowFirst(torch.utils.data.Dataset):
+    """Item 0 takes a while (a huge photo, a slow object store)."""
+
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        if i == 0:
+            import time
+            time.sleep(0.5)
+        return torch.tensor([i])
+
+
+def test_in_order_false_is_said_in_the_verdict_and_keeps_the_samplers_order(small_folder):
+    """NOTE [ Batches in order ]: the documented behaviour (README, Options), on both
+    paths, and the verdict says it where in_order=False was passed."""
+    from torchvision import datasets
+
+    from tests.conftest import eval_transform
+    slow = jpegloader.DataLoader(_SlowFirst(), batch_size=1, num_workers=2, in_order=False)
+    assert [int(b) for b in slow] == list(range(10))
+    assert "in_order=False: batches still come in the sampler's order" in \
+        slow.eligibility.report()
+    ds = datasets.ImageFolder(str(small_folder), eval_transform())
+    fast = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, in_order=False)
+    assert fast.eligibility.accelerated
+    assert "in_order=False: batches still come" in fast.eligibility.report()
+    assert torch.cat([b[1] for b in fast]).tolist() == [t for _, t in ds.samples]
+    assert "in_order" not in jpegloader.DataLoader(ds, batch_size=4).eligibility.report()
+    assert "in_order=False" in jpegloader.explain(ds, batch_size=4, in_order=False).report()

@@ -79,7 +79,12 @@ def _loader_checks(args) -> list[Check]:
     """The loader's own rules (the collate_fn is the pipeline's to judge)."""
     disabled = env_flag(DISABLE_ENV)
     batched = args.get("batch_size", 1) is not None or args.get("batch_sampler") is not None
-    return [
+    # NOTE [ Batches in order ] (loader.py): said where it was asked for otherwise
+    in_order = [] if args.get("in_order", True) else [check(
+        "loader.in_order", True, "in_order=False: batches still come in the sampler's "
+        "order, on both paths, so that state_dict() says exactly which were handed over; "
+        "a slow sample holds back the batches after it", "", "")]
+    return [*in_order,
         check("env.disable", not disabled, f"{DISABLE_ENV} is not set",
               f"{DISABLE_ENV} is set to a true value",
               f"unset {DISABLE_ENV} (or set it to 0) to allow acceleration"),

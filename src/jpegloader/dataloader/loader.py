@@ -111,7 +111,7 @@ class DataLoader(TorchDataLoader[T_co]):
         self.max_pixels = options.max_pixels
         self._options = DecodeOptions.from_loader(self.decode, self.on_error, self.max_pixels)
         self._loader_args = {"batch_size": batch_size, "batch_sampler": batch_sampler,
-                             "collate_fn": collate_fn}
+                             "collate_fn": collate_fn, "in_order": in_order}
         self._delegate = None
         self._unsaved_said = False
         # NOTE [ A loader a trainer threw away ]
