@@ -80,7 +80,9 @@ class Patch:
     def _built(self, loader: DataLoader) -> None:
         self.loaders.append(loader)
         if self.stream is not None:
-            print(verdict_line(loader, len(self.loaders) - 1, call_site()), file=self.stream,
+            # where the loader recorded it was built (origin.call_site, walked once)
+            print(verdict_line(loader, len(self.loaders) - 1, loader._use.where),
+                  file=self.stream,
                   flush=True)
 
     def undo(self) -> None:

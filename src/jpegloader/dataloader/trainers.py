@@ -86,17 +86,16 @@ def remember(loader, options: dict) -> None:
 def inherited_options(dataset, given: dict) -> dict:
     """The options a loader built now over ``dataset`` takes from the user's loader
     it rebuilds (empty unless a trainer is rebuilding one)."""
-    if not _in_rebuild():
+    users = (ref() for ref in reversed(_BUILT))
+    user = next((loader for loader in users
+                 if loader is not None and loader.dataset is dataset), None)
+    if user is None or not _in_rebuild():  # the stack is walked only where one may be
         return {}
-    for ref in reversed(_BUILT):
-        loader = ref()
-        if loader is not None and loader.dataset is dataset:
-            return {k: v for k, v in loader._options_given.items() if k not in given}
-    return {}
+    return {k: v for k, v in user._options_given.items() if k not in given}
 
 
 def _in_rebuild() -> bool:
-    frame = sys._getframe(2)
+    frame = sys._getframe(1)
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if any(module.startswith(prefix) and frame.f_code.co_name == name

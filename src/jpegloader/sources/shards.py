@@ -220,11 +220,11 @@ class ShardIndex:
                                      "shard as it is now")
                 # NOTE [ A rewrite within a timestamp's tick ]; a remote shard's copy is
                 # never rewritten in place (a new version is a new copy)
-                if name is None and racy(identity, of[2]):
-                    raise FileNotFoundError
-                return cls(z["offsets"], z["sizes"], z["targets"],
-                           bytes(z["keys"]).decode().split("\n") if z["offsets"].size else [],
-                           [tuple(x) for x in json.loads(bytes(z["skipped"]).decode())])
+                if name is not None or not racy(identity, of[2]):
+                    return cls(z["offsets"], z["sizes"], z["targets"],
+                               bytes(z["keys"]).decode().split("\n") if z["offsets"].size
+                               else [],
+                               [tuple(x) for x in json.loads(bytes(z["skipped"]).decode())])
         except (FileNotFoundError, NotADirectoryError):
             pass
         except Exception as e:  # noqa: BLE001 - a damaged entry is rebuilt, whatever numpy says
@@ -330,14 +330,13 @@ def _target(tar: tarfile.TarFile, by_ext: dict, target: str | None, where: str) 
                          f"({type(e).__name__}: {e})") from None
 
 
-def _load_all(shards: list[str], urls: list[str], target, image_exts, cache,
+def _load_all(shards: list[str], names: list[str | None], target, image_exts, cache,
               skip_bad) -> list[ShardIndex]:
     """Every shard's index, with a progress line on stderr once it takes over a
     second (tqdm's bar when it is installed)."""
     indexes, start, bar = [], time.monotonic(), None
     for k, shard in enumerate(shards):
-        indexes.append(ShardIndex.load(shard, target, image_exts, cache, skip_bad,
-                                       _index_name(shard, urls[k])))
+        indexes.append(ShardIndex.load(shard, target, image_exts, cache, skip_bad, names[k]))
         if bar is None and k + 1 < len(shards) and time.monotonic() - start > 1.0:
             try:
                 from tqdm import tqdm
@@ -444,10 +443,12 @@ class WebDataset(EncodedImages):
         self._release = weakref.finalize(self, release, self._leases, copies, cache_limit)
         self._cache, self._image_exts = cache, tuple(image_extensions)
         # taken before indexing: a change while indexing shows at the next check
+        #: each shard's index name: a remote one's URL, None for a local one
+        self._names = [_index_name(s, u) for s, u in zip(self.shards, self.urls)]
         self._indexed_at = [time.time()] * len(self.shards)
         self._identities = [_identity_or_none(s) for s in self.shards]
-        self._set_indexes(_load_all(self.shards, self.urls, target, self._image_exts, cache,
-                                    on_error == "skip"))
+        self._set_indexes(_load_all(self.shards, self._names, target, self._image_exts,
+                                    cache, on_error == "skip"))
 
     def _set_indexes(self, indexes: list[ShardIndex]) -> None:
         self._indexes = indexes
@@ -477,15 +478,14 @@ class WebDataset(EncodedImages):
         now = [_identity_or_none(s) for s in self.shards]
         changed = [k for k, (was, is_) in enumerate(zip(self._identities, now))
                    if is_ is not None and (is_ != was or (
-                       _index_name(self.shards[k], self.urls[k]) is None
-                       and racy(is_, self._indexed_at[k])))]
+                       self._names[k] is None and racy(is_, self._indexed_at[k])))]
         if not changed:
             return []
         indexes = list(self._indexes)
         for k in changed:
             indexes[k] = ShardIndex.load(self.shards[k], self.target, self._image_exts,
                                          self._cache, self.on_error == "skip",
-                                         _index_name(self.shards[k], self.urls[k]))
+                                         self._names[k])
             how = "changed since it was indexed" if now[k] != self._identities[k] else \
                 "was last changed within a timestamp's tick of its indexing"
             _LG.info("jpegloader: shard %s %s; indexed it again: %d samples (were %d)",

@@ -23,10 +23,10 @@ report carries each sample's place, shape and packed target (NOTE [ Packed
 targets ] in targets.py); the main process views each image in the slot and
 runs the references' zip collate_fn on the samples.  An image that no longer
 fits (an outsized photo, a zoom-out's canvas, a file bigger than the annotation
-file says) travels as a shared-memory tensor beside them.  Where the user's objects run after the
-native part, or the collate_fn is not a zip (a stack, a padding), the worker runs
-them and the batch's large tensors come in the slot's bytes instead (NOTE [ A
-collate_fn's batch in the slot ] in slot_batches.py).
+file says) travels as a shared-memory tensor beside them.  Where the user's
+objects run after the native part, or the collate_fn is not a zip (a stack, a
+padding), the worker runs them and the batch's large tensors come in the slot's
+bytes instead (NOTE [ A collate_fn's batch in the slot ] in slot_batches.py).
 """
 from __future__ import annotations
 
@@ -64,18 +64,20 @@ _INLINE_LAYOUT = (((1,), torch.uint8),)
 #: NestedTensor) makes each larger than it is: a sample's row has this much room
 #: (COCO's photos, landscape and portrait, at DETR's 800 x 1333 pad to 1.35 times).
 PADDING_ROOM = 1.5
+
+
 def _row_pixels(program: DetectionProgram, sizes: list[tuple[int, int]]) -> int:
     """The pixels of a sample's row: the largest output draw.largest_output gives
     the annotated sizes, capped at ROW_ROOM times the median photo's: an outsized
     one travels beside the batch (NOTE [ Detection batches in the ring ])."""
     if not sizes:
         return 1
-    distinct, counts = np.unique(np.asarray(sizes, np.int64).reshape(-1, 2), axis=0,
-                                 return_counts=True)
-    largest = np.array([largest_output(program, [tuple(s)]) for s in distinct])
-    order = np.argsort(largest, kind="stable")
-    median = largest[order][np.searchsorted(np.cumsum(counts[order]), counts.sum() / 2)]
-    return int(min(largest.max(), ROW_ROOM * median))
+    distinct, photo_size = np.unique(np.asarray(sizes, np.int64), axis=0,
+                                     return_inverse=True)
+    per_photo = np.array([largest_output(program, [tuple(s)]) for s in distinct])[
+        photo_size.reshape(-1)]
+    median = np.quantile(per_photo, 0.5, method="lower")
+    return int(min(per_photo.max(), ROW_ROOM * median))
 
 
 def _empty(shape: tuple[int, ...], dtype: torch.dtype, shared: bool) -> torch.Tensor:
