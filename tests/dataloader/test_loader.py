@@ -304,6 +304,26 @@ def test_spawn_context_gives_the_same_batches(small_folder):
         assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
 
 
+@pytest.mark.parametrize("context", ["forkserver", "spawn"])
+def test_workers_a_forkserver_or_spawn_started_outlive_a_pause(small_folder, context):
+    """A worker started by forkserver is the forkserver's child: the watchdog that ends
+    workers whose main process is gone must not take that for the main process gone
+    while the user pauses (longer than the watchdog's period) mid-epoch."""
+    import time
+
+    from jpegloader.dataloader.workers import WATCHDOG_SECONDS
+    ds = datasets.ImageFolder(str(small_folder), eval_transform())
+    loader = jpegloader.DataLoader(ds, batch_size=2, num_workers=2, prefetch_factor=1,
+                                   multiprocessing_context=context)
+    it = iter(loader)
+    first = [next(it)]
+    time.sleep(WATCHDOG_SECONDS * 2.5)
+    got = first + list(it)
+    want = list(jpegloader.DataLoader(ds, batch_size=2))
+    assert len(got) == len(want) == 12
+    assert all(torch.equal(a[0], b[0]) for a, b in zip(got, want, strict=True))
+
+
 def _kill_self(worker_id):
     os.kill(os.getpid(), 9)
 

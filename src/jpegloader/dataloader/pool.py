@@ -32,7 +32,6 @@ itself after ``retire_after``'s seconds unless ``reclaim`` takes it back.
 from __future__ import annotations
 
 import dataclasses
-import os
 import queue
 import signal
 import threading
@@ -146,7 +145,7 @@ class WorkerPool:
             w = context.Process(
                 target=worker_loop, name=f"jpegloader-worker-{wid}", daemon=True,
                 args=(wid, num_workers, decoder, self.task_queues[wid], self.result_queue,
-                      base_seed + wid, worker_init_fn, dataset, os.getpid(), initial))
+                      base_seed + wid, worker_init_fn, dataset, initial))
             w.start()
             self.workers.append(w)
         self._reaper: threading.Thread | None = None

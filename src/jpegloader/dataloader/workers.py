@@ -64,7 +64,7 @@ def _seed_worker(seed: int, worker_id: int) -> None:
 
 
 def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
-                tasks, results, seed: int, worker_init_fn, dataset, parent_pid: int,
+                tasks, results, seed: int, worker_init_fn, dataset,
                 initial_slots: dict) -> None:
     # Everything inherited from the parent is moved out of the collector's reach
     # (a list splice, touching no object): otherwise each full collection walks
@@ -74,6 +74,11 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
     torch.set_num_threads(1)
     heap.keep_large_blocks_in_heap()  # NOTE [ libjpeg's buffers, kept for a batch ]
     where = f"in DataLoader worker process {worker_id} (pid {os.getpid()})"
+    # NOTE [ The watchdog's parent ]
+    # A worker ends when the parent it started with is gone, as torch's ManagerWatchdog
+    # decides: under forkserver that parent is the fork server (which lives as long as
+    # the main process), not the main process, whose pid it must not be compared with.
+    parent = os.getppid()
     try:
         _seed_worker(seed, worker_id)
         torch_worker._worker_info = torch_worker.WorkerInfo(
@@ -92,7 +97,7 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
         try:
             task = tasks.get(timeout=WATCHDOG_SECONDS)
         except queue.Empty:
-            if os.getppid() != parent_pid:
+            if os.getppid() != parent:
                 return  # the main process is gone
             continue
         except (EOFError, OSError):
