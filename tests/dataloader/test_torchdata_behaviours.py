@@ -369,3 +369,45 @@ def test_a_delegated_loader_keeps_batches_in_order_under_in_order_false():
     dl = build(jpegloader.DataLoader, Slow(40), 3, batch_size=2, in_order=False)
     assert [b[0]["id"] for b in dl] == list(range(0, 40, 2))
     assert dl._delegate is not None and dl.in_order is False
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_a_delegated_state_is_torchdatas_and_either_loader_loads_the_others(num_workers):
+    # NOTE [ torchdata's state, as it is ]: the keys torchdata's state has, plus two;
+    # a state saved by StatefulDataLoader itself resumes jpegloader's loader, and back
+    def make():
+        return ShardedIterable([13, 9][:max(num_workers, 1)], shuffle=True)
+    torch.manual_seed(5)
+    theirs = build(stateful.StatefulDataLoader, make(), num_workers, batch_size=2)
+    it = iter(theirs)
+    for _ in range(3):
+        next(it)
+    saved_by_torchdata = theirs.state_dict()
+    want = list(it)
+
+    ours = build(jpegloader.DataLoader, make(), num_workers, batch_size=2)
+    ours.load_state_dict(saved_by_torchdata)
+    it = iter(ours)
+    assert next(it) == want[0]
+    saved_by_us = ours.state_dict()
+    assert set(saved_by_us) == set(saved_by_torchdata) | {"version", "fallback"}
+    assert list(it) == want[1:]
+
+    again = build(stateful.StatefulDataLoader, make(), num_workers, batch_size=2)
+    again.load_state_dict({k: v for k, v in saved_by_us.items()
+                           if k not in ("version", "fallback")})
+    assert list(again) == want[1:]
+
+
+def test_a_delegated_state_nested_as_before_still_loads():
+    torch.manual_seed(5)
+    dl = build(jpegloader.DataLoader, ShardedIterable([20]), 0, batch_size=2)
+    it = iter(dl)
+    next(it)
+    state = dl.state_dict()
+    want = list(it)
+    inner = {k: v for k, v in state.items() if k not in ("version", "fallback")}
+    nested = {"version": state["version"], "fallback": state["fallback"], "state": inner}
+    resumed = build(jpegloader.DataLoader, ShardedIterable([20]), 0, batch_size=2)
+    resumed.load_state_dict(nested)
+    assert list(resumed) == want

@@ -270,7 +270,9 @@ class DataLoader(TorchDataLoader[T_co]):
         checkpoint then cannot say which samples were delivered (the first n
         batches were not).  torch's documentation allows in-order delivery either
         way ("will not enforce"), and checkpoints must be exact, so both paths
-        deliver in order; ``loader.in_order`` keeps the value given."""
+        deliver in order; ``loader.in_order`` keeps the value given.  (torchdata
+        0.11's StatefulDataLoader delivers out of order, but a checkpoint of a
+        shuffled epoch then resumes with samples lost or repeated.)"""
         asked = getattr(self, "in_order", True)
         self.in_order = True
         try:

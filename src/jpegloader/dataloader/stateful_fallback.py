@@ -13,6 +13,12 @@ state is torchdata's, wrapped (``wrap``/``unwrap``).  Without torchdata the
 loader restores the order and fast-forwards as before and says, once, that the
 dataset's own state is not saved.  Under ``patch()`` torchdata's class is
 jpegloader's own, so nothing is handed over.
+
+NOTE [ torchdata's state, as it is ]
+A delegated loader's state is torchdata's own dict with two keys added
+(``version``, ``fallback``; torchdata's keys all start with ``_`` or name a
+dataset or fetcher state), so code written against StatefulDataLoader's state
+reads it unchanged, and a state saved by StatefulDataLoader itself loads.
 """
 from __future__ import annotations
 
@@ -80,15 +86,27 @@ def load_into(delegate, state: dict, dataset, accelerated: bool) -> None:
     delegate.load_state_dict(state)
 
 
+#: Keys only torchdata's StatefulDataLoader's states have (with workers, without).
+_TORCHDATA_KEYS = ("_snapshot", "fetcher_state")
+_MARKS = ("version", "fallback")
+
+
 def wrap(state: dict) -> dict:
-    """torchdata's ``state`` as a loader state."""
-    return {"version": VERSION, "fallback": TORCHDATA, "state": state}
+    """torchdata's ``state`` as a loader state (NOTE [ torchdata's state, as it is ])."""
+    return {**state, "version": VERSION, "fallback": TORCHDATA}
 
 
 def unwrap(state) -> dict | None:
-    """torchdata's state inside a loader state, or None when it is not one."""
-    if isinstance(state, dict) and state.get("fallback") == TORCHDATA:
-        return state["state"]
+    """torchdata's state in a loader state, or one StatefulDataLoader saved itself;
+    None when it is neither."""
+    if not isinstance(state, dict):
+        return None
+    if state.get("fallback") == TORCHDATA:
+        if set(state) == {*_MARKS, "state"}:  # nested, as loaders before this layout saved it
+            return state["state"]
+        return {k: v for k, v in state.items() if k not in _MARKS}
+    if any(k in state for k in _TORCHDATA_KEYS) and "version" not in state:
+        return state
     return None
 
 
