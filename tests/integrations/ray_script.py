@@ -2,7 +2,9 @@
 its loader in the training function and preparing it (Ray's prepare_data_loader, or
 jpegloader's adapter); what each worker saw over two epochs goes to OUT/{HOW}-rank{R}.json.
 
-    python ray_script.py IMAGE_FOLDER OUT torch|adapter|plain
+    python ray_script.py IMAGE_FOLDER OUT torch|adapter|plain[,...]
+
+Several HOWs run one after another on one Ray instance (one start-up, not several).
 """
 import json
 import os
@@ -45,8 +47,10 @@ def loop(config):
 
 
 if __name__ == "__main__":
-    root, out, how = sys.argv[1:4]
+    root, out, hows = sys.argv[1:4]
     ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)
-    TorchTrainer(loop, train_loop_config={"root": root, "out": out, "how": how},
-                 scaling_config=ScalingConfig(num_workers=2, use_gpu=False),
-                 run_config=RunConfig(storage_path=os.path.join(out, "ray"), name=how)).fit()
+    for how in hows.split(","):
+        TorchTrainer(loop, train_loop_config={"root": root, "out": out, "how": how},
+                     scaling_config=ScalingConfig(num_workers=2, use_gpu=False),
+                     run_config=RunConfig(storage_path=os.path.join(out, "ray"),
+                                          name=how)).fit()
