@@ -1,9 +1,9 @@
 """The package's shape, checked: imports point one way (no cycles, the layers
 downward, nothing below the top imports the package root), each pipeline package
 has its four roles, the loader imports none of the engine's parts, modules stay a
-size a reader can hold, and every NOTE a comment or a document cites exists.  Each
-import check is also run on a small planted package that breaks it, so that none
-can pass vacuously."""
+size a reader can hold, the C sources' includes point one way too, and every NOTE a
+comment or a document cites exists.  Each import and include check is also run on a
+small planted package that breaks it, so that none can pass vacuously."""
 from __future__ import annotations
 
 import ast
@@ -160,6 +160,36 @@ def test_layers_pipeline_roles_and_the_loaders_imports():
     assert not _shape_problems(), _shape_problems()
 
 
+_C_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.M)
+
+
+def _c_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """C units under ``root`` (a .c and its .h are one unit, named by their path
+    without the suffix) -> the units whose headers they include ("..." includes)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.[ch]")):
+        unit = path.with_suffix("").relative_to(root).as_posix()
+        deps = graph.setdefault(unit, set())
+        for header in _C_INCLUDE.findall(path.read_text()):
+            target = (path.parent / header).resolve().with_suffix("")
+            if target.is_relative_to(root.resolve()):
+                dep = target.relative_to(root.resolve()).as_posix()
+                if dep != unit:
+                    deps.add(dep)
+    return graph
+
+
+def test_the_c_include_graph_is_the_sources():
+    graph = _c_graph()
+    assert "decoders/csrc/pipeline" in graph and "decoders/csrc/colour" in graph
+    assert "decoders/csrc/colour_tensor" in graph["decoders/csrc/colour"]
+
+
+def test_no_c_include_cycles():
+    # src=SRC: no C unit is a Python package, so every edge counts
+    assert not _cycle(_c_graph()), " -> ".join(_cycle(_c_graph()))
+
+
 # -- the checks, each shown failing on a planted violation ------------------------------
 def _plant(root: Path, files: dict[str, str]) -> Path:
     """A small package ``jpegloader`` under ``root``: the layers, one pipeline with its
@@ -193,6 +223,18 @@ def test_a_cycle_is_caught(tmp_path):
     # a package's __init__ importing its own modules is not a cycle
     src = _plant(tmp_path / "ok", {"pipelines/__init__.py": "from .demo import decode\n"})
     assert not _cycle(_graph(src), src)
+
+
+def test_a_c_include_cycle_is_caught(tmp_path):
+    csrc = tmp_path / "pkg" / "csrc"
+    csrc.mkdir(parents=True)
+    (csrc / "a.h").write_text("int a(void);\n")
+    (csrc / "b.h").write_text("int b(void);\n")
+    (csrc / "a.c").write_text('#include "a.h"\n#include "b.h"\n')
+    (csrc / "b.c").write_text('#include "b.h"\n#include <stdint.h>\n')
+    assert not _cycle(_c_graph(tmp_path / "pkg"))
+    (csrc / "b.c").write_text('#include "b.h"\n  #  include "a.h"\n')
+    assert _cycle(_c_graph(tmp_path / "pkg")) == ["csrc/a", "csrc/b", "csrc/a"]
 
 
 def test_a_layer_importing_the_package_root_is_caught(tmp_path):

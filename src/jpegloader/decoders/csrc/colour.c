@@ -1,4 +1,6 @@
 #include "colour.h"
+
+#include "clip_byte.h"
 #include "colour_tensor.h"
 
 #include <math.h>

@@ -47,16 +47,6 @@ typedef struct {
     int32_t arg[JL_COLOUR_STEPS];
 } jl_colour;
 
-/* A blended float to a byte, as Pillow's blend and torch's clamp_(0, 255) then
- * .to(torch.uint8) both take it: clipped to [0, 255], truncated.  Branch-free, so the
- * loops around it vectorise. */
-static inline uint8_t jl_clip_trunc(float t)
-{
-    t = t < 0.0f ? 0.0f : t;
-    t = t > 255.0f ? 255.0f : t;
-    return (uint8_t)t;
-}
-
 /* 1 when every step is a known op with a valid value. */
 int jl_colour_is_valid(const jl_colour *c);
 

@@ -2,7 +2,7 @@
 
 #include <math.h>
 
-#include "colour.h"
+#include "clip_byte.h"
 
 /* The loops with fused multiply-adds, built for FMA hardware and for any x86-64 (where
  * __builtin_fmaf is libm's correctly rounded fmaf): the same results either way. */
