@@ -22,6 +22,10 @@ TOOLS = ("bench", "diagnose", "patching", "benchmark", "integrations")
 ROLES = ("recognise.py", "lower.py", "draw.py", "decode.py")
 #: the engine's parts, which the loader reaches only through the engine
 ENGINE_PARTS = ("ring", "pool", "shared_budget")
+#: the public faces: names re-exported for users, defined in the layers below
+FACES = ("datasets", "transforms")
+#: all dataloader/ may import of pipelines/: the contract every pipeline serves
+PIPELINE_CONTRACT = ("pipelines", "pipelines.contract", "pipelines.random_stream")
 MAX_LINES = 600
 #: the C resampler: each pass's vector loops for two instruction sets
 LONG_ALLOWED = {"decoders/csrc/resample.c"}
@@ -160,6 +164,35 @@ def test_layers_pipeline_roles_and_the_loaders_imports():
     assert not _shape_problems(), _shape_problems()
 
 
+def _face_problems(src: Path = SRC, top: str = "jpegloader") -> list[str]:
+    """A public face defining rather than re-exporting, a layer importing a face, and
+    dataloader/ reaching past the pipelines' contract into a pipeline."""
+    problems = []
+    graph = _graph(src, top)
+    for face in FACES:
+        for path in sorted((src / top / face).rglob("*.py")):
+            defined = [n.name for n in ast.parse(path.read_text()).body
+                       if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+            problems += [f"{_module_name(path, src)} defines {name}: a face only re-exports"
+                         for name in defined]
+    contract = {f"{top}.{m}" for m in PIPELINE_CONTRACT}
+    for module, deps in sorted(graph.items()):
+        parts = module.split(".")
+        if len(parts) < 2 or parts[1] not in LAYERS:
+            continue
+        problems += [f"{module} imports {d}, a public face" for d in sorted(deps)
+                     if d.split(".")[1:2] and d.split(".")[1] in FACES]
+        if parts[1] == "dataloader":
+            problems += [f"{module} imports {d}, past the pipelines' contract"
+                         for d in sorted(deps)
+                         if d.startswith(f"{top}.pipelines") and d not in contract]
+    return problems
+
+
+def test_the_faces_re_export_and_the_loader_knows_only_the_pipelines_contract():
+    assert not _face_problems(), _face_problems()
+
+
 _C_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.M)
 
 
@@ -223,6 +256,25 @@ def test_a_cycle_is_caught(tmp_path):
     # a package's __init__ importing its own modules is not a cycle
     src = _plant(tmp_path / "ok", {"pipelines/__init__.py": "from .demo import decode\n"})
     assert not _cycle(_graph(src), src)
+
+
+def test_a_face_defining_a_layer_importing_one_and_the_loader_in_a_pipeline_are_caught(
+        tmp_path):
+    faces = {"datasets/__init__.py": "from ..sources.shards import WebDataset\n",
+             "sources/shards.py": "class WebDataset:\n    pass\n",
+             "pipelines/contract.py": "", "dataloader/engine.py":
+             "from ..pipelines.contract import Tally\nfrom .ring import Ring\n"}
+    src = _plant(tmp_path, faces)
+    assert not _face_problems(src)
+    src = _plant(tmp_path / "bad", {
+        **faces, "datasets/__init__.py": "def helper():\n    pass\n",
+        "sources/shards.py": "from ..datasets import helper\n",
+        "dataloader/engine.py": "from ..pipelines.demo.draw import plans\n"})
+    assert _face_problems(src) == [
+        "jpegloader.datasets defines helper: a face only re-exports",
+        "jpegloader.dataloader.engine imports jpegloader.pipelines.demo.draw, past the "
+        "pipelines' contract",
+        "jpegloader.sources.shards imports jpegloader.datasets, a public face"]
 
 
 def test_a_c_include_cycle_is_caught(tmp_path):
