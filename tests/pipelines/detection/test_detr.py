@@ -160,7 +160,50 @@ def test_a_getitem_that_is_not_detrs_keeps_torchs_loader():
     ours = loader(ds)
     assert not ours.eligibility.accelerated
     assert "__getitem__" in str(ours.eligibility) and "another target" in str(ours.eligibility)
-    assert ds._transforms is not None  # set back after the check
+    assert ds._transforms is not None  # never set aside (a copy is probed)
+
+
+class WatchedCocoDetection(D.CocoDetection):
+    """Records what is done to this very object: reads of a sample, and each time
+    its ``_transforms`` is set (from the second, the first is its __init__'s)."""
+
+    def __setattr__(self, name, value):
+        if name == "_transforms" and "_transforms" in self.__dict__:
+            self.__dict__.setdefault("_log", []).append(("set", value))
+        super().__setattr__(name, value)
+
+    def __getitem__(self, idx):
+        self.__dict__.setdefault("_log", []).append(("read", idx))
+        return super().__getitem__(idx)
+
+
+WatchedCocoDetection.__name__ = "CocoDetection"
+
+
+def test_the_verdict_touches_nothing_of_the_users_and_asks_once():
+    """NOTE [ The verdict touches nothing of the user's ]: the sample probe runs on a
+    shallow copy, so the user's dataset is neither read nor changed, and a second
+    epoch start (or a second loader over it) does not probe it again."""
+    from jpegloader.pipelines.detection import recognise
+    ds = build("val", cls=WatchedCocoDetection)
+    transforms = ds._transforms
+    calls = []
+    real = recognise._try_getitem
+
+    def counting(*args):
+        calls.append(args[2])
+        return real(*args)
+    recognise._try_getitem, saved = counting, recognise._try_getitem
+    try:
+        ours = loader(ds)
+        assert ours.eligibility.accelerated
+        for _ in range(2):
+            next(iter(ours))
+        assert loader(ds).eligibility.accelerated
+    finally:
+        recognise._try_getitem = saved
+    assert calls == [0]
+    assert ds._transforms is transforms and ds.__dict__.get("_log", []) == []
 
 
 class Erase:

@@ -17,8 +17,10 @@ way).  The canvas a target is built on is the file's real size, as in torch's lo
 """
 from __future__ import annotations
 
+import copy
 import functools
 import os
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -137,7 +139,11 @@ class CocoSource:
         """Whether the v1 ConvertCocoPolysToMask builds targets as masks.v1_target does
         (checked once, on sample images)."""
         from .masks import v1_builds_alike
-        return self.v1 and not self.family and v1_builds_alike(self)
+        if not self.v1 or self.family:
+            return False
+        # NOTE [ The verdict touches nothing of the user's ]
+        return probed(self.base, ("v1 converter", type(self.convert), id(self.convert),
+                                  dataset_key(self)), lambda: v1_builds_alike(self))
 
     @functools.cached_property
     def _without_masks(self):
@@ -249,17 +255,22 @@ FAMILIES = {"detr": "DETR", "rtdetr": "RT-DETR"}
 def _getitem_differs(source: CocoSource, index: int) -> str:
     """Why the dataset's own __getitem__ is not its family's (the image as
     CocoDetection loads it, the target as ``source.target`` builds it, then
-    ``_transforms``), tried on sample ``index`` with ``_transforms`` set aside; ""
-    when it is."""
+    ``_transforms``), tried on sample ``index`` of a shallow copy whose
+    ``_transforms`` is set aside; "" when it is.  Asked once per dataset and
+    sample while the dataset reads the same (NOTE [ The verdict touches nothing
+    of the user's ])."""
     ds = source.base
-    saved = ds._transforms
-    ds._transforms = None
+    return probed(ds, ("getitem", index, type(ds).__getitem__, dataset_key(source)),
+                  lambda: _try_getitem(source, ds, index))
+
+
+def _try_getitem(source: CocoSource, ds, index: int) -> str:
+    probe = copy.copy(ds)
+    probe._transforms = None
     try:
-        image, target = ds[index]
+        image, target = probe[index]
     except Exception as e:  # noqa: BLE001 - said in the verdict
         return f"its __getitem__ fails on sample {index}: {type(e).__name__}: {e}"
-    finally:
-        ds._transforms = saved
     want_image = source.load_image(index)
     want = source.target(index, (want_image.height, want_image.width), want_image)
     if type(image) is not type(want_image) or image.size != want_image.size or \
@@ -270,6 +281,26 @@ def _getitem_differs(source: CocoSource, index: int) -> str:
                 v, torch.Tensor) else target[k] == v) for k, v in want.items()):
         return "its __getitem__ gives another target than its prepare does"
     return ""
+
+
+# NOTE [ The verdict touches nothing of the user's ]
+# What the verdict learns by running the user's code on a sample (their __getitem__,
+# their v1 converter) is asked of a shallow copy, never of their object, and kept
+# per dataset object under a key of everything the answer depends on (the dataset's
+# images and annotations, the class's code, the converter): an epoch start asks
+# again only when one of those changed.  The answers go with the dataset.
+_PROBED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def probed(ds, key: tuple, ask):
+    """``ask()``, remembered for ``ds`` under ``key``."""
+    try:
+        answers = _PROBED.setdefault(ds, {})
+    except TypeError:  # not weakly referable: asked each time
+        return ask()
+    if key not in answers:
+        answers[key] = ask()
+    return answers[key]
 
 
 def dataset_key(source: CocoSource) -> tuple:
