@@ -180,7 +180,7 @@ class WatchedCocoDetection(D.CocoDetection):
 WatchedCocoDetection.__name__ = "CocoDetection"
 
 
-def test_the_verdict_touches_nothing_of_the_users_and_asks_once():
+def test_the_verdict_touches_nothing_of_the_users_and_asks_once(monkeypatch):
     """NOTE [ The verdict touches nothing of the user's ]: the sample probe runs on a
     shallow copy, so the user's dataset is neither read nor changed, and a second
     epoch start (or a second loader over it) does not probe it again."""
@@ -193,17 +193,19 @@ def test_the_verdict_touches_nothing_of_the_users_and_asks_once():
     def counting(*args):
         calls.append(args[2])
         return real(*args)
-    recognise._try_getitem, saved = counting, recognise._try_getitem
-    try:
-        ours = loader(ds)
-        assert ours.eligibility.accelerated
-        for _ in range(2):
-            next(iter(ours))
-        assert loader(ds).eligibility.accelerated
-    finally:
-        recognise._try_getitem = saved
+    monkeypatch.setattr(recognise, "_try_getitem", counting)
+    ours = loader(ds)
+    assert ours.eligibility.accelerated
+    for _ in range(2):
+        next(iter(ours))
+    assert loader(ds).eligibility.accelerated
     assert calls == [0]
     assert ds._transforms is transforms and ds.__dict__.get("_log", []) == []
+    # what the answer depends on changed: asked again, and the answer replaced
+    ds.ids = ds.ids[1:] + ds.ids[:1]
+    assert loader(ds).eligibility.accelerated
+    assert calls == [0, 0]
+    assert len(recognise._PROBED[ds]) == 1
 
 
 class Erase:

@@ -142,8 +142,9 @@ class CocoSource:
         if not self.v1 or self.family:
             return False
         # NOTE [ The verdict touches nothing of the user's ]
-        return probed(self.base, ("v1 converter", type(self.convert), id(self.convert),
-                                  dataset_key(self)), lambda: v1_builds_alike(self))
+        return probed(self.base, ("v1 converter",),
+                      (type(self.convert), id(self.convert), dataset_key(self)),
+                      lambda: v1_builds_alike(self))
 
     @functools.cached_property
     def _without_masks(self):
@@ -260,7 +261,7 @@ def _getitem_differs(source: CocoSource, index: int) -> str:
     sample while the dataset reads the same (NOTE [ The verdict touches nothing
     of the user's ])."""
     ds = source.base
-    return probed(ds, ("getitem", index, type(ds).__getitem__, dataset_key(source)),
+    return probed(ds, ("getitem", index), (type(ds).__getitem__, dataset_key(source)),
                   lambda: _try_getitem(source, ds, index))
 
 
@@ -284,23 +285,25 @@ def _try_getitem(source: CocoSource, ds, index: int) -> str:
 
 
 # NOTE [ The verdict touches nothing of the user's ]
-# What the verdict learns by running the user's code on a sample (their __getitem__,
-# their v1 converter) is asked of a shallow copy, never of their object, and kept
-# per dataset object under a key of everything the answer depends on (the dataset's
-# images and annotations, the class's code, the converter): an epoch start asks
-# again only when one of those changed.  The answers go with the dataset.
+# What the verdict learns by running the user's code on a sample is asked without
+# changing their objects: their __getitem__ runs on a shallow copy whose _transforms
+# is set aside, their v1 converter on fresh stand-ins.  Each answer is kept per
+# dataset object, one per question, with a key of everything it depends on (the
+# dataset's images and annotations, the class's code, the converter): an epoch start
+# asks again only when the key changed, and the new answer replaces the old.
 _PROBED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def probed(ds, key: tuple, ask):
-    """``ask()``, remembered for ``ds`` under ``key``."""
+def probed(ds, question: tuple, key: tuple, ask):
+    """``ask()``, remembered for ``ds`` and ``question`` while ``key`` stays equal."""
     try:
         answers = _PROBED.setdefault(ds, {})
     except TypeError:  # not weakly referable: asked each time
         return ask()
-    if key not in answers:
-        answers[key] = ask()
-    return answers[key]
+    known = answers.get(question)
+    if known is None or known[0] != key:
+        known = answers[question] = (key, ask())
+    return known[1]
 
 
 def dataset_key(source: CocoSource) -> tuple:
