@@ -27,7 +27,7 @@ def test_the_windows_are_make_params_windows_on_real_boxes(options):
     t = T.RandomIoUCrop(sampler_options=options)
     source = DETECTION.decoder(DETECTION.lower(build("ssdlite"), {}), DecodeOptions()).source
     compared = cropped = 0
-    for row in range(0, len(source.coco_dataset.ids), 4):
+    for row in range(0, len(source.base.ids), 4):
         h, w = source.json_size(row)
         boxes = source.target(row, (h, w))["boxes"]
         for zoom in (1.0, 2.7):  # as after RandomZoomOut: the boxes moved into a canvas

@@ -23,7 +23,8 @@ pytest.importorskip("pycocotools", reason="torchvision's CocoDetection needs pyc
 import jpegloader  # noqa: E402
 from jpegloader.bench import rtdetr_user as R  # noqa: E402
 from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
-from jpegloader.pipelines.detection.draw import box_seed, draw, own_params  # noqa: E402
+from jpegloader.pipelines.detection.draw import box_seed, draw  # noqa: E402
+from jpegloader.pipelines.detection.steps import IoUCrop  # noqa: E402
 from jpegloader.pipelines.detection.stand_ins import canvas  # noqa: E402
 from jpegloader.pipelines.random_stream import (  # noqa: E402
     epoch_seed, generators_kept, seed_generators)
@@ -104,8 +105,8 @@ def test_training_batches_are_the_same_for_any_num_workers():
 def test_their_iou_crop_draws_its_own_p_first():
     ds, _ = build("train", 0)
     program = DETECTION.lower(ds, {}).program
-    step = next(s for s in program.steps if s.kind == "ioucrop")
-    assert step.gated and step.p == 0.8
+    step = next(s for s in program.steps if isinstance(s, IoUCrop))
+    assert step.family == "rtdetr" and step.p == 0.8
     d = draw(program, epoch_seed(2, 0), np.arange(3000))
     target = {"boxes": tv_tensors.BoundingBoxes(torch.tensor([[10.0, 10.0, 200.0, 150.0]]),
                                                 format="XYXY", canvas_size=(480, 640))}
@@ -113,7 +114,7 @@ def test_their_iou_crop_draws_its_own_p_first():
     for k in range(3000):
         with generators_kept():
             seed_generators(box_seed(d, k))
-            skipped += own_params(step, canvas(480, 640), target) is None
+            skipped += step.params(canvas(480, 640), target) is None
     assert stats.binomtest(skipped, 3000, 0.2).pvalue > 1e-3
 
 
@@ -149,7 +150,7 @@ def test_a_mosaic_first_keeps_torchs_loader_and_says_so():
                                policy=ds._transforms.policy)
     ours = loader(ds, collate)
     assert not ours.eligibility.accelerated
-    assert "transform 0 Mosaic, which pastes other samples" in str(ours.eligibility)
+    assert "transform 0 Mosaic: it pastes other samples" in str(ours.eligibility)
 
 
 def test_coco_categories_remapped_to_labels_as_their_load_item_does():

@@ -5,7 +5,10 @@ transforms.  See NOTE [ A pipeline's contract ].
 
     recognise.py  recognise the dataset; what a sample reads (CocoSource)
     lower.py      lower the transforms: native steps, then the user's own objects
-    draw.py       per-sample draws; the steps on targets (and images, for replay)
+    steps.py      one class per kind of native step; torchvision v2's
+    families.py   which step lowers a transform: v2 by type; the references' v1,
+                  DETR's and RT-DETR's classes as subclasses, by name and structure
+    draw.py       per-sample draws; the steps run on targets (and images, for replay)
     iou_crop.py   RandomIoUCrop's make_params with numpy arithmetic
     references_v1.py  the references' own v1 classes: their draws and arithmetic
     detr.py       DETR's dataset and transforms: their draws and arithmetic
@@ -60,17 +63,18 @@ class DetectionPipeline(Pipeline):
         where = "in the main process, on the images in the ring" if in_ring(program) \
             else "in the workers"
         checks.append(check("loader.collate_fn", True, f"{collate}, run {where}", "", ""))
-        if (source.v1 and not source.family) or masks.KEY in source.target_keys or \
-                (source.family and getattr(source.convert, "return_masks", False)):
+        if source.family == "v1" or masks.KEY in source.target_keys or \
+                (source.family in recognise.FAMILIES and
+                 getattr(source.convert, "return_masks", False)):
             # NOTE [ Masks painted into the slot ] (masks.py)
-            maker = "your ConvertCocoPolysToMask" if source.v1 else "the wrapper"
+            maker = "your ConvertCocoPolysToMask" if source.converts else "the wrapper"
             if in_ring(program) and masks.painted(source, program):
                 how = "painted by C into the batch's slot"
-                if source.v1:
+                if source.converts:
                     how += f" (targets built as {maker} builds them on sample images)"
-            elif source.detr:
+            elif source.family == "detr":
                 how = "made by your prepare at the photo's size and moved by DETR's arithmetic"
-            elif source.family:
+            elif source.family in recognise.FAMILIES:
                 how = "made by your prepare at the photo's size and moved by torchvision's"
             else:
                 how = (f"made by {maker} and moved with the native steps (your objects run "

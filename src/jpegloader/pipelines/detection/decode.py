@@ -55,6 +55,8 @@ from .draw import ROW_ROOM, draw, largest_output, run_steps
 from .lower import DetectionProgram
 from .masks import KEY, Painted, paint_survivors, painted, rles, row_bytes
 from .recognise import CocoSource
+from .states import flattened
+from .steps import Distort
 from .targets import pack, unpack, zips
 
 #: A collate_fn's batch with num_workers=0 (nothing crosses processes): one byte per
@@ -105,7 +107,7 @@ class DetectionBatchDecoder(BatchDecoder):
         self.source = source
         self.program = program
         self.collate_fn = program.collate_fn or default_collate
-        base = source.coco_dataset
+        base = source.base
         self.table = FileTable.from_samples(
             [(source.path(i), int(base.ids[i])) for i in range(len(base.ids))])
         self.index_map = None if source.indices is None else torch.from_numpy(source.indices)
@@ -246,7 +248,8 @@ class DetectionBatchDecoder(BatchDecoder):
         pads = np.array([g.pad or (0, 0, 1, 1) for g in geometry], np.int64).reshape(n, 4)
         scaled = np.array([g.scaled or (1, 1) for g in geometry], np.int64).reshape(n, 2)
         zero = np.zeros(n, np.int64)
-        distort = next((s for s in self.program.steps if s.kind == "distort"), None)
+        distort = next((s for s in flattened(self.program.steps) if isinstance(s, Distort)),
+                       None)
         distorts = distort is not None
         plans = to_plans(Geometry(
             crop_x=zero, crop_y=zero, crop_w=w, crop_h=h,
@@ -267,7 +270,7 @@ class DetectionBatchDecoder(BatchDecoder):
         row = int(work.rows[k])
         if self.masks:
             target, segmentations = self.source.target_to_paint(row, size)
-            counts = rles(segmentations, size, polygons_only=self.source.v1)
+            counts = rles(segmentations, size, polygons_only=self.source.converts)
             if counts is not None:
                 g, target, _ = run_steps(self.program, work.draws, k, size, target,
                                          masks_later=True)

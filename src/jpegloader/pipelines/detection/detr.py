@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from torchvision import datasets
 from torchvision.transforms import RandomCrop
 
 from .stand_ins import canvas
+from .steps import Flip, Group, Normalize, OnImage, Resize, Step, ToTensor
 
 #: DETR's classes (datasets/transforms.py) that lower, and the attributes each reads.
 ATTRIBUTES = {"RandomHorizontalFlip": ("p",), "RandomResize": ("sizes", "max_size"),
@@ -188,28 +190,140 @@ def run(steps, size: tuple[int, int], target: dict) -> tuple[Shape, dict]:
     """The native steps on a target, drawing as their objects draw (the generators
     seeded by the caller)."""
     shape = Shape(*size)
-    for step in steps:
-        target = _run(step, shape, target)
+    for step in steps:  # each step's move (families.py)
+        target = step.move(shape, target)
     return shape, target
 
 
-def _run(step, shape: Shape, target: dict) -> dict:
-    if step.kind == "select":
-        for inner in step.branches[0 if random.random() < step.p else 1]:
-            target = _run(inner, shape, target)
-    elif step.kind == "flip":
-        if random.random() < step.p:
+# -- their steps ---------------------------------------------------------------------------
+# Each runs on a target through ``move`` (run, above), drawing from Python's random as
+# their forwards do; the geometry is one plan (NOTE [ DETR's geometry in one plan ]).
+@dataclass(frozen=True, kw_only=True)
+class DetrFlip(Flip):
+    slot: int = -1
+    family: ClassVar[str] = "detr"
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        return cls(name=f"RandomHorizontalFlip(p={t.p}) (DETR)", obj=t, p=float(t.p))
+
+    def move(self, shape, target):
+        if random.random() < self.p:
             shape.flip = not shape.flip
             target = flip_target(target, shape.width)
-    elif step.kind == "resize":
-        oh, ow = resized_size(shape.height, shape.width, random.choice(step.obj.sizes),
-                              step.obj.max_size)
+        return target
+
+
+@dataclass(frozen=True, kw_only=True)
+class DetrResize(Resize):
+    sizes: tuple = ()
+    family: ClassVar[str] = "detr"
+
+    @classmethod
+    def admit(cls, t, prefix):
+        if prefix.tensor or prefix.then:
+            return "on a tensor, or a third resize"
+        return None if t.sizes else "no sizes"
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        # a resize of the window: of the C core's output (NOTE [ DETR's geometry in one
+        # plan ]), as their run draws it (move); a third would not fit the plan
+        prefix.then = prefix.then or prefix.resized or prefix.cropped
+        prefix.resized = True
+        return cls(name=f"RandomResize({list(t.sizes)}, max_size={t.max_size}) (DETR)",
+                   obj=t)
+
+    def move(self, shape, target):
+        oh, ow = resized_size(shape.height, shape.width, random.choice(self.obj.sizes),
+                              self.obj.max_size)
         target = resize_target(target, shape.height, shape.width, oh, ow)
         shape.resize(oh, ow)
-    elif step.kind == "sizecrop":
-        region = crop_region(step.obj, shape.height, shape.width)
+        return target
+
+    def sizes_of(self, h: int, w: int) -> list[tuple[int, int]]:
+        """Every (height, width) it may give an h x w photo."""
+        return [resized_size(h, w, c, self.obj.max_size) for c in self.obj.sizes]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DetrSizeCrop(Step):
+    family: ClassVar[str] = "detr"
+    moves_masks: ClassVar[bool] = False
+    pads: ClassVar[bool] = True  # the C core keeps a window of the resized photo
+
+    @classmethod
+    def admit(cls, t, prefix):
+        if prefix.tensor or prefix.cropped or prefix.then:
+            return "on a tensor, a second crop, or after the second resize"
+        return None
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        prefix.cropped = True
+        return cls(name=f"RandomSizeCrop({t.min_size}, {t.max_size}) (DETR)", obj=t)
+
+    def move(self, shape, target):
+        region = crop_region(self.obj, shape.height, shape.width)
         target = crop_target(target, region)
         shape.crop(region)
-    elif step.kind == "tensor" and type(step.obj).__name__ == "Normalize":
-        target = normalize_target(target, shape.height, shape.width)
-    return target
+        return target
+
+
+@dataclass(frozen=True, kw_only=True)
+class Select(Group):
+    """DETR's RandomSelect: transforms1 when ``random.random() < p``, else transforms2."""
+
+    draw: str = "select"
+    family: ClassVar[str] = "detr"
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        branches = tuple(prefix.alternatives([steps_of(t.transforms1),
+                                              steps_of(t.transforms2)]))
+        names = " | ".join(", ".join(s.name.removesuffix(" (DETR)") for s in b)
+                           for b in branches)
+        return cls(name=f"RandomSelect(p={t.p}: {names}) (DETR)", obj=t,
+                   alternatives=branches, p=(float(t.p),))
+
+    def describe(self):
+        return self.name
+
+    def move(self, shape, target):
+        for inner in self.alternatives[0 if random.random() < self.p[0] else 1]:
+            target = inner.move(shape, target)
+        return target
+
+
+@dataclass(frozen=True, kw_only=True)
+class DetrToTensor(ToTensor):
+    family: ClassVar[str] = "detr"
+
+    @classmethod
+    def admit(cls, t, prefix):
+        return "a second conversion to a tensor" if prefix.tensor else None
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        prefix.tensor = prefix.float = True
+        prefix.stage.append(OnImage(t))
+        prefix.image_type = "tensor"
+        return cls(name="ToTensor (DETR)", obj=t)
+
+    def move(self, shape, target):
+        return target
+
+
+@dataclass(frozen=True, kw_only=True)
+class DetrNormalize(Normalize):
+    """The image in the table; the boxes to (cx, cy, w, h) over the image's size."""
+
+    family: ClassVar[str] = "detr"
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        prefix.stage.append(OnImage(t))
+        return cls(name="Normalize (DETR)", obj=t)
+
+    def move(self, shape, target):
+        return normalize_target(target, shape.height, shape.width)

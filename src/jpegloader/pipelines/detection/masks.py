@@ -8,7 +8,7 @@ Mask (N, 1, 1) of instance numbers that the target steps (Sanitize, ToPureTensor
 index and convert as they would the masks: what survives says which instances
 to paint, and in which class.  pycocotools makes each RLE as the wrapper has it
 (its rasterising rule); C paints them through index maps (crops, flips, torch's
-nearest resize: draw.nearest; -1 pads) into the sample's row of the slot's mask field, viewed by
+nearest resize: states.nearest; -1 pads) into the sample's row of the slot's mask field, viewed by
 the main process; masks larger than the row travel in a tensor of their own.  An
 RLE of another size keeps the wrapper's path; v1's converter is rebuilt here
 where it matches the user's on sample images (v1_builds_alike).
@@ -37,22 +37,20 @@ def painted(source, program: DetectionProgram) -> bool:
     """Whether the program's masks are painted into the slot (NOTE [ Masks painted
     into the slot ]): every native step is one the maps follow, and the v2 wrapper
     asked for masks, or the v1 ConvertCocoPolysToMask builds them as v1_target does."""
-    # the references' v1 RandomZoomOut and RandomIoUCrop leave the masks as they are,
-    # and the maps are left alone too (draw.run_steps); their FixedSizeCrop's window
-    # and padding are followed where it moves masks as theirs does
-    if not all(s.kind in ("ioucrop", "flip", "resize", "distort", "tensor", "target") or
-               (s.v1 and s.kind in ("zoomout", "jitter")) or s.moves_masks
-               for s in program.steps) or any(s.then for s in program.steps):
+    # each step's moves_masks (steps.py): the references' v1 RandomZoomOut and
+    # RandomIoUCrop leave the masks as they are, and the maps are left alone too; their
+    # FixedSizeCrop's window and padding are followed where it moves masks as theirs does
+    if not all(s.moves_masks for s in program.steps):
         return False
-    return source.v1_builds_alike if source.v1 else KEY in source.target_keys
+    return source.v1_builds_alike if source.converts else KEY in source.target_keys
 
 
 def row_bytes(source, largest_pixels, rows) -> int:
     """The bytes of a sample's row of the mask field: the masks of ROW_QUANTILE of
     the images, at the largest size the steps give their annotated size
     (``largest_pixels(h, w)``), and at most ROW_ROOM times the median image's."""
-    coco = source.coco_dataset.coco
-    ids = source.coco_dataset.ids
+    coco = source.base.coco
+    ids = source.base.ids
     pixels = functools.lru_cache(maxsize=None)(largest_pixels)
     need = []
     for i in rows:
@@ -117,7 +115,7 @@ def v1_builds_alike(source) -> bool:
     """Whether the user's ConvertCocoPolysToMask gives what v1_target and painting
     give, on the first PROBES annotated images at their annotated size: the same
     keys in the same order, classes, dtypes and values, masks included."""
-    ds = source.coco_dataset
+    ds = source.base
     compared = 0
     for row in range(len(ds.ids)):
         annotations = ds._load_target(ds.ids[row])

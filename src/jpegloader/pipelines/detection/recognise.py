@@ -53,19 +53,14 @@ class CocoSource:
     indices: np.ndarray | None = field(compare=False, repr=False)  # loader -> base index
     transforms: object = field(compare=False)  # what runs after the target is built
     description: str = ""
-    #: "detr" or "rtdetr": their CocoDetection (``convert`` is its prepare); "" else
-    family: str = ""
+    #: whose dataset it is: "v2" (the wrapper builds targets), "v1" (the references'
+    #: ConvertCocoPolysToMask), "detr" or "rtdetr" (their CocoDetection; ``convert``
+    #: is its prepare)
+    family: str = "v2"
 
     @property
-    def detr(self) -> bool:
-        return self.family == "detr"
-
-    @property
-    def coco_dataset(self):
-        return self.base
-
-    @property
-    def v1(self) -> bool:
+    def converts(self) -> bool:
+        """Whether an object of the user's (``convert``) builds the targets."""
         return self.wrapped is None
 
     def base_index(self, index: int) -> int:
@@ -75,25 +70,25 @@ class CocoSource:
         return len(self.base) if self.indices is None else len(self.indices)
 
     def path(self, base_index: int) -> str:
-        ds = self.coco_dataset
+        ds = self.base
         return os.path.join(ds.root, ds.coco.loadImgs(ds.ids[base_index])[0]["file_name"])
 
     def json_size(self, base_index: int) -> tuple[int, int]:
         """(height, width) as the annotation file gives them."""
-        info = self.coco_dataset.coco.imgs[self.coco_dataset.ids[base_index]]
+        info = self.base.coco.imgs[self.base.ids[base_index]]
         return int(info.get("height", 0) or 0), int(info.get("width", 0) or 0)
 
     def load_image(self, base_index: int) -> Image.Image:
         """The image as the dataset opens it (CocoDetection._load_image, or the
         ``get_image`` of Deformable-DETR's own base: detr.py)."""
-        ds = self.coco_dataset
+        ds = self.base
         if not isinstance(ds, datasets.CocoDetection):
             return ds.get_image(ds.coco.loadImgs(ds.ids[base_index])[0]["file_name"])
         return ds._load_image(ds.ids[base_index])
 
     def annotations(self, image_id) -> list:
         """The image's annotations as the dataset reads them."""
-        ds = self.coco_dataset
+        ds = self.base
         if not isinstance(ds, datasets.CocoDetection):
             return ds.coco.loadAnns(ds.coco.getAnnIds(imgIds=image_id))
         return ds._load_target(image_id)
@@ -117,7 +112,7 @@ class CocoSource:
         instance's segmentation (NOTE [ Masks painted into the slot ] in masks.py)."""
         from .masks import v1_target, with_stand_in
         annotations = self.base._load_target(self.base.ids[base_index])
-        if self.v1:
+        if self.converts:
             return v1_target(size, self.base.ids[base_index], annotations)
         target = self._without_masks._wrapper(base_index, (canvas(*size), annotations))[1]
         segmentations = [a["segmentation"] for a in annotations] if annotations else []
@@ -127,7 +122,7 @@ class CocoSource:
     def target_keys(self) -> frozenset[str]:
         """The v2 wrapper's target keys, as it reads its ``target_keys`` (None: its
         default; "all": every key); empty for v1."""
-        if self.v1:
+        if self.converts:
             return frozenset()
         keys = self.wrapped._target_keys
         if keys is None:
@@ -139,7 +134,7 @@ class CocoSource:
         """Whether the v1 ConvertCocoPolysToMask builds targets as masks.v1_target does
         (checked once, on sample images)."""
         from .masks import v1_builds_alike
-        if not self.v1 or self.family:
+        if self.family != "v1":
             return False
         # NOTE [ The verdict touches nothing of the user's ]
         return probed(self.base, ("v1 converter",),
@@ -245,8 +240,8 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
                           family), checks
     if v1:
         steps = _steps_of(base._transforms)
-        return CocoSource(base, None, steps[0], indices, steps[1:], kind), checks
-    return CocoSource(base, outer, None, indices, outer.transforms, kind), checks
+        return CocoSource(base, None, steps[0], indices, steps[1:], kind, "v1"), checks
+    return CocoSource(base, outer, None, indices, outer.transforms, kind, "v2"), checks
 
 
 #: The families whose own CocoDetection is recognised, by their names.
@@ -308,7 +303,8 @@ def probed(ds, question: tuple, key: tuple, ask):
 
 def dataset_key(source: CocoSource) -> tuple:
     """Equal while the dataset reads the same images and annotations."""
-    ds = source.coco_dataset
-    keys = ("v1", repr(source.convert)) if source.v1 else tuple(sorted(source.target_keys))
+    ds = source.base
+    keys = ("v1", repr(source.convert)) if source.converts else \
+        tuple(sorted(source.target_keys))
     return (id(ds.coco), str(ds.root), tuple(ds.ids), keys,
             None if source.indices is None else source.indices.tobytes())

@@ -3,10 +3,13 @@ without --use-v2), recognised by name and attributes in users' copies (lower.py)
 draws, made as their forwards make them with torch's generator (seeded per sample:
 NOTE [ Draws by the transforms' own make_params ] in draw.py), and their arithmetic on
 targets.  On the Python path the user's objects themselves run, on the same generator,
-and the tests replay them against these."""
+and the tests replay them against these.  Their step classes (below) are the steps
+they are, overriding only this arithmetic (NOTE [ One class per step ] in steps.py)."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from PIL import Image
@@ -15,6 +18,10 @@ from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as F1
 
 from ..random_stream import generators_kept
+from . import fills
+from .states import bilinear, image_size, window_map
+from .steps import (Distort, Flip, IoUCrop, OnImage, Resize, ScaleJitter, Step, ToDtype, ToTensor,
+                    ZoomOut)
 
 
 def flip(obj, target, width: int, skip: str | None = None):
@@ -196,3 +203,277 @@ def fixed_crop_moves_masks(t, size: tuple[int, int]) -> bool:
     return 0 < int(keep.sum()) < 3 and isinstance(got, torch.Tensor) and \
         got.shape == want.shape and torch.equal(got, want) and \
         torch.equal(out["labels"], torch.arange(3)[keep])
+
+
+# -- their steps ----------------------------------------------------------------------
+class ReferencesV1:
+    """The references' own v1 classes, which take and return (image, target): their
+    draws and arithmetic (references_py); on the Python path, the steps that draw
+    are the user's objects themselves."""
+
+    family = "v1"
+    #: the attributes its draws read
+    ATTRIBUTES: ClassVar[tuple] = ()
+
+    @classmethod
+    def admit(cls, t, prefix):
+        missing = [a for a in cls.ATTRIBUTES if not hasattr(t, a)]
+        if missing:
+            return f"it has no {', '.join(missing)}, so it is not the references' class"
+        return cls.admit_v1(t, prefix)
+
+    @classmethod
+    def admit_v1(cls, t, prefix) -> str | None:
+        return None
+
+    def run(self, state, draws, k):
+        if state.image is not None and self.draws_own:
+            state.image, state.target = self.obj(state.image, state.target)
+            state.h, state.w = image_size(state.image)
+            return
+        super().run(state, draws, k)
+
+    def on_image(self, image):
+        return self.obj(image, None)[0]
+
+
+def _v1_resize(step: Resize, state, nh: int, nw: int) -> None:
+    """Their resize, even to the same size: boxes scaled in place, masks by nearest."""
+    state.target = resize(state.target, state.h, state.w, nh, nw, state.skip)
+    if state.image is not None:
+        state.image = F1.resize(state.image, [nh, nw], interpolation=step.obj.interpolation)
+    step.resized(state, nh, nw, True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class V1Flip(ReferencesV1, Flip):
+    @classmethod
+    def lowered(cls, t, prefix):
+        prefix.flipped = True
+        return cls(name=f"RandomHorizontalFlip(p={t.p}) (references)", obj=t, p=float(t.p),
+                   slot=prefix.slot())
+
+    def move_target(self, state):
+        state.target = flip(self.obj, state.target, state.w, state.skip)
+
+
+@dataclass(frozen=True, kw_only=True)
+class V1ShortestSize(ReferencesV1, Resize):
+    ATTRIBUTES = ("min_size", "max_size")
+
+    @classmethod
+    def admit_v1(cls, t, prefix):
+        if prefix.not_geometry(t) or prefix.resized or prefix.padded:
+            return "after a resize or a padding, or on a float image"
+        if not bilinear(t) or t.max_size is None:
+            return "not bilinear, or no max_size"
+        return None
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        sizes = tuple(int(s) for s in t.min_size)
+        prefix.resized = True
+        return cls(name=f"RandomShortestSize({list(sizes)}, max_size={t.max_size}) "
+                        "(references)", obj=t, sizes=sizes, max_size=int(t.max_size),
+                   shortest=True, slot=prefix.slot() if len(sizes) > 1 else -1)
+
+    def resized_to(self, size, h, w):  # their forward
+        r = min(size / min(h, w), self.max_size / max(h, w))
+        return int(h * r), int(w * r)
+
+    def resize(self, state, nh, nw, params):
+        _v1_resize(self, state, nh, nw)
+
+
+@dataclass(frozen=True, kw_only=True)
+class V1ScaleJitter(ReferencesV1, ScaleJitter):
+    ATTRIBUTES = ("target_size", "scale_range")
+    moves_masks: ClassVar[bool] = True
+
+    @classmethod
+    def admit_v1(cls, t, prefix):
+        if prefix.not_geometry(t) or prefix.resized or prefix.padded or prefix.cropped:
+            return "after a resize, a crop or a padding, or on a float image"
+        return None if bilinear(t) else "not bilinear"
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        prefix.resized = True
+        return cls(name=f"ScaleJitter({list(t.target_size)}, scale_range={t.scale_range}) "
+                        "(references)", obj=t)
+
+    def drawn(self, flat, h, w):
+        return {"size": jitter_size(self.obj, h, w)}
+
+    def apply(self, state, params, draws, k):
+        _v1_resize(self, state, *params["size"])
+
+
+@dataclass(frozen=True, kw_only=True)
+class V1Distort(ReferencesV1, Distort):
+    ATTRIBUTES = ("_brightness", "_contrast", "_saturation", "_hue", "p")
+
+    @classmethod
+    def admit_v1(cls, t, prefix):
+        if prefix.float or prefix.resized or prefix.cropped or prefix.padded:
+            return "after geometry or a padding, or on a float image"
+        return None
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        prefix.padded = True
+        return cls(name="RandomPhotometricDistort (references)", obj=t,
+                   arithmetic="v1" if prefix.tensor else "pil")
+
+    def drawn(self, flat, h, w):
+        return distort_params(self.obj)
+
+
+@dataclass(frozen=True, kw_only=True)
+class V1ZoomOut(ReferencesV1, ZoomOut):
+    ATTRIBUTES = ("fill", "side_range", "p")
+    moves_masks: ClassVar[bool] = True  # theirs leaves the masks as they are
+
+    @classmethod
+    def canvas_fill(cls, t, prefix):
+        return fills.rgb([int(x) for x in t.fill]) if len(t.fill) == 3 else None
+
+    @classmethod
+    def admit_v1(cls, t, prefix):
+        if prefix.not_geometry() or prefix.resized or prefix.cropped:
+            return "after a resize or a crop, or on a float image"
+        if prefix.has(ZoomOut):
+            return "a second zoom-out"
+        return None if cls.canvas_fill(t, prefix) is not None else "not an RGB fill"
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        prefix.padded = True
+        return cls(name=f"RandomZoomOut(side_range={t.side_range}, p={t.p}) (references)",
+                   obj=t, fill=cls.canvas_fill(t, prefix))
+
+    def drawn(self, flat, h, w):
+        return zoom_out_params(self.obj, h, w)
+
+    def move_target(self, state, params):
+        state.target = zoom_out(state.target, params)
+
+
+@dataclass(frozen=True, kw_only=True)
+class V1IoUCrop(ReferencesV1, IoUCrop):
+    """Its draws depend on its own arithmetic on the target: both in apply."""
+
+    ATTRIBUTES = ("min_scale", "max_scale", "min_aspect_ratio", "max_aspect_ratio",
+                  "options", "trials")
+
+    @classmethod
+    def admit_v1(cls, t, prefix):
+        return "after a resize or a crop" if prefix.resized or prefix.cropped else None
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        prefix.cropped = True
+        return cls(name="RandomIoUCrop (references)", obj=t)
+
+    def drawn(self, flat, h, w):
+        return None
+
+    def apply(self, state, params, draws, k):
+        params, state.target = iou_crop(self.obj, state.h, state.w, state.target)
+        state.window(params)
+
+
+@dataclass(frozen=True, kw_only=True)
+class V1ToTensor(ReferencesV1, ToTensor):
+    @classmethod
+    def admit_v1(cls, t, prefix):
+        return "a second conversion to a tensor" if prefix.tensor else None
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        prefix.tensor = True
+        prefix.stage.append(OnImage(t))
+        prefix.image_type = "tensor"
+        return cls(name="PILToTensor (references)", obj=t)
+
+
+@dataclass(frozen=True, kw_only=True)
+class V1ToDtype(ReferencesV1, ToDtype):
+    @classmethod
+    def admit_v1(cls, t, prefix):
+        return ToDtype.admit(t, prefix)
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        prefix.stage.append(OnImage(t))
+        prefix.float = t.dtype.is_floating_point
+        return cls(name=f"{type(t).__name__}({t.dtype}) (references)", obj=t)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FixedSizeCrop(Step):
+    """The references' FixedSizeCrop (transforms.py): a window of the (resized) photo,
+    padded right and bottom to its size with the fill its own forward gives a probe
+    image; the user's object itself moves the target."""
+
+    size: tuple
+    fill: int = 0
+    #: masks moved as the references' move them (painted through the maps)
+    masks_follow: bool = False
+    family: ClassVar[str] = "v1"
+    draws_own: ClassVar[bool] = True
+    pads: ClassVar[bool] = True
+
+    @classmethod
+    def admit(cls, t, prefix):
+        size = (getattr(t, "crop_height", None), getattr(t, "crop_width", None))
+        if not all(isinstance(v, int) and v > 0 for v in size):
+            return "no crop_height and crop_width"
+        # its padding is right and bottom: mirrored by the C core's last flip
+        if prefix.not_geometry() or prefix.padded or prefix.cropped or prefix.flipped:
+            return "after a flip, a crop or a padding, or on a float image"
+        if getattr(t, "padding_mode", "constant") != "constant":
+            return "a padding mode other than constant"
+        return None if fills.probed_fill(t, size, prefix.image_type) is not None else \
+            "a fill the C core does not paint"
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        size = (t.crop_height, t.crop_width)
+        prefix.padded = True
+        return cls(name=f"FixedSizeCrop({list(size)}) (references)", obj=t, size=size,
+                   fill=fills.probed_fill(t, size, prefix.image_type),
+                   masks_follow=fixed_crop_moves_masks(t, size))
+
+    @property
+    def moves_masks(self) -> bool:
+        return self.masks_follow
+
+    def drawn(self, flat, h, w):
+        return fixed_crop_window(self.size, h, w)
+
+    def apply(self, state, params, draws, k):  # the user's object on the target (and image)
+        stand_in = state.image if state.image is not None else \
+            Image.new("RGB", (state.w, state.h))
+        target, skip = state.target, state.skip
+        keys, masks = list(target), None
+        if state.maps is not None and skip in target:  # painted: the maps follow its window
+            keep = fixed_crop_survivors(target["boxes"], params)
+            masks = target.pop(skip)[keep]
+            state.maps = (window_map(state.maps[0], params["top"], params["height"],
+                                      self.size[0]),
+                          window_map(state.maps[1], params["left"], params["width"],
+                                      self.size[1]))
+        with generators_kept():  # it draws what fixed_crop_window drew
+            torch.set_rng_state(params["state"])
+            out, target = self.obj(stand_in, target)
+        if masks is not None:
+            target = {k: masks if k == skip else target[k] for k in keys if k in target or
+                      k == skip} | {k: v for k, v in target.items() if k not in keys}
+        state.target = target
+        state.image = None if state.image is None else out
+        state.crop = (params["left"], params["top"], *self.size[::-1])
+        state.h, state.w = self.size
+
+    def largest(self, areas, h, w):  # its size, always
+        return [self.size[0] * self.size[1]]

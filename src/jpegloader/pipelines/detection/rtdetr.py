@@ -12,10 +12,15 @@ run that epoch (NOTE [ The pipeline follows the dataset ] in dataloader/loader.p
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from torchvision import datasets
 from torchvision.transforms import v2 as T2
+
+from . import iou_crop
+from .steps import IoUCrop, Step, TargetOnly, TensorStage
 
 #: Their own classes: what each reads.
 ATTRIBUTES = {"RandomIoUCrop": ("p",), "ConvertPILImage": ("dtype", "scale"),
@@ -89,3 +94,62 @@ def is_theirs(t, name: str) -> bool:
 def is_gated_iou_crop(t) -> bool:
     """Their RandomIoUCrop: torchvision's, after a ``torch.rand(1) >= p`` of its own."""
     return isinstance(t, T2.RandomIoUCrop) and is_theirs(t, "RandomIoUCrop")
+
+
+# -- their steps ----------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class GatedIoUCrop(IoUCrop):
+    """RT-DETR's RandomIoUCrop: ``torch.rand(1) >= p`` skips it, then v2's."""
+
+    p: float = 1.0
+    family: ClassVar[str] = "rtdetr"
+
+    @classmethod
+    def admit(cls, t, prefix):
+        return "after a resize or a crop" if prefix.resized or prefix.cropped else None
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        prefix.cropped = True
+        return cls(name=f"RandomIoUCrop(p={t.p}) (RT-DETR)", obj=t, p=float(t.p),
+                   fast=iou_crop.agrees(t))
+
+    def drawn(self, flat, h, w):
+        if torch.rand(1) >= self.p:
+            return None
+        return super().drawn(flat, h, w)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConvertPILImage(TensorStage):
+    family: ClassVar[str] = "rtdetr"
+
+    @classmethod
+    def admit(cls, t, prefix):
+        if prefix.tensor:
+            return "a second conversion to a tensor"
+        return None if t.dtype in ("float32", "uint8") else f"dtype {t.dtype!r}"
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        prefix.tensor, prefix.float = True, t.dtype == "float32" or bool(t.scale)
+        prefix.stage.append(t)
+        prefix.image_type = "image"
+        return cls(name=f"ConvertPILImage({t.dtype}, scale={t.scale}) (RT-DETR)", obj=t)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConvertBoxes(TargetOnly):
+    family: ClassVar[str] = "rtdetr"
+
+    @classmethod
+    def lowered(cls, t, prefix):
+        return cls(name=f"ConvertBoxes({t.fmt!r}, normalize={t.normalize}) (RT-DETR)", obj=t)
+
+
+def step_class(t) -> type[Step] | None:
+    if is_gated_iou_crop(t):
+        return GatedIoUCrop
+    if is_theirs(t, "ConvertPILImage"):
+        return ConvertPILImage
+    return ConvertBoxes if is_theirs(t, "ConvertBoxes") else None
