@@ -319,11 +319,8 @@ class DetrNormalize(Normalize):
     """The image in the table; the boxes to (cx, cy, w, h) over the image's size."""
 
     family: ClassVar[str] = "detr"
-
-    @classmethod
-    def lowered(cls, t, prefix):
-        prefix.stage.append(OnImage(t))
-        return cls(name="Normalize (DETR)", obj=t)
+    suffix: ClassVar[str] = " (DETR)"
+    staged = OnImage
 
     def move(self, shape, target):
         return normalize_target(target, shape.height, shape.width)

@@ -212,6 +212,7 @@ class ReferencesV1:
     are the user's objects themselves."""
 
     family = "v1"
+    has_make_params = False
     #: the attributes its draws read
     ATTRIBUTES: ClassVar[tuple] = ()
 
@@ -220,11 +221,12 @@ class ReferencesV1:
         missing = [a for a in cls.ATTRIBUTES if not hasattr(t, a)]
         if missing:
             return f"it has no {', '.join(missing)}, so it is not the references' class"
-        return cls.admit_v1(t, prefix)
+        return cls.admit_theirs(t, prefix)
 
     @classmethod
-    def admit_v1(cls, t, prefix) -> str | None:
-        return None
+    def admit_theirs(cls, t, prefix) -> str | None:
+        """As the step it is admits it, unless its class says otherwise."""
+        return super(ReferencesV1, cls).admit(t, prefix)
 
     def run(self, state, draws, k):
         if state.image is not None and self.draws_own:
@@ -262,7 +264,7 @@ class V1ShortestSize(ReferencesV1, Resize):
     ATTRIBUTES = ("min_size", "max_size")
 
     @classmethod
-    def admit_v1(cls, t, prefix):
+    def admit_theirs(cls, t, prefix):
         if prefix.not_geometry(t) or prefix.resized or prefix.padded:
             return "after a resize or a padding, or on a float image"
         if not bilinear(t) or t.max_size is None:
@@ -291,12 +293,6 @@ class V1ScaleJitter(ReferencesV1, ScaleJitter):
     moves_masks: ClassVar[bool] = True
 
     @classmethod
-    def admit_v1(cls, t, prefix):
-        if prefix.not_geometry(t) or prefix.resized or prefix.padded or prefix.cropped:
-            return "after a resize, a crop or a padding, or on a float image"
-        return None if bilinear(t) else "not bilinear"
-
-    @classmethod
     def lowered(cls, t, prefix):
         prefix.resized = True
         return cls(name=f"ScaleJitter({list(t.target_size)}, scale_range={t.scale_range}) "
@@ -312,12 +308,6 @@ class V1ScaleJitter(ReferencesV1, ScaleJitter):
 @dataclass(frozen=True, kw_only=True)
 class V1Distort(ReferencesV1, Distort):
     ATTRIBUTES = ("_brightness", "_contrast", "_saturation", "_hue", "p")
-
-    @classmethod
-    def admit_v1(cls, t, prefix):
-        if prefix.float or prefix.resized or prefix.cropped or prefix.padded:
-            return "after geometry or a padding, or on a float image"
-        return None
 
     @classmethod
     def lowered(cls, t, prefix):
@@ -337,14 +327,6 @@ class V1ZoomOut(ReferencesV1, ZoomOut):
     @classmethod
     def canvas_fill(cls, t, prefix):
         return fills.rgb([int(x) for x in t.fill]) if len(t.fill) == 3 else None
-
-    @classmethod
-    def admit_v1(cls, t, prefix):
-        if prefix.not_geometry() or prefix.resized or prefix.cropped:
-            return "after a resize or a crop, or on a float image"
-        if prefix.has(ZoomOut):
-            return "a second zoom-out"
-        return None if cls.canvas_fill(t, prefix) is not None else "not an RGB fill"
 
     @classmethod
     def lowered(cls, t, prefix):
@@ -367,10 +349,6 @@ class V1IoUCrop(ReferencesV1, IoUCrop):
                   "options", "trials")
 
     @classmethod
-    def admit_v1(cls, t, prefix):
-        return "after a resize or a crop" if prefix.resized or prefix.cropped else None
-
-    @classmethod
     def lowered(cls, t, prefix):
         prefix.cropped = True
         return cls(name="RandomIoUCrop (references)", obj=t)
@@ -386,7 +364,7 @@ class V1IoUCrop(ReferencesV1, IoUCrop):
 @dataclass(frozen=True, kw_only=True)
 class V1ToTensor(ReferencesV1, ToTensor):
     @classmethod
-    def admit_v1(cls, t, prefix):
+    def admit_theirs(cls, t, prefix):
         return "a second conversion to a tensor" if prefix.tensor else None
 
     @classmethod
@@ -399,10 +377,6 @@ class V1ToTensor(ReferencesV1, ToTensor):
 
 @dataclass(frozen=True, kw_only=True)
 class V1ToDtype(ReferencesV1, ToDtype):
-    @classmethod
-    def admit_v1(cls, t, prefix):
-        return ToDtype.admit(t, prefix)
-
     @classmethod
     def lowered(cls, t, prefix):
         prefix.stage.append(OnImage(t))

@@ -105,10 +105,6 @@ class GatedIoUCrop(IoUCrop):
     family: ClassVar[str] = "rtdetr"
 
     @classmethod
-    def admit(cls, t, prefix):
-        return "after a resize or a crop" if prefix.resized or prefix.cropped else None
-
-    @classmethod
     def lowered(cls, t, prefix):
         prefix.cropped = True
         return cls(name=f"RandomIoUCrop(p={t.p}) (RT-DETR)", obj=t, p=float(t.p),

@@ -48,14 +48,24 @@ class Step:
     fill: ClassVar[int | None] = None
     #: "v2" (torchvision's classes), "v1", "detr", "rtdetr": whose arithmetic
     family: ClassVar[str] = "v2"
+    #: after its name in the verdict: whose class it is
+    suffix: ClassVar[str] = ""
+    #: its draws are the transform's make_params (the copies' classes draw with their
+    #: forwards' own arithmetic instead)
+    has_make_params: ClassVar[bool] = True
 
     @classmethod
     def admit(cls, t, prefix: Prefix) -> str | None:
         return None
 
     @classmethod
+    def no_params(cls, t) -> str | None:
+        """Why ``t`` cannot draw as this step draws (no make_params), or None."""
+        return "no make_params" if cls.has_make_params and not callable_params(t) else None
+
+    @classmethod
     def lowered(cls, t, prefix: Prefix) -> Step:
-        return cls(name=type(t).__name__, obj=t)
+        return cls(name=type(t).__name__ + cls.suffix, obj=t)
 
     def inner(self) -> tuple:
         """The steps a group holds (none for others)."""
@@ -234,9 +244,7 @@ class ScaleJitter(Resize):
             return "on a float image, or a uint8 tensor without antialias"
         if prefix.resized or prefix.padded or prefix.cropped:
             return "after a resize, a crop or a padding"
-        if not bilinear(t) or not callable_params(t):
-            return "not bilinear, or no make_params"
-        return None
+        return "not bilinear" if not bilinear(t) else cls.no_params(t)
 
     @classmethod
     def lowered(cls, t, prefix):
@@ -268,8 +276,8 @@ class IoUCrop(Step):
     @classmethod
     def admit(cls, t, prefix):
         if prefix.resized or prefix.cropped:
-            return "after a resize or a crop (the C core crops, then resizes)"
-        return None if callable_params(t) else "no make_params"
+            return "after a resize or a crop"
+        return cls.no_params(t)
 
     @classmethod
     def lowered(cls, t, prefix):
@@ -325,7 +333,7 @@ class ZoomOut(Step):
             return "a second zoom-out"
         if cls.canvas_fill(t, prefix) is None:
             return "a fill the C core does not paint"
-        return None if callable_params(t) else "no make_params"
+        return cls.no_params(t)
 
     @classmethod
     def lowered(cls, t, prefix):
@@ -373,7 +381,7 @@ class Distort(Step):
     def admit(cls, t, prefix):
         if prefix.float or prefix.resized or prefix.cropped or prefix.padded:
             return "after geometry or a padding, or on a float image"
-        return None if callable(getattr(t, "make_params", None)) else "no make_params"
+        return cls.no_params(t)
 
     @classmethod
     def lowered(cls, t, prefix):
@@ -395,7 +403,7 @@ class TensorStage(Step):
     @classmethod
     def lowered(cls, t, prefix):
         prefix.stage.append(cls.staged(t))
-        return cls(name=type(t).__name__, obj=t)
+        return super().lowered(t, prefix)
 
     @classmethod
     def staged(cls, t):
