@@ -182,8 +182,9 @@ for line in sys.argv[1].split():
         return
     fi
     say "installing the $1 tools (downloaded the first time: a few minutes): $(echo $reqs) ..."
+    # pip's own lines and progress bars: the one step that may take minutes
     # shellcheck disable=SC2086
-    "$JPEGLOADER_PY" -m pip install -qq $reqs \
+    "$JPEGLOADER_PY" -m pip install --progress-bar on $reqs >&2 \
         || die "pip could not install the $1 tools (see its message above)"
 }
 

@@ -7,11 +7,12 @@ import json
 import subprocess
 import sys
 from importlib import metadata, util
+from pathlib import Path
 
 import pytest
 
 from jpegloader.bench import ceiling as bench_ceiling
-from jpegloader.bench import cli, measure, report
+from jpegloader.bench import cli, corpora, measure, report
 from tests.conftest import REPO
 
 
@@ -31,6 +32,23 @@ def test_help_and_option_errors(tmp_path):
     assert _cli("--memory-runs", "-1").returncode == 2
     unknown = _cli("--pipeline", "resnet")
     assert unknown.returncode == 2 and "unknown pipeline" in unknown.stderr
+
+
+def test_data_takes_a_corpus_by_name(small_folder, tmp_path, monkeypatch, capsys):
+    # as the README's reproduction lines write it: --data imagenet-sample
+    (tmp_path / "my-corpus").symlink_to(small_folder)
+    monkeypatch.setenv("JPEGLOADER_TEST_DATA", str(tmp_path))
+    assert corpora.find_corpus(Path("my-corpus")) == tmp_path / "my-corpus"
+    assert corpora.find_corpus(Path("elsewhere/my-corpus")) is None
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--data", "no-such-corpus", "--workers", "0"])
+    assert info.value.code == 2
+    assert f"nor a corpus in {tmp_path}" in capsys.readouterr().err
+    assert cli.main(["--data", "my-corpus", "--workers", "0", "--epochs", "1", "--warmup", "0",
+                     "--batch-size", "4", "--recipe", "eval", "--no-memory"]) == 0
+    out = capsys.readouterr().out
+    assert f"--data my-corpus: {tmp_path / 'my-corpus'}" in out
+    assert "eval    workers=0 epoch 1/1 torch" in out  # torch's loader, by name
 
 
 def test_plot_without_matplotlib_is_a_usage_error(monkeypatch, capsys):
@@ -132,7 +150,7 @@ def test_native_pil_names_pillow_simd_when_installed(monkeypatch):
                                         "first_batch_s": 0.2, "worker_peak_mib": 500}}}}
     results["train"][2]["jpegloader"].update(cpu_ms_per_img=2.0, first_batch_s=0.1,
                                              worker_peak_mib=480)
-    assert "PIL from pillow-simd" in report._table(results, pil)
+    assert "PIL from pillow-simd" in report.table(results, pil)
 
 
 JPEG_LIMIT = bench_ceiling.SOURCE  # shipped with the package

@@ -33,7 +33,7 @@ from pathlib import Path
 from torchvision import datasets
 
 import jpegloader
-from jpegloader.bench import corpora as bd
+from jpegloader.bench import corpora
 from jpegloader.bench.recipes import PIPELINES
 from jpegloader.datasets import COCODetection
 from tests.conftest import SHARED_DATA, shm_entries, worker_pids
@@ -123,18 +123,18 @@ def datasets_for(args, tmp: Path) -> dict:
     if sample.is_dir():
         folder_src, what = sample, f"../shared/data/imagenet-sample copied to {args.files} files"
     else:
-        folder_src = bd.make_imagenet_like(bd.cache_root("bench-imagenet-like-v1"),
-                                           **bd.IMAGENET_LIKE)
+        folder_src = corpora.make_imagenet_like(corpora.cache_root("bench-imagenet-like-v1"),
+                                           **corpora.IMAGENET_LIKE)
         what = f"built-in ImageNet-like set copied to {args.files} files"
-    folder = bd.replicate_folder(folder_src, args.files, tmp / "folder")
+    folder = corpora.replicate_folder(folder_src, args.files, tmp / "folder")
     if coco.is_dir():
-        images, annotations = bd.find_coco(coco, None)
+        images, annotations = corpora.find_coco(coco, None)
         coco_what = f"../shared/data/coco-sample copied to {args.coco_files} images"
     else:
-        root = bd.make_coco_like(bd.cache_root("bench-coco-like-v1"), **bd.COCO_LIKE)
+        root = corpora.make_coco_like(corpora.cache_root("bench-coco-like-v1"), **corpora.COCO_LIKE)
         images, annotations = root / "images", root / "annotations.json"
         coco_what = f"built-in COCO-like set copied to {args.coco_files} images"
-    images, annotations = bd.replicate_coco(images, annotations, args.coco_files, tmp / "coco")
+    images, annotations = corpora.replicate_coco(images, annotations, args.coco_files, tmp / "coco")
     return {
         "imagefolder-train": (datasets.ImageFolder(str(folder), PIPELINES["train"][1]()), 64,
                               what),

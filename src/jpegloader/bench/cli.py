@@ -2,6 +2,7 @@
 
     python -m jpegloader.benchmark                   # built-in synthetic dataset
     python -m jpegloader.benchmark --data DIR        # any ImageFolder
+    python -m jpegloader.benchmark --data imagenet-sample   # a corpus in ../shared/data
     python -m jpegloader.benchmark --data DIR --files 2000 --json out.json
     python -m jpegloader.benchmark --data DIR --ceiling                # vs libjpeg-turbo alone
     python -m jpegloader.benchmark --recipe ssd,ssd-val              # built-in COCO-like set
@@ -50,22 +51,23 @@ import torch
 import jpegloader
 
 from . import ceiling as bench_ceiling
-from . import corpora as bd
+from . import corpora
 from . import sources
 from .measure import benchmark, native_pil
 from .recipes import DETECTION, NEEDS, PIPELINES
-from .report import _table, plot
+from .report import plot, table
 
 
 def _dataset(args, detection: bool, tmp: Path):
     """(root, description) of the dataset a pipeline kind runs on."""
     if args.data is None:
         name, make, params, describe = (
-            ("bench-coco-like-v1", bd.make_coco_like, bd.COCO_LIKE, bd.COCO_LIKE_DESCRIPTION)
+            ("bench-coco-like-v1", corpora.make_coco_like, corpora.COCO_LIKE,
+             corpora.COCO_LIKE_DESCRIPTION)
             if detection else
-            ("bench-imagenet-like-v1", bd.make_imagenet_like, bd.IMAGENET_LIKE,
-             bd.IMAGENET_LIKE_DESCRIPTION))
-        root = bd.cache_root(name)
+            ("bench-imagenet-like-v1", corpora.make_imagenet_like, corpora.IMAGENET_LIKE,
+             corpora.IMAGENET_LIKE_DESCRIPTION))
+        root = corpora.cache_root(name)
         if not (root / ".complete").exists():
             print(f"generating the built-in {'COCO' if detection else 'ImageNet'}-like "
                   "dataset (once)...", flush=True)
@@ -74,13 +76,14 @@ def _dataset(args, detection: bool, tmp: Path):
     else:
         root, description = args.data, f"{'COCO' if detection else 'ImageFolder'} {args.data}"
     if detection:
-        images, annotations = bd.find_coco(root, args.annotations)
+        images, annotations = corpora.find_coco(root, args.annotations)
         if args.files:
-            images, annotations = bd.replicate_coco(images, annotations, args.files, tmp / "coco")
+            images, annotations = corpora.replicate_coco(images, annotations, args.files,
+                                                         tmp / "coco")
             description += f", copied to exactly {args.files} annotated images"
         return (images, annotations), description
     if args.files:
-        root = bd.replicate_folder(root, args.files, tmp / "folder")
+        root = corpora.replicate_folder(root, args.files, tmp / "folder")
         description += f", copied to exactly {args.files} files"
     return root, description
 
@@ -175,7 +178,12 @@ def main(argv=None) -> int:
         p.error("--data names one dataset: benchmark classification (train, eval) and "
                 "detection (ssd, ssd-val) pipelines in separate runs")
     if args.data is not None and not args.data.is_dir():
-        p.error(f"--data {args.data} is not a directory")
+        found = corpora.find_corpus(args.data)
+        if found is None:
+            p.error(f"--data {args.data} is not a directory, nor a corpus in "
+                    f"{' or '.join(str(r) for r in corpora.corpus_roots())}")
+        print(f"--data {args.data}: {found}", flush=True)
+        args.data = found
     with tempfile.TemporaryDirectory(prefix="jpegloader-bench-") as tmp:
         roots, descriptions = {}, []
         for detection in sorted(kinds):
@@ -199,7 +207,7 @@ def main(argv=None) -> int:
                         for w in worker_counts}
                    for pl in pipelines}
     print()
-    print(_table(results, pil))
+    print(table(results, pil))
     if args.json:
         args.json.write_text(json.dumps({
             "dataset": "; ".join(descriptions), "workers": worker_counts,

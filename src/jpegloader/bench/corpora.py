@@ -24,6 +24,24 @@ COCO_LIKE_DESCRIPTION = (
     "{root}").format
 
 
+def corpus_roots() -> list[Path]:
+    """Where a corpus named by its folder alone is looked for, as the tests look for the
+    real-photo corpus: $JPEGLOADER_TEST_DATA, or ``shared/data`` beside the checkout
+    (or beside the current folder)."""
+    env = os.environ.get("JPEGLOADER_TEST_DATA")
+    if env:
+        return [Path(env)]
+    beside = [Path(__file__).resolve().parents[3].parent, Path.cwd().parent]
+    return list(dict.fromkeys(b / "shared" / "data" for b in beside))
+
+
+def find_corpus(name: Path) -> Path | None:
+    """The folder of a corpus named by its folder (``imagenet-sample``), or None."""
+    if len(name.parts) != 1:
+        return None
+    return next((r / name for r in corpus_roots() if (r / name).is_dir()), None)
+
+
 def cache_root(name: str) -> Path:
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     return cache / "jpegloader" / name

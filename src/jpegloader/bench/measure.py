@@ -75,6 +75,8 @@ def _wait_for_children_to_exit(timeout: float, keep=()) -> None:
 
 
 _TICKS = os.sysconf("SC_CLK_TCK")
+#: What the output calls each loader ("native" stays the key in --json).
+LABELS = {"native": "torch", "jpegloader": "jpegloader"}
 
 
 def _live_children_cpu() -> float:
@@ -233,13 +235,13 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     order = list(loaders)
     for epoch in range(warmup + epochs):
         for name in order if epoch % 2 == 0 else order[::-1]:  # alternate who goes first
-            r = run_epoch(loaders[name], f"{pipeline} w={workers} {name} "
+            r = run_epoch(loaders[name], f"{pipeline} w={workers} {LABELS[name]} "
                                          f"{epoch + 1}/{warmup + epochs}", consumer_ms,
                           others=[loader for other, loader in loaders.items() if other != name])
             if epoch >= warmup:
                 runs[name].append(r)
             log(f"  {pipeline:7s} workers={workers} epoch {epoch + 1}/{warmup + epochs} "
-                f"{name:11s} {r['img_per_s']:7.0f} img/s"
+                f"{LABELS[name]:11s} {r['img_per_s']:7.0f} img/s"
                 f"{'  (warm-up)' if epoch < warmup else ''}")
         if with_ceiling and epoch >= warmup:  # NOTE [ The ceiling beside the epochs ]
             c = bench_ceiling.measure(ceiling, files, bench_ceiling.MODES[pipeline],
@@ -281,10 +283,12 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     for run in range(memory_runs):
         # Alternating, as the epochs do; the medians go in the table.
         for name in order if run % 2 == 0 else order[::-1]:
+            log(f"  {pipeline:7s} workers={workers} {LABELS[name]:11s} alone in a new process "
+                f"{run + 1}/{memory_runs}: measuring its memory...")
             m = bench_memory.measure_alone(name, pipeline, root, workers, batch_size)
             for key in ("pss_mib", "held_mib"):
                 summary[name].setdefault(f"{key}_per_run", []).append(m[key])
-            log(f"  {pipeline:7s} workers={workers} {name:11s} alone in a new process "
+            log(f"  {pipeline:7s} workers={workers} {LABELS[name]:11s} alone in a new process "
                 f"{run + 1}/{memory_runs}: PSS {m['pss_mib']:.0f} MiB, "
                 f"held {m['held_mib']:.0f} MiB")
     for name in ("native", "jpegloader") if memory_runs else ():

@@ -12,7 +12,7 @@ STAGE_LABELS = {"read": "read", "decode": "decode", "augment": "augment",
 SHOWN = {"native": "torch", "jpegloader": "jpegloader"}
 
 
-def _table(results: dict, pil: dict) -> str:
+def table(results: dict, pil: dict) -> str:
     wide = _width(results)
     lines = [f"torch = torch.utils.data.DataLoader, PIL from {pil['distribution']} "
              f"{pil['version']}" + (" (SIMD resize: a faster path than Pillow's)"
