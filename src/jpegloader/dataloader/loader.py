@@ -51,9 +51,9 @@ class DataLoader(TorchDataLoader[T_co]):
     """A drop-in ``torch.utils.data.DataLoader``.
 
     Takes torch's arguments, in torch's order, with torch's defaults and
-    errors.  When ``eligibility.accelerated`` (an image folder with the
-    supported transforms, or a COCODetection with the SSD-300 transform),
-    batches are decoded by the libjpeg-turbo pipeline; otherwise this is
+    errors.  When ``eligibility.accelerated`` (a dataset and transforms that
+    one of the pipelines recognises: docs/eligibility.md lists them), batches
+    are decoded by the libjpeg-turbo pipeline; otherwise this is
     exactly torch's loader, and one WARNING on the ``jpegloader`` logger says
     why.  The verdict is renewed at each epoch start (NOTE [ The pipeline
     follows the dataset ]).  With persistent_workers=False, the workers of an

@@ -77,10 +77,7 @@ def _joined(flight: _Flight) -> Result:
             for t in flight.slot.tensors:
                 t[report.count:report.count + part.count] = t[start:start + part.count].clone()
         report.count += part.count
-        report.skipped.extend(part.skipped)
-        report.python_path += part.python_path
-        for stage, seconds in part.seconds.items():
-            report.seconds[stage] = report.seconds.get(stage, 0.0) + seconds
+        report.add(part)
     return dataclasses.replace(first, report=report, worker_id=flight.owner)
 
 

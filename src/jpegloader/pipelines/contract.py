@@ -38,8 +38,22 @@ DECODE_CHOICES = ("auto", "exact")
 WORKER_STAGES = ("read", "decode", "augment", "python_path", "yours")
 #: A batch layout: per field, the shape of one sample's entry and its dtype.
 Layout = tuple[tuple[tuple[int, ...], torch.dtype], ...]
+
+
+@dataclass(frozen=True)
+class Where:
+    """The process decoding a batch: ``text`` names it in errors (``str()`` gives it),
+    ``in_main`` says whether it is the loop's own (num_workers=0)."""
+
+    text: str
+    in_main: bool = False
+
+    def __str__(self) -> str:
+        return self.text
+
+
 #: ``where`` for a batch decoded by the loop's own process (num_workers=0)
-IN_MAIN = "in the main process"
+IN_MAIN = Where("in the main process", in_main=True)
 
 
 @dataclass(frozen=True)
@@ -205,7 +219,7 @@ class BatchWork:
     indices: np.ndarray
     seed: int
     arrays: tuple[np.ndarray, ...]
-    where: str
+    where: Where
     batch_no: int
     threads: int
     report: BatchReport
@@ -215,7 +229,7 @@ class BatchWork:
 
     @property
     def in_main(self) -> bool:
-        return self.where == IN_MAIN
+        return self.where.in_main
 
 
 class BatchDecoder:
@@ -253,10 +267,10 @@ class BatchDecoder:
         return self.layout
 
     def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
-               where: str, batch_no: int = 0, threads: int = 1) -> BatchReport:
+               where: Where | str, batch_no: int = 0, threads: int = 1) -> BatchReport:
         """Fills the batch of the samples at ``indices`` into ``arrays`` (the slot's
-        fields) and returns its report; ``where`` names this process in errors; the
-        C core's work may be split over ``threads`` threads.
+        fields) and returns its report; ``where`` is this process (a str: a worker,
+        named so in errors); the C core's work may be split over ``threads`` threads.
 
         NOTE [ One batch skeleton ]
         Every pipeline's batch goes through these steps, written here once; a
@@ -271,6 +285,7 @@ class BatchDecoder:
         moved to the front of ``fields`` -> ``finish`` (the user's own code)."""
         indices = np.asarray(indices, dtype=np.int64)
         n = len(indices)
+        where = where if isinstance(where, Where) else Where(where)
         work = BatchWork(indices, seed, arrays, where, batch_no, threads, BatchReport(count=n),
                          keep=np.ones(n, dtype=bool))
         watch = Stopwatch(work.report.seconds)

@@ -302,8 +302,9 @@ class DetectionBatchDecoder(BatchDecoder):
 
     def _place(self, work: BatchWork, elems: int) -> int | None:
         """Where the next image of ``elems`` goes in the slot's images field (the
-        batch's rows as one arena, each image after the last, 64-byte aligned), or
-        None when it does not fit (NOTE [ Detection batches in the ring ])."""
+        batch's rows as one arena, each image after the last at a multiple of 16
+        elements: 64 bytes of float32, 16 of uint8), or None when it does not fit
+        (NOTE [ Detection batches in the ring ])."""
         if not self.ring:
             return None
         at = -(-work.arena // 16) * 16
