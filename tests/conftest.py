@@ -22,6 +22,21 @@ _CORPUS = {
 }
 
 
+#: The suite's slow tiers, by where their tests live: each gets its marker, so a
+#: development run can leave them out (-m "not integration and not packaging"); the
+#: default run and CI run them all (docs/reliability.md, "The suite's tiers").
+TIERS = {"integration": ("tests/integrations/", "tests/dataloader/torchdata_suite/"),
+         "packaging": ("tests/test_packaging.py",)}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        where = Path(str(item.fspath)).resolve().relative_to(REPO).as_posix()
+        for marker, places in TIERS.items():
+            if where.startswith(places):
+                item.add_marker(marker)
+
+
 def shared(sub: str) -> Path:
     path = SHARED_DATA / sub
     if not path.exists():

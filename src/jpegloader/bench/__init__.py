@@ -5,7 +5,11 @@
     measure.py   epochs timed side by side, CPU time, worker memory
     memory.py    PSS of a loader's processes, each loader alone in a new process
     ceiling.py   libjpeg-turbo's own decode ceiling (jpeg_limit.c, shipped here)
-    corpora.py   the built-in synthetic datasets and copies of a dataset to a size
+    corpora.py   the built-in synthetic datasets, copies of a dataset to a size, and
+                 a corpus found by name (--data imagenet-sample)
+    sources.py   the same files as an ImageFolder, tar shards or an Arrow dataset
+    detr_user.py, rtdetr_user.py   DETR's and RT-DETR's pipelines as their users carry
+                 them (the detr and rtdetr recipes)
     report.py    the table and the plot
 
 Its tools (tqdm, matplotlib) come with ``pip install 'jpegloader[bench]'``.

@@ -90,7 +90,7 @@ class ClassificationBatchDecoder(BatchDecoder):
     def begin(self, work: BatchWork) -> None:
         work.rows = self.rows(work.indices)
         work.paths = self.table.paths(work.rows)
-        work.native, work.final, work.labels = self._buffers(len(work.indices), work.arrays)
+        work.native, work.final, work.labels = self.buffers(len(work.indices), work.arrays)
 
     def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
         p = self.program
@@ -125,7 +125,7 @@ class ClassificationBatchDecoder(BatchDecoder):
             self._collate(samples, native, final, work.labels, count, work.arrays,
                           work.report, work.batch_no, work.seed, work.in_main)
 
-    def _buffers(self, n: int, arrays):
+    def buffers(self, n: int, arrays):
         """(native: what the C core writes, final: where finished samples go (None when
         they stay objects, as PIL images for a collate_fn), labels)."""
         p = self.program

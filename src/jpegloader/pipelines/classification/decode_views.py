@@ -48,7 +48,7 @@ class ViewsBatchDecoder(BatchDecoder):
         work.paths = self.table.paths(work.rows)
         work.labels = work.arrays[-1]
         # per view: (native: what the C core writes, final: the slot's array, labels)
-        work.buffers = [d._buffers(len(work.indices), (work.arrays[v], work.labels))
+        work.buffers = [d.buffers(len(work.indices), (work.arrays[v], work.labels))
                         for v, d in enumerate(parts)]
         work.natives = [b[0] for b in work.buffers]
         work.keys = [view_seed(work.seed, v) for v in range(len(parts))]
