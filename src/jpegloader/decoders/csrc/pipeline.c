@@ -10,6 +10,7 @@
 #include "gather_rows.h"
 #include "padding.h"
 #include "resample.h"
+#include "taps.h"
 
 typedef struct {
     uint8_t *a, *b, *c, *d, *e, *strip, *gather, *colour;
@@ -163,55 +164,6 @@ static int decode_block(jl_decoder *dec, int rows, jl_rows *block, char *msg,
     int status = close_after(dec, jl_jpeg_region_read(dec, rows, block, msg), msg);
     *decode_seconds += now() - start;
     return status;
-}
-
-/* A view: one plan's coefficients, the block of the scaled image they read,
- * [x0, x1) x [y0, y1), and the part of the resize they make, cols x rows from
- * (x_start, y_start): the output itself unless the plan pads (jl_axis_part). */
-typedef struct {
-    jl_coeffs cx, cy;
-    int x0, x1, y0, y1;
-    int x_start, y_start, cols, rows;
-} jl_view_taps;
-
-/* Validates the plan and computes its coefficients; 0, or a status with msg. */
-static int view_taps(const jl_plan *p, int out_h, int out_w, jl_view_taps *t, char *msg)
-{
-    int xlo, xhi, ylo, yhi;
-    memset(t, 0, sizeof(*t));
-    if (!jl_plan_is_valid(p, out_h, out_w) ||
-        jl_axis_part(&p->x, out_w, p->pad_mode, &t->x_start, &t->cols) ||
-        jl_axis_part(&p->y, out_h, p->pad_mode, &t->y_start, &t->rows)) {
-        snprintf(msg, JL_MSG_LEN, "invalid sample plan");
-        return JL_ERROR;
-    }
-    if (p->colour_first) { /* NOTE [ Colour before the padding ] */
-        t->x_start = t->y_start = 0;
-        t->cols = p->x.out_size;
-        t->rows = p->y.out_size;
-    }
-    if (jl_coeffs_compute(&t->cx, p->filter, p->x.src_size, p->x.in0, p->x.in1, p->x.out_size,
-                          t->x_start, t->cols) ||
-        jl_coeffs_compute(&t->cy, p->filter, p->y.src_size, p->y.in0, p->y.in1, p->y.out_size,
-                          t->y_start, t->rows)) {
-        jl_coeffs_free(&t->cx);
-        memset(t, 0, sizeof(*t));
-        snprintf(msg, JL_MSG_LEN, "out of memory for resample coefficients");
-        return JL_NO_MEMORY;
-    }
-    jl_coeffs_span(&t->cx, &xlo, &xhi);
-    jl_coeffs_span(&t->cy, &ylo, &yhi);
-    t->x0 = p->x.src_lo + xlo;
-    t->x1 = p->x.src_lo + xhi;
-    t->y0 = p->y.src_lo + ylo;
-    t->y1 = p->y.src_lo + yhi;
-    return JL_OK;
-}
-
-static void view_taps_free(jl_view_taps *t)
-{
-    jl_coeffs_free(&t->cx);
-    jl_coeffs_free(&t->cy);
 }
 
 /* After jl_jpeg_region_open: the status the sample goes on with.  Closes the
@@ -387,7 +339,7 @@ static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
     int status, rows, cols, ch, fused, strips;
     double start;
 
-    status = view_taps(p, out_h, out_w, &t, msg);
+    status = jl_view_taps_make(p, out_h, out_w, &t, msg);
     if (status != JL_OK)
         return status;
     start = now();
@@ -434,7 +386,7 @@ static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
     if (!fused)
         status = write_output(s, p, &t, out, o, msg);
 done:
-    view_taps_free(&t);
+    jl_view_taps_free(&t);
     return status;
 }
 
@@ -472,8 +424,8 @@ static int run_views(jl_decoder *dec, jl_scratch *s, const uint8_t *data, size_t
             snprintf(msg, JL_MSG_LEN, "invalid sample plan: view %d's scale or image size "
                      "differs from view 0's", v);
             status = JL_ERROR;
-        } else if ((status = view_taps(&p[v], outs[v].out_h, outs[v].out_w, &t[v], msg)) ==
-                   JL_OK) {
+        } else if ((status = jl_view_taps_make(&p[v], outs[v].out_h, outs[v].out_w, &t[v],
+                                               msg)) == JL_OK) {
             made++;
         }
     }
@@ -503,7 +455,7 @@ static int run_views(jl_decoder *dec, jl_scratch *s, const uint8_t *data, size_t
     }
 done:
     for (v = 0; v < made; v++)
-        view_taps_free(&t[v]);
+        jl_view_taps_free(&t[v]);
     return status;
 }
 
