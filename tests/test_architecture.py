@@ -210,6 +210,33 @@ def _c_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     return graph
 
 
+#: A function definition's line: not static, the name (jl_...) before its parameters.
+_C_DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t*]*?\b(jl_\w+)\s*\(", re.M)
+_C_CALL = re.compile(r"\b(jl_\w+)\s*\(")
+
+
+def _c_calls(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """C units under ``root`` -> the units whose exported functions (jl_*) they call.
+    A definition is a name at a line's start whose parameters are followed by a body
+    (a prototype ends at its ';')."""
+    units = {p: p.with_suffix("").relative_to(root).as_posix()
+             for p in sorted(root.rglob("*.c"))}
+    texts = {p: re.sub(r"/\*.*?\*/|//[^\n]*", "", p.read_text(), flags=re.S) for p in units}
+    defined: dict[str, str] = {}
+    for path, text in texts.items():
+        for m in _C_DEFINITION.finditer(text):
+            rest = text[m.end():]
+            body, end = rest.find("{"), rest.find(";")
+            if body != -1 and (end == -1 or body < end):
+                defined.setdefault(m.group(1), units[path])
+    graph: dict[str, set[str]] = {}
+    for path, text in texts.items():
+        unit = units[path]
+        graph[unit] = {defined[n] for n in _C_CALL.findall(text)
+                       if n in defined and defined[n] != unit}
+    return graph
+
+
 def test_the_c_include_graph_is_the_sources():
     graph = _c_graph()
     assert "decoders/csrc/pipeline" in graph and "decoders/csrc/colour" in graph
@@ -219,6 +246,12 @@ def test_the_c_include_graph_is_the_sources():
 def test_no_c_include_cycles():
     # src=SRC: no C unit is a Python package, so every edge counts
     assert not _cycle(_c_graph()), " -> ".join(_cycle(_c_graph()))
+
+
+def test_no_c_call_cycles():
+    calls = _c_calls()
+    assert "decoders/csrc/taps" in calls["decoders/csrc/pipeline"]  # the graph is read
+    assert not _cycle(calls), " -> ".join(_cycle(calls))
 
 
 # -- the checks, each shown failing on a planted violation ------------------------------
@@ -286,6 +319,17 @@ def test_a_c_include_cycle_is_caught(tmp_path):
     assert not _cycle(_c_graph(tmp_path / "pkg"))
     (csrc / "b.c").write_text('#include "b.h"\n  #  include "a.h"\n')
     assert _cycle(_c_graph(tmp_path / "pkg")) == ["csrc/a", "csrc/b", "csrc/a"]
+
+
+def test_a_c_call_cycle_is_caught(tmp_path):
+    csrc = tmp_path / "pkg" / "csrc"
+    csrc.mkdir(parents=True)
+    (csrc / "a.c").write_text("int jl_a(int x);\nint jl_a(int x)\n{\n    return jl_b(x);\n}\n")
+    (csrc / "b.c").write_text("static int jl_c(void) { return 1; }\n"
+                              "int jl_b(int x) { return x + jl_c(); } /* jl_a(x) */\n")
+    assert _c_calls(tmp_path / "pkg") == {"csrc/a": {"csrc/b"}, "csrc/b": set()}
+    (csrc / "b.c").write_text("int jl_b(int x)\n{\n    return x ? jl_a(x - 1) : 0;\n}\n")
+    assert _cycle(_c_calls(tmp_path / "pkg")) == ["csrc/a", "csrc/b", "csrc/a"]
 
 
 def test_a_layer_importing_the_package_root_is_caught(tmp_path):
