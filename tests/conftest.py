@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -211,3 +213,33 @@ def assert_resumes_bit_identically(dataset, stop: int, resume_workers: int = 1,
     resumed.load_state_dict(state)
     same = [torch.equal(a, b) for a, b in zip(head + [b[0] for b in resumed], full, strict=True)]
     assert all(same), same
+
+
+# -- processes, for the tests that kill and wait for them ---------------------------------
+def alive(pid: int) -> bool:
+    """Running (a zombie left for an init that never reaps counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def wait_gone(pids, seconds: float) -> float:
+    """Seconds until every pid is gone; fails after ``seconds``."""
+    start = time.monotonic()
+    while any(alive(p) for p in pids):
+        assert time.monotonic() - start < seconds, \
+            f"still alive after {seconds} s: {[p for p in pids if alive(p)]}"
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def can_mount_private_shm() -> bool:
+    if os.geteuid() != 0:
+        return False
+    try:
+        return subprocess.run(["unshare", "-m", "true"], capture_output=True,
+                              timeout=10, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False

@@ -15,7 +15,7 @@ from torchvision import transforms as T
 import jpegloader
 from jpegloader.dataloader import engine as loader_module
 from tests.conftest import eval_transform, shm_entries, train_transform
-from tests.reliability.test_faults import _alive, _wait_gone
+from tests.conftest import alive, wait_gone
 
 
 def _pids(loader) -> list[int]:
@@ -37,10 +37,10 @@ def test_native_pipeline_keeps_its_workers_until_idle_too_long(small_folder, mon
     loader = jpegloader.DataLoader(ds, batch_size=4, shuffle=True, num_workers=2)
     assert sum(len(b[1]) for b in loader) == len(ds)
     first = _pids(loader)
-    assert len(first) == 2 and all(_alive(p) for p in first)
+    assert len(first) == 2 and all(alive(p) for p in first)
     assert sum(len(b[1]) for b in loader) == len(ds)
     assert _pids(loader) == first  # the same processes served the second epoch
-    _wait_gone(first, 1.0 + 5.0)  # idle past IDLE_WORKERS_SECONDS: they exit
+    wait_gone(first, 1.0 + 5.0)  # idle past IDLE_WORKERS_SECONDS: they exit
     assert sum(len(b[1]) for b in loader) == len(ds)  # a third epoch forks new ones
     assert set(_pids(loader)).isdisjoint(first)
     loader.close()
@@ -95,7 +95,7 @@ def test_workers_running_users_code_are_fresh_every_epoch(small_folder, users_co
     if users_code == "worker_init_fn":
         assert counter.value == 4  # as torch: each epoch's workers run it
     loader.close()
-    _wait_gone(pids[0] + pids[1], 5)
+    wait_gone(pids[0] + pids[1], 5)
 
 
 def test_kept_workers_leave_when_the_transform_changes(small_folder):
@@ -109,7 +109,7 @@ def test_kept_workers_leave_when_the_transform_changes(small_folder):
     shapes = {b[0].shape[-1] for b in loader}
     assert shapes == {32}
     assert set(_pids(loader)).isdisjoint(first)
-    _wait_gone(first, 5)
+    wait_gone(first, 5)
     loader.close()
 
 
@@ -122,12 +122,12 @@ def test_close_and_drop_stop_kept_workers_at_once(small_folder, monkeypatch):
         loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2)
         assert sum(len(b[1]) for b in loader) == len(ds)
         pids = _pids(loader)
-        assert pids and all(_alive(p) for p in pids)
+        assert pids and all(alive(p) for p in pids)
         if how == "close":
             loader.close()
         else:
             del loader
-        _wait_gone(pids, 5)
+        wait_gone(pids, 5)
     assert shm_entries() <= before
 
 
@@ -159,6 +159,6 @@ def test_persistent_workers_outlive_abandoned_epochs(small_folder, cls):
         seen.append(pids(loader))
         del it
     assert all(p == first for p in seen), (first, seen)
-    assert all(_alive(p) for p in first)
+    assert all(alive(p) for p in first)
     if cls is jpegloader.DataLoader:
         loader.close()

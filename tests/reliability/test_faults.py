@@ -30,10 +30,13 @@ from jpegloader.dataloader.shared_budget import SharedBudget
 from jpegloader.pipelines import CLASSIFICATION, DecodeOptions
 from tests.conftest import (
     REPO,
+    alive,
+    can_mount_private_shm,
     eval_transform,
     shm_entries,
     to_255,
     train_transform,
+    wait_gone,
     worker_pids,
 )
 from tests.hostile_jpegs import (
@@ -57,25 +60,6 @@ def clean():
         time.sleep(0.1)
     assert not worker_pids(), "a worker outlived the scenario"
     assert shm_entries() <= before, f"leaked /dev/shm segments: {shm_entries() - before}"
-
-
-def _alive(pid: int) -> bool:
-    """Running (a zombie left for an init that never reaps counts as gone)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def _wait_gone(pids, seconds: float) -> float:
-    """Seconds until every pid is gone; fails after ``seconds``."""
-    start = time.monotonic()
-    while any(_alive(p) for p in pids):
-        assert time.monotonic() - start < seconds, \
-            f"still alive after {seconds} s: {[p for p in pids if _alive(p)]}"
-        time.sleep(0.05)
-    return time.monotonic() - start
 
 
 def _child(mode: str, root: Path, *args: str, wrap: list[str] = ()) -> subprocess.Popen:
@@ -128,10 +112,10 @@ def test_timeout_fires_on_time_when_a_worker_is_stopped(small_folder, clean, per
         elapsed = time.monotonic() - start
     finally:
         for pid in victims:
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGCONT)
     assert elapsed < 2.5, f"the timeout of 2 s fired after {elapsed:.2f} s"
-    _wait_gone(victims, 5)
+    wait_gone(victims, 5)
     loader.close()
 
 
@@ -144,7 +128,7 @@ def test_keyboard_interrupt_then_new_epoch_then_exit(small_folder, clean):
     assert {"count": 24} in events, err  # the epoch after the interrupt is whole
     assert child.returncode in (-signal.SIGINT, 130), err
     assert "KeyboardInterrupt" in err
-    _wait_gone([p for e in events for p in e.get("workers", [])], 5)
+    wait_gone([p for e in events for p in e.get("workers", [])], 5)
 
 
 def test_break_then_new_epoch(small_folder, clean):
@@ -155,7 +139,7 @@ def test_break_then_new_epoch(small_folder, clean):
             break
     first_workers = [w.pid for w in loader._workers()]
     assert sum(len(b[1]) for b in loader) == len(ds)
-    _wait_gone(first_workers, 5)
+    wait_gone(first_workers, 5)
     del loader
 
 
@@ -172,14 +156,14 @@ def test_loader_deleted_mid_epoch(small_folder, clean):
     pids = [w.pid for w in loader._workers()]
     del loader, it  # both dropped mid-epoch
     gc.collect()
-    _wait_gone(pids, 5)
+    wait_gone(pids, 5)
 
 
-def test_process_exiting_with_an_iterator_alive(small_folder, clean):
+def test_process_exiting_with_an_iteratoralive(small_folder, clean):
     child = _child("exit", small_folder)
     out, err = child.communicate(timeout=60)
     assert child.returncode == 0, err
-    _wait_gone(_events(out)[0]["workers"], 5)
+    wait_gone(_events(out)[0]["workers"], 5)
     assert "Traceback" not in err, err
 
 
@@ -188,10 +172,10 @@ def test_workers_exit_when_the_parent_is_killed(small_folder, clean):
     child = _child("hold", small_folder)
     line = child.stdout.readline()
     pids = json.loads(line)["workers"]
-    assert len(pids) == 2 and all(_alive(p) for p in pids)
+    assert len(pids) == 2 and all(alive(p) for p in pids)
     child.kill()
     child.wait(timeout=10)
-    took = _wait_gone(pids, 5)
+    took = wait_gone(pids, 5)
     assert took < 5
 
 
@@ -311,17 +295,7 @@ def test_ring_shrinks_or_refuses_to_fit_free_shared_memory():
         SharedBudget().fit_prefetch(2, 2, slot, 30 << 20)
 
 
-def _can_mount_private_shm() -> bool:
-    if os.geteuid() != 0:
-        return False
-    try:
-        return subprocess.run(["unshare", "-m", "true"], capture_output=True,
-                              timeout=10, check=False).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-@pytest.mark.skipif(not _can_mount_private_shm(),
+@pytest.mark.skipif(not can_mount_private_shm(),
                     reason="needs root and unshare -m to give a child a small private /dev/shm")
 @pytest.mark.parametrize("size, fits", [("6M", False), ("12M", True)])
 def test_small_dev_shm_gives_a_clear_error_or_a_smaller_ring(small_folder, size, fits):
@@ -342,7 +316,7 @@ def test_small_dev_shm_gives_a_clear_error_or_a_smaller_ring(small_folder, size,
         assert "SharedMemoryError" in err and "--shm-size" in err
 
 
-@pytest.mark.skipif(not _can_mount_private_shm(),
+@pytest.mark.skipif(not can_mount_private_shm(),
                     reason="needs root and unshare -m to give a child a small private /dev/shm")
 @pytest.mark.parametrize("batch_size, outcome", [(4, "fallback"), (16, "error")])
 def test_tables_count_in_the_shared_memory_budget(small_folder, batch_size, outcome):

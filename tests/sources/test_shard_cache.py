@@ -21,8 +21,8 @@ from torchvision import datasets
 import jpegloader
 from jpegloader.datasets import CacheLimitError, ShardError, WebDataset
 from tests.conftest import eval_transform, write_image_folder
-from tests.reliability.test_faults import _can_mount_private_shm
-from tests.sources.test_shards import _add, write_shards
+from tests.conftest import can_mount_private_shm
+from tests.sources.conftest import add_member, write_shards
 
 
 def _bucket(tmp_path: Path, options: dict, name: str, count: int, per_shard: int):
@@ -128,7 +128,7 @@ def _tar(path: Path, members: list) -> str:
             if isinstance(member, tarfile.TarInfo):
                 tar.addfile(member)
             else:
-                _add(tar, *member)
+                add_member(tar, *member)
     return str(path)
 
 
@@ -263,7 +263,7 @@ except OSError as e:
 """
 
 
-@pytest.mark.skipif(not _can_mount_private_shm(),
+@pytest.mark.skipif(not can_mount_private_shm(),
                     reason="needs root and unshare -m to give a child a small private cache disk")
 def test_a_full_cache_disk_is_said_as_such_and_leaves_nothing(tmp_path, s3_server):
     """A cache on a 64 KiB disk and a larger shard: an OSError with ENOSPC that says it
@@ -312,7 +312,7 @@ print(json.dumps(report))
 """
 
 
-@pytest.mark.skipif(not _can_mount_private_shm(),
+@pytest.mark.skipif(not can_mount_private_shm(),
                     reason="needs root and unshare -m to mount the cache read-only for a child")
 def test_a_read_only_cache_serves_its_copies_and_says_what_it_cannot_do(tmp_path, s3_server):
     """A cache filled once and mounted read-only (NOTE [ A read-only shard cache ]):

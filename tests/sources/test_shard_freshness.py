@@ -21,7 +21,7 @@ from torchvision import transforms as T
 import jpegloader
 from jpegloader.datasets import WebDataset
 from tests.conftest import eval_transform, shared, write_image_folder
-from tests.sources.test_shards import _add, write_shards
+from tests.sources.conftest import add_member, write_shards
 
 SAMPLES = 50
 
@@ -270,8 +270,8 @@ def test_a_shard_relabelled_during_an_epoch_with_other_counts_is_an_error(tmp_pa
     ds = WebDataset(str(shard), cache_dir=None)
     with tarfile.open(shard, "w") as tar:  # 7 samples now
         for k, (path, t) in enumerate(samples[:7]):
-            _add(tar, f"sample{k:06d}.jpg", Path(path).read_bytes())
-            _add(tar, f"sample{k:06d}.cls", str(t).encode())
+            add_member(tar, f"sample{k:06d}.jpg", Path(path).read_bytes())
+            add_member(tar, f"sample{k:06d}.cls", str(t).encode())
     with pytest.raises(Exception, match=r"shard-000000\.tar, sample 'sample000003' "
                                         r"\(index 3\): the shard was rewritten during the "
                                         r"epoch .* 7 samples, not 8"):

@@ -5,7 +5,6 @@ named with their member and index.  Shards are written here from the real-image 
 (or generated images where the test is about the format)."""
 from __future__ import annotations
 
-import io
 import json
 import tarfile
 from pathlib import Path
@@ -28,34 +27,10 @@ from tests.conftest import (
     train_transform,
     write_image_folder,
 )
+from tests.sources.conftest import add_member, write_shards
 
-PER_SHARD = 100
 #: mean absolute difference on 0-255 against torch's loader (PIL) with decode="auto"
 TOLERANCE = 3.0
-
-
-def _add(tar: tarfile.TarFile, name: str, payload: bytes) -> None:
-    info = tarfile.TarInfo(name)
-    info.size = len(payload)
-    tar.addfile(info, io.BytesIO(payload))
-
-
-def write_shards(samples: list[tuple[str, int]], out: Path, per_shard: int = PER_SHARD,
-                 label: str = "cls") -> list[Path]:
-    """WebDataset shards of (path, target) samples, keys in dataset order."""
-    out.mkdir(parents=True, exist_ok=True)
-    shards = []
-    for s in range(0, len(samples), per_shard):
-        shards.append(out / f"shard-{s // per_shard:06d}.tar")
-        with tarfile.open(shards[-1], "w") as tar:
-            for k, (path, target) in enumerate(samples[s:s + per_shard]):
-                key = f"sample{s + k:06d}"
-                _add(tar, f"{key}.jpg", Path(path).read_bytes())
-                if label == "cls":
-                    _add(tar, f"{key}.cls", str(target).encode())
-                else:
-                    _add(tar, f"{key}.json", json.dumps({"label": target}).encode())
-    return shards
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +129,7 @@ def _bad(tmp_path: Path, name: str, members: list[tuple[str, bytes]], cut: int =
     path = tmp_path / name
     with tarfile.open(path, "w") as tar:
         for member, payload in members:
-            _add(tar, member, payload)
+            add_member(tar, member, payload)
     if cut:
         data = path.read_bytes()
         path.write_bytes(data[:cut])

@@ -31,7 +31,7 @@ from jpegloader.pipelines.detection.draw import box_seed, draw  # noqa: E402
 from jpegloader.pipelines.random_stream import (  # noqa: E402
     epoch_seed, generators_kept, seed_generators)
 from tests.coco_fixtures import coco_sample  # noqa: E402
-from tests.pipelines.detection.test_coco_v2 import decoded  # noqa: E402
+from tests.pipelines.detection.conftest import decoded  # noqa: E402
 
 
 def build(image_set="train", masks=False, transforms=None, cls=D.CocoDetection):

@@ -22,10 +22,8 @@ from jpegloader.pipelines.detection.draw import draw  # noqa: E402
 from jpegloader.pipelines.random_stream import epoch_seed  # noqa: E402
 from tests import detection_references_copy as R  # noqa: E402
 from tests.coco_fixtures import coco_sample  # noqa: E402
-from tests.pipelines.detection.test_coco_v2 import (  # noqa: E402
-    assert_same_sample, build, decoded, flat, loader, odd_coco, replaying)
-
-__all__ = ["odd_coco"]  # the fixture, shared with test_coco_v2.py
+from tests.pipelines.detection.conftest import (  # noqa: E402
+    assert_same_sample, build, decoded, flat, loader, replaying)
 
 
 def reference_rle(segmentation, h, w):

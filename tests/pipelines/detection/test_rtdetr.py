@@ -29,7 +29,7 @@ from jpegloader.pipelines.detection.stand_ins import canvas  # noqa: E402
 from jpegloader.pipelines.random_stream import (  # noqa: E402
     epoch_seed, generators_kept, seed_generators)
 from tests.coco_fixtures import coco_sample  # noqa: E402
-from tests.pipelines.detection.test_coco_v2 import (  # noqa: E402
+from tests.pipelines.detection.conftest import (  # noqa: E402
     assert_same_sample, decoded, replaying)
 
 
