@@ -35,6 +35,7 @@ import torch
 
 from ..pipelines import BatchDecoder, Check
 from ..pipelines.contract import Tally
+from .eligibility import Eligibility, fallback_message
 from .epoch import Epoch, EpochSettings, PoolLease
 from .pool import WorkerPool
 from .ring import MIB, BatchRing, layout_bytes, shared_memory_free
@@ -91,6 +92,59 @@ class Admission:
         refused = self.budget.admit(decoder, key, config.num_workers, config.batch_size,
                                     config.prefetch_factor)
         return refused if refused is not None else Engine(decoder, key, config, self.budget)
+
+
+class CurrentEngine:
+    """The engine of the verdict in force (NOTE [ The pipeline follows the dataset ] in
+    loader.py): kept while the verdict's lowering key holds, replaced when it changes,
+    dropped for the fallback, whose warning is said once per reason; what the engines
+    dropped did stays in ``past``."""
+
+    def __init__(self):
+        self.engine: Engine | None = None
+        self.admission = Admission()  # NOTE [ One shared-memory budget ]
+        self.past = Tally()
+        self._warned = None  # the checks of the fallback last warned of
+
+    def stats(self) -> Tally:
+        return self.past if self.engine is None else self.past.merged(self.engine.stats)
+
+    def drop(self) -> None:
+        if self.engine is not None:
+            self.engine.shutdown()
+            self.past = self.past.merged(self.engine.stats)
+            self.engine = None
+
+    def adopt(self, verdict: Eligibility, parts, first: bool = False) -> Eligibility:
+        """The verdict in force after ``verdict``: itself, with an engine for it (the
+        current one when nothing it was built from changed; ``parts(verdict)`` gives a
+        new one's decoder and WorkerConfig), or the fallback's, warned of."""
+        if not verdict.accelerated:
+            if verdict.checks != self._warned:
+                self._warned = verdict.checks
+                _LG.warning(fallback_message(verdict))
+            self.drop()
+            return verdict
+        if self.engine is not None and verdict.lowering.key == self.engine.key:
+            self._warned = None
+            return verdict
+        self.drop()
+        # The verdict is renewed every epoch: a pipeline that did not fit /dev/shm is not
+        # built again (its tables cover every sample) until more is free.
+        refused = self.admission.refusal(verdict.lowering.key)
+        if refused is None:
+            decoder, config = parts(verdict)
+            started = self.admission.start(decoder, verdict.lowering.key, config)
+            if isinstance(started, Engine):
+                self._warned = None
+                if not first:
+                    _LG.info("jpegloader: the dataset changed since the last epoch (its "
+                             "transform or samples); running the new pipeline: %s",
+                             verdict.report().splitlines()[0])
+                self.engine = started
+                return verdict
+            refused = started
+        return self.adopt(Eligibility(False, None, (*verdict.checks, refused)), parts)
 
 
 class Engine:

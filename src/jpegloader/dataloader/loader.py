@@ -17,11 +17,10 @@ import torch.utils.data
 
 from ..decoders import DEFAULT_MAX_PIXELS
 from ..pipelines import DecodeOptions, pipeline_for
-from ..pipelines.contract import Tally
 from ..pipelines.random_stream import epoch_seed
 from .delivery import accelerator_available, to_device
-from .eligibility import Eligibility, evaluate, fallback_message
-from .engine import IDLE_WORKERS_SECONDS, Admission, Engine, WorkerConfig
+from .eligibility import Eligibility, evaluate
+from .engine import IDLE_WORKERS_SECONDS, CurrentEngine, Engine, WorkerConfig
 from .options import LoaderOptions
 from .origin import call_site
 from .resume import CountingIterator, LoaderView, Progress
@@ -117,22 +116,15 @@ class DataLoader(TorchDataLoader[T_co]):
         # NOTE [ A loader a trainer threw away ]
         self._use = watch(self, TorchDataLoader, call_site())
         remember(self, options.given)
-        self._engine: Engine | None = None
-        self._admission = Admission()  # NOTE [ One shared-memory budget ]
-        self._past_stats = Tally()  # of engines dropped when the pipeline changed
+        self._current = CurrentEngine()  # NOTE [ One owner per job ] (engine.py)
         self._progress = Progress()
         self._pin_note_given = False
-        self._logged_key = None
         self.eligibility: Eligibility = evaluate(dataset, **self._loader_args)
         self._adopt(self.eligibility, first=True)
         for hook in list(BUILT_HOOKS):
             hook(self)
 
     # -- statistics ------------------------------------------------------------------------
-    def _stats(self) -> Tally:
-        return self._past_stats if self._engine is None else \
-            self._past_stats.merged(self._engine.stats)
-
     @property
     def stage_seconds(self) -> dict[str, float]:
         """NOTE [ Stage times ]
@@ -141,59 +133,34 @@ class DataLoader(TorchDataLoader[T_co]):
         several workers they can exceed the wall time; main process stages are:
         wait (the consumer blocked for the next batch), assembly (handing the batch
         over) and pin_copy (copies into pinned memory and to the device)."""
-        return dict(self._stats().seconds)
+        return dict(self._current.stats().seconds)
 
     @property
     def skipped_samples(self) -> list[tuple[int, str, str]]:
         """(index, path, why) of every sample dropped with on_error="skip"."""
-        return list(self._stats().skipped)
+        return list(self._current.stats().skipped)
 
     @property
     def python_path_samples(self) -> int:
         """Samples the C core handed to the dataset's own Python reading."""
-        return self._stats().python_path
+        return self._current.stats().python_path
 
     # -- the verdict ---------------------------------------------------------------------
     def _adopt(self, verdict: Eligibility, first: bool = False) -> None:
-        """Makes ``verdict`` the current one: an engine for it (kept when nothing it
-        was built from changed), or the fallback warning."""
-        self.eligibility = verdict
-        if not verdict.accelerated:
-            if verdict.checks != self._logged_key:
-                self._logged_key = verdict.checks
-                _LG.warning(fallback_message(verdict))
-            self._drop_engine()
-            return
-        if self._engine is not None and verdict.lowering.key == self._engine.key:
-            self._logged_key = None
-            return
-        self._drop_engine()
-        # The verdict is renewed every epoch: a pipeline that did not fit /dev/shm is not
-        # built again (its tables cover every sample) until more is free.
-        refused = self._admission.refusal(verdict.lowering.key)
-        if refused is None:
-            decoder = pipeline_for(self.dataset).decoder(verdict.lowering, self._options)
-            config = WorkerConfig(self.num_workers, self.batch_size or 1,
-                                  self.prefetch_factor or 2, self.persistent_workers,
-                                  self.timeout, self.worker_init_fn,
-                                  self.multiprocessing_context, self.dataset)
-            started = self._admission.start(decoder, verdict.lowering.key, config)
-            if isinstance(started, Engine):
-                self._logged_key = None
-                if not first:
-                    _LG.info("jpegloader: the dataset changed since the last epoch (its "
-                             "transform or samples); running the new pipeline: %s",
-                             verdict.report().splitlines()[0])
-                self._engine = started
-                return
-            refused = started
-        self._adopt(Eligibility(False, None, (*verdict.checks, refused)))
+        """Makes ``verdict`` the current one: an engine for it, or the fallback."""
+        self.eligibility = self._current.adopt(verdict, self._engine_parts, first)
 
-    def _drop_engine(self) -> None:
-        if self._engine is not None:
-            self._engine.shutdown()
-            self._past_stats = self._past_stats.merged(self._engine.stats)
-            self._engine = None
+    def _engine_parts(self, verdict: Eligibility) -> tuple:
+        """A new engine's decoder for ``verdict`` and its workers' configuration."""
+        decoder = pipeline_for(self.dataset).decoder(verdict.lowering, self._options)
+        return decoder, WorkerConfig(self.num_workers, self.batch_size or 1,
+                                     self.prefetch_factor or 2, self.persistent_workers,
+                                     self.timeout, self.worker_init_fn,
+                                     self.multiprocessing_context, self.dataset)
+
+    @property
+    def _engine(self) -> Engine | None:
+        return self._current.engine
 
     def _renew_verdict(self) -> None:
         """NOTE [ The pipeline follows the dataset ]
