@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from jpegloader.pipelines.ssd import boxes as B
-from jpegloader.pipelines.ssd.dataset import COCODetection
+from jpegloader.sources.coco_ssd import COCODetection
 from jpegloader.transforms.ssd import dboxes300_coco
 from tests.coco_fixtures import coco_sample
 

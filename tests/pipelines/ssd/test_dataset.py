@@ -8,7 +8,7 @@ import torch
 from PIL import Image
 
 from jpegloader.datasets import COCODetection
-from jpegloader.pipelines.ssd.dataset import COCOFormatError
+from jpegloader.sources.coco_ssd import COCOFormatError
 from tests import ssd_user_copy as user
 from tests.coco_fixtures import write_coco
 

@@ -3,7 +3,6 @@ SSDTransformer (NVIDIA's and Habana's ssd/utils.py), recognised by name and stru
 own copies, or taken from this package.  See NOTE [ A pipeline's contract ].
 
     reference.py  the reference transforms (public as jpegloader.transforms.ssd)
-    dataset.py    the reference COCODetection (public as jpegloader.datasets)
     boxes.py      their box arithmetic, and its C twins (csrc/)
     recognise.py  recognise the dataset
     lower.py      lower the transform (SSDTransformer) into a program
