@@ -36,6 +36,7 @@ padding (the decode alone), it does not pay and the loader is torch's, saying so
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from torchvision.transforms import v2 as T2
@@ -72,7 +73,7 @@ class DetectionProgram:
     #: why the first of ``yours`` is not native ("" when all are)
     why_yours: str = ""
 
-    @property
+    @functools.cached_property  # asked per sample (draw.run_steps)
     def padded(self) -> bool:
         """Whether the C core pads each photo (NOTE [ Colour before the padding ] in
         csrc/pipeline.c): the photometric distortion runs on the whole photo, and the
@@ -80,7 +81,7 @@ class DetectionProgram:
         (NOTE [ DETR's geometry in one plan ] in detr.py)."""
         return any(s.pads for s in flattened(self.steps))
 
-    @property
+    @functools.cached_property
     def fill(self) -> int:
         return next((s.fill for s in flattened(self.steps) if s.fill is not None), 0)
 
@@ -88,7 +89,7 @@ class DetectionProgram:
     def names(self) -> list[str]:
         return [s.describe() for s in self.steps]
 
-    @property
+    @functools.cached_property  # asked per sample (draw.run_steps)
     def draws_own(self) -> bool:
         """Whether a step draws with torch's or Python's generators (seeded per sample:
         NOTE [ Draws by the transforms' own make_params ] in draw.py)."""
