@@ -205,7 +205,7 @@ class DetrFlip(Flip):
 
     @classmethod
     def lowered(cls, t, prefix):
-        return cls(name=f"RandomHorizontalFlip(p={t.p}) (DETR)", obj=t, p=float(t.p))
+        return cls(name=f"RandomHorizontalFlip(p={t.p})", obj=t, p=float(t.p))
 
     def move(self, shape, target):
         if random.random() < self.p:
@@ -231,7 +231,7 @@ class DetrResize(Resize):
         # plan ]), as their run draws it (move); a third would not fit the plan
         prefix.then = prefix.then or prefix.resized or prefix.cropped
         prefix.resized = True
-        return cls(name=f"RandomResize({list(t.sizes)}, max_size={t.max_size}) (DETR)",
+        return cls(name=f"RandomResize({list(t.sizes)}, max_size={t.max_size})",
                    obj=t)
 
     def move(self, shape, target):
@@ -261,7 +261,7 @@ class DetrSizeCrop(Step):
     @classmethod
     def lowered(cls, t, prefix):
         prefix.cropped = True
-        return cls(name=f"RandomSizeCrop({t.min_size}, {t.max_size}) (DETR)", obj=t)
+        return cls(name=f"RandomSizeCrop({t.min_size}, {t.max_size})", obj=t)
 
     def move(self, shape, target):
         region = crop_region(self.obj, shape.height, shape.width)
@@ -281,13 +281,11 @@ class Select(Group):
     def lowered(cls, t, prefix):
         branches = tuple(prefix.alternatives([steps_of(t.transforms1),
                                               steps_of(t.transforms2)]))
-        names = " | ".join(", ".join(s.name.removesuffix(" (DETR)") for s in b)
-                           for b in branches)
-        return cls(name=f"RandomSelect(p={t.p}: {names}) (DETR)", obj=t,
+        names = " | ".join(", ".join(s.name for s in b) for b in branches)
+        return cls(name=f"RandomSelect(p={t.p}: {names})", obj=t,
                    alternatives=branches, p=(float(t.p),))
 
-    def describe(self):
-        return self.name
+    describe = Step.describe  # its name holds the branches
 
     def move(self, shape, target):
         for inner in self.alternatives[0 if random.random() < self.p[0] else 1]:
@@ -308,7 +306,7 @@ class DetrToTensor(ToTensor):
         prefix.tensor = prefix.float = True
         prefix.stage.append(OnImage(t))
         prefix.image_type = "tensor"
-        return cls(name="ToTensor (DETR)", obj=t)
+        return cls(name="ToTensor", obj=t)
 
     def move(self, shape, target):
         return target
@@ -319,7 +317,6 @@ class DetrNormalize(Normalize):
     """The image in the table; the boxes to (cx, cy, w, h) over the image's size."""
 
     family: ClassVar[str] = "detr"
-    suffix: ClassVar[str] = " (DETR)"
     staged = OnImage
 
     def move(self, shape, target):

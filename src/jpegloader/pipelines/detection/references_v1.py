@@ -252,7 +252,7 @@ class V1Flip(ReferencesV1, Flip):
     @classmethod
     def lowered(cls, t, prefix):
         prefix.flipped = True
-        return cls(name=f"RandomHorizontalFlip(p={t.p}) (references)", obj=t, p=float(t.p),
+        return cls(name=f"RandomHorizontalFlip(p={t.p})", obj=t, p=float(t.p),
                    slot=prefix.slot())
 
     def move_target(self, state):
@@ -275,15 +275,15 @@ class V1ShortestSize(ReferencesV1, Resize):
     def lowered(cls, t, prefix):
         sizes = tuple(int(s) for s in t.min_size)
         prefix.resized = True
-        return cls(name=f"RandomShortestSize({list(sizes)}, max_size={t.max_size}) "
-                        "(references)", obj=t, sizes=sizes, max_size=int(t.max_size),
-                   shortest=True, slot=prefix.slot() if len(sizes) > 1 else -1)
+        return cls(name=f"RandomShortestSize({list(sizes)}, max_size={t.max_size})", obj=t,
+                   sizes=sizes, max_size=int(t.max_size), shortest=True,
+                   slot=prefix.slot() if len(sizes) > 1 else -1)
 
     def resized_to(self, size, h, w):  # their forward
         r = min(size / min(h, w), self.max_size / max(h, w))
         return int(h * r), int(w * r)
 
-    def resize(self, state, nh, nw, params):
+    def resize(self, state, nh, nw):
         _v1_resize(self, state, nh, nw)
 
 
@@ -295,8 +295,8 @@ class V1ScaleJitter(ReferencesV1, ScaleJitter):
     @classmethod
     def lowered(cls, t, prefix):
         prefix.resized = True
-        return cls(name=f"ScaleJitter({list(t.target_size)}, scale_range={t.scale_range}) "
-                        "(references)", obj=t)
+        return cls(name=f"ScaleJitter({list(t.target_size)}, scale_range={t.scale_range})",
+                   obj=t)
 
     def drawn(self, flat, h, w):
         return {"size": jitter_size(self.obj, h, w)}
@@ -312,7 +312,7 @@ class V1Distort(ReferencesV1, Distort):
     @classmethod
     def lowered(cls, t, prefix):
         prefix.padded = True
-        return cls(name="RandomPhotometricDistort (references)", obj=t,
+        return cls(name="RandomPhotometricDistort", obj=t,
                    arithmetic="v1" if prefix.tensor else "pil")
 
     def drawn(self, flat, h, w):
@@ -331,7 +331,7 @@ class V1ZoomOut(ReferencesV1, ZoomOut):
     @classmethod
     def lowered(cls, t, prefix):
         prefix.padded = True
-        return cls(name=f"RandomZoomOut(side_range={t.side_range}, p={t.p}) (references)",
+        return cls(name=f"RandomZoomOut(side_range={t.side_range}, p={t.p})",
                    obj=t, fill=cls.canvas_fill(t, prefix))
 
     def drawn(self, flat, h, w):
@@ -351,7 +351,7 @@ class V1IoUCrop(ReferencesV1, IoUCrop):
     @classmethod
     def lowered(cls, t, prefix):
         prefix.cropped = True
-        return cls(name="RandomIoUCrop (references)", obj=t)
+        return cls(name="RandomIoUCrop", obj=t)
 
     def drawn(self, flat, h, w):
         return None
@@ -372,7 +372,7 @@ class V1ToTensor(ReferencesV1, ToTensor):
         prefix.tensor = True
         prefix.stage.append(OnImage(t))
         prefix.image_type = "tensor"
-        return cls(name="PILToTensor (references)", obj=t)
+        return cls(name="PILToTensor", obj=t)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -381,7 +381,7 @@ class V1ToDtype(ReferencesV1, ToDtype):
     def lowered(cls, t, prefix):
         prefix.stage.append(OnImage(t))
         prefix.float = t.dtype.is_floating_point
-        return cls(name=f"{type(t).__name__}({t.dtype}) (references)", obj=t)
+        return cls(name=f"{type(t).__name__}({t.dtype})", obj=t)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -415,7 +415,7 @@ class FixedSizeCrop(Step):
     def lowered(cls, t, prefix):
         size = (t.crop_height, t.crop_width)
         prefix.padded = True
-        return cls(name=f"FixedSizeCrop({list(size)}) (references)", obj=t, size=size,
+        return cls(name=f"FixedSizeCrop({list(size)})", obj=t, size=size,
                    fill=fills.probed_fill(t, size, prefix.image_type),
                    masks_follow=fixed_crop_moves_masks(t, size))
 

@@ -107,7 +107,7 @@ class GatedIoUCrop(IoUCrop):
     @classmethod
     def lowered(cls, t, prefix):
         prefix.cropped = True
-        return cls(name=f"RandomIoUCrop(p={t.p}) (RT-DETR)", obj=t, p=float(t.p),
+        return cls(name=f"RandomIoUCrop(p={t.p})", obj=t, p=float(t.p),
                    fast=iou_crop.agrees(t))
 
     def drawn(self, flat, h, w):
@@ -131,7 +131,7 @@ class ConvertPILImage(TensorStage):
         prefix.tensor, prefix.float = True, t.dtype == "float32" or bool(t.scale)
         prefix.stage.append(t)
         prefix.image_type = "image"
-        return cls(name=f"ConvertPILImage({t.dtype}, scale={t.scale}) (RT-DETR)", obj=t)
+        return cls(name=f"ConvertPILImage({t.dtype}, scale={t.scale})", obj=t)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,7 +140,7 @@ class ConvertBoxes(TargetOnly):
 
     @classmethod
     def lowered(cls, t, prefix):
-        return cls(name=f"ConvertBoxes({t.fmt!r}, normalize={t.normalize}) (RT-DETR)", obj=t)
+        return cls(name=f"ConvertBoxes({t.fmt!r}, normalize={t.normalize})", obj=t)
 
 
 def step_class(t) -> type[Step] | None:

@@ -34,6 +34,10 @@ from . import fills, iou_crop
 from .states import Prefix, SampleState, bilinear, callable_params, image_size, nearest
 
 
+#: What the verdict says after a step's name: whose class it is.
+FAMILY_TAGS = {"v2": "", "v1": " (references)", "detr": " (DETR)", "rtdetr": " (RT-DETR)"}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Step:
     """A native step (NOTE [ One class per step ])."""
@@ -48,8 +52,6 @@ class Step:
     fill: ClassVar[int | None] = None
     #: "v2" (torchvision's classes), "v1", "detr", "rtdetr": whose arithmetic
     family: ClassVar[str] = "v2"
-    #: after its name in the verdict: whose class it is
-    suffix: ClassVar[str] = ""
     #: its draws are the transform's make_params (the copies' classes draw with their
     #: forwards' own arithmetic instead)
     has_make_params: ClassVar[bool] = True
@@ -65,14 +67,15 @@ class Step:
 
     @classmethod
     def lowered(cls, t, prefix: Prefix) -> Step:
-        return cls(name=type(t).__name__ + cls.suffix, obj=t)
+        return cls(name=type(t).__name__, obj=t)
 
     def inner(self) -> tuple:
         """The steps a group holds (none for others)."""
         return ()
 
     def describe(self) -> str:
-        return self.name
+        """Its name in the verdict, with whose class it is where not torchvision's."""
+        return self.name + FAMILY_TAGS[self.family]
 
     def run(self, state: SampleState, draws, k: int) -> None:
         """The step on sample ``k``: its draws, then its effect."""
@@ -204,9 +207,9 @@ class Resize(Step):
 
     def apply(self, state, params, draws, k):
         nh, nw = self.resized_to(self.choice(draws, k), state.h, state.w)
-        self.resize(state, nh, nw, params)
+        self.resize(state, nh, nw)
 
-    def resize(self, state: SampleState, nh: int, nw: int, params) -> None:
+    def resize(self, state: SampleState, nh: int, nw: int) -> None:
         """The sample resized to nh x nw."""
         changed = (nh, nw) != (state.h, state.w)
         if changed:
