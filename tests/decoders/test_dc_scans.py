@@ -157,15 +157,22 @@ def test_real_progressive_photos():
 
 @pytest.mark.parametrize("num_workers", [0, 2])
 def test_loader_eval_of_large_progressive_photos_within_tolerance(tmp_path, num_workers):
-    # End to end: the eval recipe's plan scales these by 1/8 (short side 2,400 >= 1.1 x
-    # 8 x 256), so the loader takes the DC-only path; pixels within the auto tolerance.
+    # End to end: a low-resolution eval's plan scales these by 1/8 (short side 2,400 >=
+    # 2 x 8 x 128, NOTE [ How far to scale in the DCT domain ]), so the loader takes the
+    # DC-only path; pixels within the auto tolerance.
     import torch
     from torchvision.datasets import ImageFolder
 
     import jpegloader
     from jpegloader.decoders.plans import to_plans
     from jpegloader.pipelines.classification.draw import draw
-    from tests.conftest import eval_transform, lower, to_255
+    from torchvision import transforms as T
+
+    from tests.conftest import IMAGENET_MEAN, IMAGENET_STD, lower, to_255
+
+    def eval_transform():
+        return T.Compose([T.Resize(128), T.CenterCrop(112), T.ToTensor(),
+                          T.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
 
     folder = tmp_path / "photos" / "a"
     folder.mkdir(parents=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import PIL
 
-from .jpeg import COLOUR_STEPS, PLAN_DTYPE, empty_plans
+from .jpeg import COLOUR_STEPS, FILTERS, PLAN_DTYPE, empty_plans
 
 
 @dataclass
@@ -84,12 +84,15 @@ def vertical_first(in_w, in_h, out_w, out_h) -> np.ndarray:
 
 DCT_SCALES = (8, 4, 2)  # libjpeg-turbo has fast IDCTs for these; never the M/8 ones
 #: NOTE [ How far to scale in the DCT domain ]
-#: The largest 1/d whose scaled crop still covers DCT_MARGIN times the resize
-#: target on both axes.  At a margin of 1 (the exact limit: the resampler never
-#: enlarges) a 1/d decode that the resampler barely shrinks keeps less detail than
-#: Pillow's filter, over the parity tolerance; 1.1 stays within it
-#: (docs/experiments.md, docs/parity.md).
-DCT_MARGIN = 1.1
+#: The largest 1/d whose scaled crop still covers the filter's margin times the
+#: resize target on both axes: the resampler then still reduces by at least that
+#: much, and its own filter, not the scaled IDCT's, shapes what is kept.  A smooth
+#: kernel needs 2 for the parity bound (mean absolute difference per image <= 3.0)
+#: to hold at every output size from 32 to 1024, Hamming's 3; a box's edges add to
+#: a 1/d decode's block edges, so it needs 8 (docs/experiments.md has the figures).
+DCT_MARGINS = np.array([2.0] * (max(FILTERS.values()) + 1))
+DCT_MARGINS[FILTERS["hamming"]] = 3.0
+DCT_MARGINS[FILTERS["box"]] = 8.0
 
 
 def dct_scales(g: Geometry, dct_scaling: bool) -> np.ndarray:
@@ -97,9 +100,10 @@ def dct_scales(g: Geometry, dct_scaling: bool) -> np.ndarray:
     scale = np.ones(len(g.flip), dtype=np.int64)
     if dct_scaling:
         # NOTE [ How far to scale in the DCT domain ]
+        margin = DCT_MARGINS[np.asarray(g.filter)]
         for d in DCT_SCALES:
-            fits = (scale == 1) & (g.crop_w / d >= DCT_MARGIN * g.resize_w) \
-                & (g.crop_h / d >= DCT_MARGIN * g.resize_h)
+            fits = (scale == 1) & (g.crop_w / d >= margin * g.resize_w) \
+                & (g.crop_h / d >= margin * g.resize_h)
             scale = np.where(fits, d, scale)
     return scale
 

@@ -96,6 +96,32 @@ def test_auto_decode_within_tolerance(imagenet_files, name):
     assert diffs[worst] <= 3.0, f"{worst}: mean abs diff {diffs[worst]:.3f}"
 
 
+# Output sizes from low-resolution and progressive-resizing schedules up to 1024, each
+# filter, a centre crop and a random crop: NOTE [ How far to scale in the DCT domain ].
+SIZES = [(32, IM.BILINEAR, "eval"), (40, IM.BICUBIC, "eval"), (48, IM.BILINEAR, "train"),
+         (56, IM.LANCZOS, "eval"), (64, IM.BILINEAR, "eval"), (64, IM.BOX, "eval"),
+         (64, IM.HAMMING, "eval"), (80, IM.BILINEAR, "eval"), (96, IM.HAMMING, "train"),
+         (112, IM.BICUBIC, "train"),
+         (128, IM.BILINEAR, "eval"), (128, IM.BOX, "train"), (160, IM.BICUBIC, "eval"),
+         (192, IM.BILINEAR, "eval"), (320, IM.LANCZOS, "train"), (512, IM.BILINEAR, "eval"),
+         (1024, IM.BICUBIC, "eval")]
+
+
+@pytest.mark.parametrize("size, mode, kind", SIZES,
+                         ids=[f"{s}-{m.value}-{k}" for s, m, k in SIZES])
+def test_auto_decode_within_tolerance_at_every_size(imagenet_files, size, mode, kind):
+    if kind == "eval":
+        first = [T.Resize(size, interpolation=mode), T.CenterCrop(size * 7 // 8)]
+    else:
+        first = [T.RandomResizedCrop(size, interpolation=mode), T.RandomHorizontalFlip()]
+    files = imagenet_files if size < 512 else imagenet_files[::4]  # no DCT scaling there
+    diffs = run(files, T.Compose([*first, *_normalize()]), allow_dct=True)
+    values = np.array(list(diffs.values()))
+    worst = max(diffs, key=diffs.get)
+    assert np.median(values) <= 1.0
+    assert diffs[worst] <= 3.0, f"{worst}: mean abs diff {diffs[worst]:.3f}"
+
+
 @pytest.mark.parametrize("name", PIPELINES)
 def test_exact_decode_matches_pillow(imagenet_files, name):
     diffs = run(imagenet_files, PIPELINES[name](), allow_dct=False)
