@@ -61,12 +61,21 @@ def test_plot_without_matplotlib_is_a_usage_error(monkeypatch, capsys):
     assert "jpegloader[bench]" in capsys.readouterr().err
 
 
+def test_plot_into_a_file_is_a_usage_error(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="matplotlib is a test dependency")
+    (tmp_path / "x.png").write_bytes(b"")
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--plot", str(tmp_path / "x.png")])
+    assert info.value.code == 2
+    assert "takes a folder" in capsys.readouterr().err
+
+
 def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
-    out, png = tmp_path / "r.json", tmp_path / "r.png"
+    out, pictures = tmp_path / "r.json", tmp_path / "plots" / "run"
     args = ["--data", small_folder, "--workers", "0,2", "--epochs", "1", "--warmup", "0",
             "--batch-size", "4", "--consumer-ms", "2", "--memory-runs", "2", "--json", out]
     if util.find_spec("matplotlib") is not None:
-        args += ["--plot", png]
+        args += ["--plot", pictures]
     assert cli.main([str(a) for a in args]) == 0
     text = capsys.readouterr().out
     assert "where jpegloader's time goes" in text and "PIL from" in text
@@ -100,7 +109,11 @@ def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
     for by_workers in report["results"].values():
         assert all(0 < r["jpegloader"]["main_busy"] for r in by_workers.values())
     if util.find_spec("matplotlib") is not None:
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        from jpegloader.bench.plots import NAMES
+        assert sorted(p.name for p in pictures.iterdir()) == sorted(NAMES)
+        for name in NAMES:
+            assert (pictures / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            assert f"{pictures / name}" in text
 
 
 def test_multi_view_pipelines_count_images_and_memory(small_folder, tmp_path, capsys):
@@ -264,3 +277,26 @@ def test_sources_made_from_the_same_files(small_folder, tmp_path, capsys, source
         assert r[name]["epochs"][0]["images"] == 24
         assert "pss_mib" not in r[name]  # memory is measured for folders only
     assert _cli("--source", source, "--pipeline", "ssd").returncode == 2
+
+
+def test_plots_draw_every_pipeline_with_and_without_a_ceiling(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib is a test dependency")
+    from jpegloader.bench.plots import NAMES, plot
+
+    def result(workers, torch_rate, ours_rate, ceiling=None):
+        r = {**_summary(ours_rate, 0.1), "ratio": ours_rate / torch_rate,
+             "ratio_per_epoch_pair": [ours_rate / torch_rate * f for f in (0.9, 1.1)],
+             "native": {"img_per_s": torch_rate}}
+        if ceiling:
+            r["ceiling"] = {"img_per_s": ceiling}
+        return workers, r
+
+    results = {"train": dict(result(w, 300 * w + 200, 1000 * w + 500, 1200 * w + 600)
+                             for w in (0, 1, 2)),
+               "eval": dict([result(2, 600, 2100)]),
+               "det-hflip": dict([result(2, 200, 600)]),
+               "maskrcnn": dict([result(2, 150, 500)])}
+    paths = plot(results, tmp_path / "new")  # made when missing
+    assert [p.name for p in paths] == list(NAMES)
+    for p in paths:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000

@@ -10,7 +10,8 @@
     sources.py   the same files as an ImageFolder, tar shards or an Arrow dataset
     detr_user.py, rtdetr_user.py   DETR's and RT-DETR's pipelines as their users carry
                  them (the detr and rtdetr recipes)
-    report.py    the table and the plot
+    report.py    the table and the stage breakdown
+    plots.py     the same results as PNGs (--plot DIR)
 
 Its tools (tqdm, matplotlib) come with ``pip install 'jpegloader[bench]'``.
 """

@@ -7,7 +7,7 @@
     python -m jpegloader.benchmark --data DIR --ceiling                # vs libjpeg-turbo alone
     python -m jpegloader.benchmark --recipe ssd,ssd-val              # built-in COCO-like set
     python -m jpegloader.benchmark --recipe ssd --data COCO_ROOT --files 1000
-    python -m jpegloader.benchmark --workers 0,1,2,4 --plot scaling.png
+    python -m jpegloader.benchmark --workers 0,1,2,4 --ceiling --plot plots/
     python -m jpegloader.benchmark --consumer-ms 120     # a model step of 120 ms per batch
 
 Both loaders read the same files with the same transforms, workers and batch
@@ -55,7 +55,8 @@ from . import corpora
 from . import sources
 from .measure import benchmark, native_pil
 from .recipes import DETECTION, NEEDS, PIPELINES
-from .report import plot, table
+from .plots import plot
+from .report import table
 
 
 def _dataset(args, detection: bool, tmp: Path):
@@ -117,9 +118,11 @@ def main(argv=None) -> int:
     p.add_argument("--consumer-ms", type=float, default=0.0,
                    help="simulated model time per batch in ms, to see whether loading hides "
                         "behind compute")
-    p.add_argument("--plot", type=Path, metavar="FILE.png",
-                   help="draw img/s per loader and pipeline (and against num_workers) "
-                        "(needs matplotlib: pip install 'jpegloader[bench]')")
+    p.add_argument("--plot", type=Path, metavar="DIR",
+                   help="also draw the run as PNGs in DIR: scaling.png (img/s of both "
+                        "loaders and the ceiling against num_workers), stages.png (where "
+                        "jpegloader's time goes, per pipeline) and ratios.png (the ratios "
+                        "side by side) (needs matplotlib: pip install 'jpegloader[bench]')")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--epochs", type=int, default=5, help="measured epochs per loader")
     p.add_argument("--warmup", type=int, default=1, help="unmeasured epochs per loader")
@@ -156,6 +159,8 @@ def main(argv=None) -> int:
         p.error("--memory-runs must be >= 0")
     if args.plot is not None and util.find_spec("matplotlib") is None:
         p.error("--plot needs matplotlib: pip install 'jpegloader[bench]'")
+    if args.plot is not None and args.plot.exists() and not args.plot.is_dir():
+        p.error(f"--plot takes a folder to write its PNGs into; {args.plot} is a file")
     ceiling = None
     if args.ceiling is not None:
         if not args.ceiling.is_file():
@@ -217,8 +222,7 @@ def main(argv=None) -> int:
             "results": results}, indent=2))
         print(f"\nwrote {args.json}")
     if args.plot is not None:
-        plot(results, args.plot)
-        print(f"wrote {args.plot}")
+        print(f"wrote {', '.join(str(path) for path in plot(results, args.plot))}")
     return 0
 
 

@@ -1,7 +1,5 @@
-"""The benchmark's report: the table, the stage breakdown and the plot."""
+"""The benchmark's report: the table and the stage breakdown."""
 from __future__ import annotations
-
-from pathlib import Path
 
 STAGE_LABELS = {"read": "read", "decode": "decode", "augment": "augment",
                 "python_path": "PIL path", "yours": "yours", "wait": "waited",
@@ -104,41 +102,3 @@ def _width(results: dict) -> int:
 
 def _maybe(summary: dict, key: str, form: str) -> str:
     return form.format(summary[key]) if key in summary else "-"
-
-
-def plot(results: dict, path: Path) -> None:
-    """img/s per loader and pipeline, and (with several worker counts) against
-    num_workers.  Needs matplotlib (pip install 'jpegloader[bench]')."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    pipelines = list(results)
-    counts = sorted({w for r in results.values() for w in r})
-    panels = 2 if len(counts) > 1 else 1
-    fig, axes = plt.subplots(1, panels, figsize=(6 * panels, 4), squeeze=False)
-    bars = axes[0][0]
-    top = counts[-1]
-    for k, name in enumerate(("native", "jpegloader")):
-        values = [results[p][top][name]["img_per_s"] for p in pipelines if top in results[p]]
-        bars.bar([i + 0.4 * k for i in range(len(values))], values, width=0.4,
-                 label=SHOWN[name])
-    bars.set_xticks([i + 0.2 for i in range(len(pipelines))], pipelines)
-    bars.set_ylabel("images / s")
-    bars.set_title(f"throughput, num_workers={top}")
-    bars.legend()
-    if panels == 2:
-        lines = axes[0][1]
-        for p in pipelines:
-            for name, style in (("native", "--o"), ("jpegloader", "-o")):
-                ws = [w for w in counts if w in results[p]]
-                lines.plot(ws, [results[p][w][name]["img_per_s"] for w in ws], style,
-                           label=f"{p} {SHOWN[name]}")
-        lines.set_xlabel("num_workers")
-        lines.set_ylabel("images / s")
-        lines.set_xticks(counts)
-        lines.set_title("throughput against num_workers")
-        lines.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
