@@ -63,11 +63,13 @@ def test_plot_without_matplotlib_is_a_usage_error(monkeypatch, capsys):
 
 def test_plot_into_a_file_is_a_usage_error(tmp_path, capsys):
     pytest.importorskip("matplotlib", reason="matplotlib is a test dependency")
-    (tmp_path / "x.png").write_bytes(b"")
-    with pytest.raises(SystemExit) as info:
-        cli.main(["--plot", str(tmp_path / "x.png")])
-    assert info.value.code == 2
-    assert "takes a folder" in capsys.readouterr().err
+    (tmp_path / "plots").write_bytes(b"")
+    for path in (tmp_path / "plots", tmp_path / "new.png"):  # a file, or a file's name
+        with pytest.raises(SystemExit) as info:
+            cli.main(["--plot", str(path)])
+        assert info.value.code == 2
+        assert "takes a folder" in capsys.readouterr().err
+    assert not (tmp_path / "new.png").exists()
 
 
 def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):

@@ -159,8 +159,9 @@ def main(argv=None) -> int:
         p.error("--memory-runs must be >= 0")
     if args.plot is not None and util.find_spec("matplotlib") is None:
         p.error("--plot needs matplotlib: pip install 'jpegloader[bench]'")
-    if args.plot is not None and args.plot.exists() and not args.plot.is_dir():
-        p.error(f"--plot takes a folder to write its PNGs into; {args.plot} is a file")
+    if args.plot is not None and ((args.plot.exists() and not args.plot.is_dir())
+                                  or args.plot.suffix.lower() == ".png"):
+        p.error(f"--plot takes a folder to write its PNGs into, not a file: {args.plot}")
     ceiling = None
     if args.ceiling is not None:
         if not args.ceiling.is_file():
