@@ -121,7 +121,7 @@ setup(
         _extension("jpegloader.decoders._jpeg", csrc,
                    ["module.c", "pipeline.c", "jpeg_region.c", "coeffs.c", "resample.c",
                     "layout.c", "gather_rows.c", "colour.c", "colour_tensor.c", "dc_scans.c",
-                    "padding.c", "plan.c", "taps.c", "resize_image.c"],
+                    "padding.c", "plan.c", "taps.c", "resize_image.c", "letterbox.c"],
                    glob.glob(f"{csrc}/*.h") + glob.glob(f"{common_csrc}/*.h"),
                    **_libjpeg_settings()),
         _pipeline_extension("jpegloader.pipelines.ssd._boxes",

@@ -4,6 +4,7 @@
     classification/  image folders with the transforms of real training recipes
     ssd/             COCO with the SSD-300 reference transforms
     detection/       COCO as torchvision's detection references read it (v2)
+    yolo/            Ultralytics' YOLODataset, its validation loaders
 
 ``PIPELINES`` is the registry the loader asks, in order: the first pipeline
 that claims a dataset judges it.
@@ -23,8 +24,9 @@ from .contract import (
 )
 from .detection import DETECTION
 from .ssd import SSD
+from .yolo import YOLO
 
-PIPELINES: tuple[Pipeline, ...] = (CLASSIFICATION, SSD, DETECTION)
+PIPELINES: tuple[Pipeline, ...] = (CLASSIFICATION, SSD, DETECTION, YOLO)
 
 
 def pipeline_for(dataset) -> Pipeline | None:
@@ -32,7 +34,7 @@ def pipeline_for(dataset) -> Pipeline | None:
     return next((p for p in PIPELINES if p.claims(dataset)), None)
 
 
-__all__ = ["CLASSIFICATION", "DECODE_CHOICES", "DETECTION", "ON_ERROR_CHOICES", "PIPELINES", "SSD",
+__all__ = ["CLASSIFICATION", "DECODE_CHOICES", "DETECTION", "ON_ERROR_CHOICES", "PIPELINES", "SSD", "YOLO",
            "WORKER_STAGES", "BatchDecoder",
            "BatchReport", "Check", "DecodeOptions", "Lowering", "Pipeline", "SampleFailure",
            "pipeline_for"]

@@ -1,0 +1,158 @@
+"""Decoding a YOLO validation batch: each photo decoded by the C core straight into
+its letterbox (padding_value around it), its labels replayed through the user's own
+LetterBox and Format, and the batch made by the dataset's own collate_fn.
+
+NOTE [ YOLO batches ]
+Ultralytics reads a photo with OpenCV (islow IDCT, fancy upsampling, EXIF
+orientation applied: PIL's decode but for CMYK), resizes its long side to imgsz
+and letterboxes it.  The C core decodes photos already at imgsz into their
+letterbox; one that needs turning, a resize (OpenCV's INTER_LINEAR is not in the
+C core yet), a CMYK conversion, or that the C core cannot read takes the dataset's
+own ``__getitem__``.  Where every letterbox of a batch is known before decoding
+and equal (rect batches, a fixed new_shape), the images lie one after another from
+the slot's start, viewed as (B, 3, H, W) without a copy; otherwise each starts its
+own row and they are stacked as the collate_fn would.  The main process runs the
+dataset's collate_fn on the labels with an empty stand-in image, then sets "img".
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ...decoders import decode_batch
+from ...decoders import status as st
+from ...decoders.jpeg import EncodedBatch
+from ...decoders.markers import read_markers
+from ...decoders.plans import packed_fill
+from ...sources.file_table import FileTable
+from ..contract import BatchDecoder, BatchWork, DecodeOptions
+from .draw import letterbox_params, letterbox_plan, padded_hw, rect_shape, resized_hw
+from .labels import sample_labels, to_numpy, to_torch
+from .recognise import YoloSource
+
+_STAND_IN = torch.empty(0, dtype=torch.uint8)
+
+
+class YoloBatchDecoder(BatchDecoder):
+    partial_rows = True
+
+    def __init__(self, source: YoloSource, options: DecodeOptions):
+        super().__init__(options)
+        self.source = source
+        dataset = source.dataset
+        self.table = FileTable.from_samples([(str(f), i) for i, f in enumerate(dataset.im_files)])
+        self.fill = packed_fill([int(source.letterbox.padding_value)] * 3)
+        self.collate_fn = type(dataset).collate_fn
+        lb = source.letterbox
+        # NOTE [ YOLO batches ]: where each sample's letterbox is known before decoding
+        self.known_shape = dataset.rect or not lb.auto
+
+    @property
+    def layout(self):
+        return (((3, *self.source.largest), torch.uint8),)
+
+    # -- NOTE [ One batch skeleton ] (contract.py): the hooks --------------------------
+    @property
+    def files(self) -> FileTable:
+        return self.table
+
+    def begin(self, work: BatchWork) -> None:
+        super().begin(work)
+        n = len(work.indices)
+        dataset, lb = self.source.dataset, self.source.letterbox
+        shapes = None
+        if dataset.rect:
+            shapes = {tuple(int(v) for v in rect_shape(dataset, int(i))) for i in work.indices}
+        elif not lb.auto:
+            new = lb.new_shape
+            shapes = {(int(new), int(new)) if np.ndim(new) == 0 else tuple(map(int, new))}
+        work.compact = shapes is not None and len(shapes) == 1
+        work.shape = next(iter(shapes)) if work.compact else None
+        work.out_hw = [None] * n    # each sample's letterboxed (h, w)
+        work.hw = [None] * n        # its (original, resized) shapes, where native
+        work.labels = [None] * n
+
+    def image_out(self, work: BatchWork, k: int, h: int, w: int) -> np.ndarray:
+        """Where sample k's h x w letterbox goes in the slot (NOTE [ YOLO batches ])."""
+        flat = work.arrays[0].reshape(len(work.arrays[0]), -1)
+        if work.compact:
+            every = flat.reshape(-1)[:len(flat) * 3 * h * w].reshape(len(flat), 3, h, w)
+            return every[k:k + 1]
+        return flat[k, :3 * h * w].reshape(1, 3, h, w)
+
+    def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
+        source, dataset = self.source, self.source.dataset
+        rows = range(part.start, part.stop)
+        status = np.zeros(len(rows), np.int32)
+        messages = [""] * len(rows)
+        for j, k in enumerate(rows):
+            index = int(work.indices[k])
+            a, b = int(encoded.offsets[j]), int(encoded.offsets[j + 1])
+            markers = read_markers(memoryview(encoded.data)[a:b]) if known[j] else None
+            ori = (int(heights[j]), int(widths[j]))
+            resized = resized_hw(dataset, *ori)
+            native = markers is not None and markers.orientation == 1 and \
+                markers.components in (1, 3) and resized == ori and j not in encoded.unreadable
+            params = letterbox_params(source, index, *resized) if native else None
+            if native and tuple(params["new_unpad"]) != (resized[1], resized[0]):
+                native = False  # LetterBox would resize too
+            if not native:
+                status[j] = st.SKIPPED  # the Python path: NOTE [ YOLO batches ]
+                messages[j] = "needs OpenCV's turn, resize or colour conversion"
+                continue
+            out_hw = padded_hw(params)
+            if work.compact and out_hw != work.shape:
+                raise RuntimeError(f"sample {index} ({work.paths[k]}) letterboxes to {out_hw}, "
+                                   f"not its batch's {work.shape}")
+            one = EncodedBatch(encoded.data, encoded.offsets[j:j + 2])
+            s, m = decode_batch(one, letterbox_plan(*ori, params, self.fill),
+                                self.image_out(work, k, *out_hw), None,
+                                self.options.max_pixels, c_seconds)
+            status[j], messages[j] = int(s[0]), m[0]
+            work.out_hw[k], work.hw[k] = out_hw, (ori, resized)
+        return status, messages
+
+    def targets(self, work: BatchWork) -> None:
+        for k, hw in enumerate(work.hw):
+            if hw is not None:
+                work.labels[k] = sample_labels(self.source, int(work.indices[k]), *hw)
+
+    def redo(self, work: BatchWork, k: int) -> None:
+        sample = self.source.dataset[int(work.indices[k])]
+        image = sample.pop("img")
+        h, w = image.shape[1:]
+        if work.compact and (h, w) != work.shape:
+            raise RuntimeError(f"the dataset gave a {h} x {w} image, not its batch's "
+                               f"{work.shape}")
+        if 3 * h * w > work.arrays[0][k].size:
+            raise RuntimeError(f"the dataset gave a {h} x {w} image, larger than any "
+                               f"letterbox of this dataset {self.source.largest}")
+        self.image_out(work, k, h, w)[0] = image.numpy()
+        work.out_hw[k], work.labels[k] = (h, w), sample
+
+    def fields(self, work: BatchWork):
+        return []  # finish moves the kept samples: NOTE [ YOLO batches ]
+
+    def finish(self, work: BatchWork, count: int) -> None:
+        kept = np.flatnonzero(work.keep)
+        if len(kept) < len(work.keep):
+            for to, k in enumerate(kept):
+                if to != k:
+                    h, w = work.out_hw[k]
+                    self.image_out(work, to, h, w)[0] = self.image_out(work, k, h, w)[0]
+        work.report.extras = (work.compact, [work.out_hw[k] for k in kept],
+                              [to_numpy(work.labels[k]) for k in kept])
+
+    def assemble(self, tensors: list[torch.Tensor], extras=None) -> dict:
+        compact, shapes, labels = extras
+        slot = tensors[0]
+        n = len(shapes)
+        if compact:
+            h, w = shapes[0]
+            image = slot.reshape(-1)[:n * 3 * h * w].view(n, 3, h, w)
+        else:  # the collate_fn's stack, which raises as it would for unequal shapes
+            image = torch.stack([slot[k].reshape(-1)[:3 * h * w].view(3, h, w)
+                                 for k, (h, w) in enumerate(shapes)])
+        batch = self.collate_fn([{**to_torch(label), "img": _STAND_IN} for label in labels])
+        batch["img"] = image
+        return batch

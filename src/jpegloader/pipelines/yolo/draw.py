@@ -1,0 +1,58 @@
+"""Each sample's geometry, from its image size and the user's LetterBox: no random
+draws in validation, the size ``load_image`` gives and the letterbox around it; and
+the C core's plan for it."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...decoders.jpeg import FILTERS, PAD_MODES
+from ...decoders.plans import Geometry, to_plans
+from .recognise import YoloSource, imgsz
+
+
+def stand_in(h: int, w: int) -> np.ndarray:
+    """An h x w x 3 image for code that reads only its shape: one byte, broadcast."""
+    return np.broadcast_to(np.zeros((), np.uint8), (h, w, 3))
+
+
+def resized_hw(dataset, h0: int, w0: int) -> tuple[int, int]:
+    """The size ``load_image`` gives an h0 x w0 image (its long side to imgsz)."""
+    size = imgsz(dataset)
+    r = size / max(h0, w0)
+    if r == 1:
+        return h0, w0
+    return min(math.ceil(h0 * r), size), min(math.ceil(w0 * r), size)
+
+
+def letterbox_params(source: YoloSource, index: int, h: int, w: int) -> dict:
+    """The user's LetterBox's parameters for sample ``index`` at h x w."""
+    labels = {"img": stand_in(h, w)}
+    if source.dataset.rect:
+        labels["rect_shape"] = rect_shape(source.dataset, index)
+    return source.letterbox.get_params(labels)
+
+
+def rect_shape(dataset, index: int):
+    return dataset.batch_shapes[dataset.batch[index]]
+
+
+def padded_hw(params: dict) -> tuple[int, int]:
+    """The letterboxed image's (height, width)."""
+    w, h = params["new_unpad"]
+    return h + params["top"] + params["bottom"], w + params["left"] + params["right"]
+
+
+def letterbox_plan(h: int, w: int, params: dict, fill: int) -> np.ndarray:
+    """One plan: the whole h x w image, unresized, padded with ``fill`` into its
+    letterbox (NOTE [ Unresized into a letterbox ] in csrc/letterbox.c)."""
+    one = np.ones(1, np.int64)
+    zero = np.zeros(1, np.int64)
+    out_h, out_w = padded_hw(params)
+    g = Geometry(zero, zero, one * w, one * h, one * w, one * h, zero, zero,
+                 np.zeros(1, bool), np.zeros(1, bool), np.full(1, FILTERS["bilinear"], np.int32),
+                 pad_mode=PAD_MODES["constant"], pad_fill=fill,
+                 pad_x=np.array([[params["left"], out_w]]),
+                 pad_y=np.array([[params["top"], out_h]]))
+    return to_plans(g, [w], [h], dct_scaling=False)

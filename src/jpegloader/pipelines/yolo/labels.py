@@ -1,0 +1,69 @@
+"""A sample's labels as Ultralytics makes them, computed without its pixels.
+
+NOTE [ YOLO labels replayed ]
+Ultralytics' transforms split each step into ``get_params`` (read from the image's
+size), ``apply_image`` (the pixels) and ``apply_instances`` (boxes, segments,
+keypoints, masks).  The worker builds a sample's label dict as
+``get_image_and_label`` does (the dataset's cached labels, the original and
+resized shapes, ``ratio_pad``, the rect batch's shape, the dataset's own
+``update_labels_info``), with a stand-in image of the right size that holds no
+pixels, and runs the user's own LetterBox and Format objects over it except for
+``apply_image``, whose only effects beside the pixels are done here: the image's
+new size, and LetterBox's ``resized_shape``.  Boxes, classes, masks and
+``ratio_pad`` are therefore Ultralytics' own arithmetic, whatever its version.
+"""
+from __future__ import annotations
+
+from copy import deepcopy
+
+import numpy as np
+import torch
+
+from .draw import padded_hw, rect_shape, stand_in
+from .recognise import YoloSource
+
+
+def sample_labels(source: YoloSource, index: int, ori: tuple[int, int],
+                  resized: tuple[int, int]) -> dict:
+    """Everything of sample ``index``'s dict but ``img`` (NOTE [ YOLO labels replayed ])."""
+    dataset = source.dataset
+    label = deepcopy(dataset.labels[index])
+    label.pop("shape", None)
+    label["img"] = stand_in(*resized)
+    label["ori_shape"], label["resized_shape"] = ori, resized
+    label["ratio_pad"] = (resized[0] / ori[0], resized[1] / ori[1])
+    if dataset.rect:
+        label["rect_shape"] = rect_shape(dataset, index)
+    label = dataset.update_labels_info(label)
+    for step in source.steps:
+        params = step.get_params(label)
+        if step is source.letterbox:
+            label["img"] = stand_in(*padded_hw(params))
+            label["resized_shape"] = params["new_shape"]
+        else:  # Format: the image is the pixels' business
+            label.pop("img", None)
+        label = step.apply_instances(label, params)
+        label = step.apply_semantic(label, params)
+    label.pop("img", None)
+    return label
+
+
+class _Array:
+    """A tensor's array on its way between processes."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+
+def to_numpy(label: dict) -> dict:
+    """Tensors as arrays, to cross processes inline (a tensor would cost a file
+    descriptor each); ``to_torch`` turns them back."""
+    return {k: _Array(v.numpy()) if isinstance(v, torch.Tensor) else v
+            for k, v in label.items()}
+
+
+def to_torch(label: dict) -> dict:
+    return {k: torch.from_numpy(v.array) if isinstance(v, _Array) else v
+            for k, v in label.items()}

@@ -1,0 +1,30 @@
+"""The verdict on a YOLO dataset: every rule of recognise.py, the loader's batch size
+and collate_fn, and what the workers run."""
+from __future__ import annotations
+
+from ..contract import Lowering, check
+from . import recognise
+
+NAME = "yolo"
+
+
+def lower(dataset, loader_args: dict | None = None) -> Lowering:
+    args = loader_args or {}
+    source, checks = recognise.recognise(dataset)
+    checks.append(recognise.collate_check(dataset, args.get("collate_fn")))
+    if dataset.rect and args.get("batch_size") not in (None, dataset.batch_size):
+        checks.append(check(
+            "loader.batch_size", False, "", f"batch_size={args.get('batch_size')} with "
+            f"the dataset's rect batches of {dataset.batch_size}", "give the loader the "
+            "dataset's batch size, as Ultralytics' build_dataloader does"))
+    if source is None or not all(c.passed for c in checks):
+        return Lowering(NAME, tuple(checks))
+    checks.append(check("yolo.task", True, f"{source.task}: labels by your LetterBox and "
+                        "Format objects, in the workers", "", ""))
+    samples = recognise.dataset_key(source)
+    lb, fmt = source.letterbox, source.format
+    program = (source.task, source.largest, repr(vars(lb)), repr(vars(fmt)))
+    split = {"native": ["decode", "LetterBox"], "yours": ["LetterBox labels", "Format"],
+             "collate": "YOLODataset.collate_fn in the main process"}
+    return Lowering(NAME, tuple(checks), program, source, (program, samples), split,
+                    samples=samples)

@@ -1,0 +1,119 @@
+"""Ultralytics' validation loaders (``yolo val``: YOLODataset with LetterBox and Format,
+rect batches or square) equal Ultralytics' own loading batch for batch, with
+decode="exact": images bit-identical, labels, boxes, masks and shapes exact.  Training
+datasets are recognised and fall back with their transforms named.  Ultralytics is a
+test dependency only: the oracle."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+pytest.importorskip("ultralytics", reason="Ultralytics is the oracle for the YOLO pipeline")
+
+import jpegloader  # noqa: E402
+from tests.pipelines.yolo.yolo_sets import (  # noqa: E402
+    coco_yolo_set, generated_yolo_set, train_dataset, val_dataset)
+
+
+def loader(ds, workers: int, cls=jpegloader.DataLoader, **kw):
+    return cls(ds, batch_size=ds.batch_size, shuffle=False, num_workers=workers,
+               collate_fn=ds.collate_fn, **kw)
+
+
+def assert_same_batches(got: list[dict], want: list[dict]) -> None:
+    assert len(got) == len(want)
+    for b, (a, w) in enumerate(zip(got, want)):
+        assert list(a) == list(w), f"batch {b}: keys {list(a)} != {list(w)}"
+        for key in a:
+            x, y = a[key], w[key]
+            if isinstance(x, torch.Tensor):
+                assert x.dtype == y.dtype and x.shape == y.shape, (b, key, x.shape, y.shape)
+                assert torch.equal(x, y), f"batch {b}: {key} differs"
+            else:
+                assert repr(x) == repr(y), f"batch {b}: {key} {x!r} != {y!r}"
+
+
+def assert_equals_ultralytics(ds, workers: int) -> jpegloader.DataLoader:
+    ours = loader(ds, workers, decode="exact")
+    assert ours.eligibility.accelerated, ours.eligibility.report()
+    assert_same_batches(list(ours), list(loader(ds, 0, cls=torch.utils.data.DataLoader)))
+    return ours
+
+
+@pytest.mark.parametrize("rect", [True, False])
+@pytest.mark.parametrize("workers", [0, 2])
+def test_generated_val_batches_equal_ultralytics(tmp_path, rect, workers):
+    # imgsz 64: most photos letterboxed as they are; one larger (resized), one
+    # EXIF-turned and one PNG take Ultralytics' own reading
+    ds = val_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4, rect=rect)
+    ours = assert_equals_ultralytics(ds, workers)
+    assert ours.python_path_samples == 3
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_coco_val_batches_equal_ultralytics(tmp_path, workers):
+    ds = val_dataset(coco_yolo_set(tmp_path))
+    ours = assert_equals_ultralytics(ds, workers)
+    # photos whose long side is not 640 are resized by OpenCV: Ultralytics' reading
+    assert 0 < ours.python_path_samples < len(ds) / 4
+
+
+def test_coco_segment_val_masks_equal_ultralytics(tmp_path):
+    ds = val_dataset(coco_yolo_set(tmp_path, segments=True), task="segment", imgsz=320,
+                     batch=8)
+    assert ds.use_segments
+    ours = assert_equals_ultralytics(ds, 2)
+    assert "masks" in next(iter(ours))
+
+
+def test_auto_decode_gives_the_same_batches(tmp_path):
+    # no resize happens in the C core, so no DCT scale is ever taken
+    ds = val_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
+    assert_same_batches(list(loader(ds, 0)), list(loader(ds, 0, cls=torch.utils.data.DataLoader)))
+
+
+def test_training_datasets_fall_back_naming_their_transforms(tmp_path):
+    ds = train_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
+    verdict = loader(ds, 0).eligibility
+    assert not verdict.accelerated
+    report = verdict.report()
+    assert "augment=True" in report and "Mosaic" in report and "RandomPerspective" in report
+    assert "yolo pipeline" not in verdict.summary() or not verdict.accelerated
+
+
+def test_another_collate_fn_falls_back(tmp_path):
+    ds = val_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
+    verdict = jpegloader.DataLoader(ds, batch_size=4, collate_fn=lambda b: b).eligibility
+    assert not verdict.accelerated
+    assert "not the dataset's own collate_fn" in verdict.report()
+
+
+def test_rect_batches_need_the_datasets_batch_size(tmp_path):
+    ds = val_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
+    verdict = jpegloader.DataLoader(ds, batch_size=3, collate_fn=ds.collate_fn).eligibility
+    assert not verdict.accelerated and "rect batches of 4" in verdict.report()
+
+
+def test_ultralytics_build_dataloader_is_accelerated_when_patched(tmp_path):
+    # InfiniteDataLoader's base is resolved when Ultralytics is imported: with
+    # `python -m jpegloader run` it is jpegloader's DataLoader; its _RepeatSampler
+    # and single persistent iterator keep working
+    import subprocess
+    import sys
+    yaml = generated_yolo_set(tmp_path)
+    script = tmp_path / "val.py"
+    script.write_text(
+        "import sys\nsys.path.insert(0, %r)\n"
+        "from tests.pipelines.yolo.yolo_sets import val_dataset\n"
+        "from ultralytics.data import build_dataloader\n"
+        "ds = val_dataset(%r, imgsz=64, batch=4)\n"
+        "dl = build_dataloader(ds, 4, 2, shuffle=False)\n"
+        "print('ELIGIBLE', dl.eligibility.accelerated)\n"
+        "for epoch in range(2):\n"
+        "    n = sum(len(b['im_file']) for b in dl)\n"
+        "    print('EPOCH', epoch, n)\n" % (str(__import__('pathlib').Path.cwd()), str(yaml)))
+    out = subprocess.run([sys.executable, "-m", "jpegloader", "run", str(script)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "ELIGIBLE True" in out.stdout, out.stdout + out.stderr[-3000:]
+    assert "EPOCH 0 12" in out.stdout and "EPOCH 1 12" in out.stdout, out.stdout
