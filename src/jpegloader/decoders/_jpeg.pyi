@@ -5,6 +5,8 @@ MESSAGE_LENGTH: int
 """Bytes per sample in the messages buffer."""
 PLAN_SIZE: int
 """Bytes per record in the plans buffer (jpegloader.decoders.jpeg.PLAN_DTYPE)."""
+FILTER_OPENCV_LINEAR: int
+"""The plan filter for OpenCV's INTER_LINEAR, valid in letterbox plans only (csrc/letterbox.h)."""
 
 def probe(data: Buffer, offsets: Buffer, info: Buffer, status: Buffer, messages: Buffer, /) -> None:
     """Reads each sample's JPEG header.

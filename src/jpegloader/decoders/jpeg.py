@@ -63,6 +63,8 @@ TORCH_V2, TORCH_V1 = _jpeg.COLOUR_OPS["TORCH_V2"], _jpeg.COLOUR_OPS["TORCH_V1"]
 BLUR_MAX_KERNEL = _jpeg.COLOUR_OPS["BLUR_MAX_KERNEL"]
 #: ``filter`` values (csrc/resample.h): Pillow's convolution filters.
 FILTERS = dict(_jpeg.FILTERS)
+#: OpenCV's INTER_LINEAR (csrc/cv_linear.h), for letterbox plans only (csrc/letterbox.h).
+FILTER_OPENCV_LINEAR = _jpeg.FILTER_OPENCV_LINEAR
 #: ``pad_mode`` values (csrc/pipeline.h): torchvision's padding modes, and "none".
 PAD_MODES = dict(_jpeg.PAD_MODES)
 #: Output element types of ``decode_batch`` (csrc/pipeline.h).

@@ -1,44 +1,130 @@
-/* Whole images decoded unresized into a constant-padded letterbox. */
+/* Whole images decoded into a constant-padded letterbox, at their own size or
+ * resized with OpenCV's INTER_LINEAR. */
 #define _POSIX_C_SOURCE 199309L
 #include "letterbox.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "coeffs.h"
+#include "cv_linear.h"
 #include "layout.h"
 
-/* NOTE [ Unresized into a letterbox ]
- * A plan that keeps the whole image at its own size (one-to-one on both axes,
- * no DCT scale, flip or colour) and pads it with a constant into uint8 planes
- * is a letterbox: YOLO's validation photos already at imgsz.  Each decoded
- * strip is split straight into the output planes at the padding's offset and
- * the border is filled once; no resampling pass runs (an identity resize
- * gives the same bytes through two passes and two copies). */
+/* NOTE [ A letterbox ]
+ * A plan that keeps the whole image (no DCT scale, flip or colour), at its own
+ * size or resized with OpenCV's INTER_LINEAR (JL_FILTER_OPENCV_LINEAR), and
+ * pads it with a constant into uint8 planes is a letterbox: YOLO's validation
+ * photos.  The border is filled once; at its own size each decoded strip is
+ * split straight into the planes at the padding's offset (an identity resize
+ * would give the same bytes through two passes and two copies); resized, the
+ * whole image is decoded and each output row made from two horizontal rows,
+ * kept as they are reused, and split into the planes. */
 enum { LETTERBOX_STRIP_ROWS = 16 }; /* rows split while still in cache */
+
+static int whole_axis(const jl_axis *a, int size, int resized)
+{
+    return a->src_lo == 0 && a->src_size == size && a->in0 == 0.0 && a->in1 == (double)size &&
+           (resized || a->out_size == size) && a->out_size > 0 && a->pad_start == 0 &&
+           a->pad_lo >= 0 && a->pad_lo + a->out_size <= a->pad_len;
+}
 
 int jl_is_letterbox(const jl_plan *p, int out_type, int out_h, int out_w)
 {
-    const jl_axis *x = &p->x, *y = &p->y;
+    int resized = p->filter == JL_FILTER_OPENCV_LINEAR;
     return out_type == JL_OUT_UINT8 && p->pad_mode == JL_PAD_CONSTANT && p->scale_denom == 1 &&
            !p->flip && !jl_colour_is_active(&p->colour) &&
-           x->src_lo == 0 && x->src_size == p->image_w && x->out_size == p->image_w &&
-           x->in0 == 0.0 && x->in1 == (double)p->image_w &&
-           y->src_lo == 0 && y->src_size == p->image_h && y->out_size == p->image_h &&
-           y->in0 == 0.0 && y->in1 == (double)p->image_h &&
-           x->pad_start == 0 && y->pad_start == 0 && x->pad_len == out_w && y->pad_len == out_h &&
-           x->pad_lo >= 0 && y->pad_lo >= 0 && x->pad_lo + p->image_w <= out_w &&
-           y->pad_lo + p->image_h <= out_h;
+           (resized || p->filter == JL_FILTER_BILINEAR) &&
+           whole_axis(&p->x, p->image_w, resized) && whole_axis(&p->y, p->image_h, resized) &&
+           p->x.pad_len == out_w && p->y.pad_len == out_h;
 }
 
-int jl_letterbox_sample(jl_decoder *dec, const uint8_t *data, size_t size,
-                            const jl_plan *p, uint8_t *out, int out_h, int out_w,
-                            int64_t max_pixels, char *msg, double *decode_seconds)
+static void fill_border(uint8_t *out, int out_h, int out_w, int top, int left, int h, int w,
+                        int32_t fill)
 {
     const size_t plane = (size_t)out_h * out_w;
-    const int left = p->x.pad_lo, top = p->y.pad_lo, w = p->image_w, h = p->image_h;
+    int y, ch;
+    for (ch = 0; ch < 3; ch++) {
+        uint8_t v = (uint8_t)(fill >> (8 * ch)), *o = out + ch * plane;
+        memset(o, v, (size_t)top * out_w);
+        for (y = top; y < top + h; y++) {
+            memset(o + (size_t)y * out_w, v, (size_t)left);
+            memset(o + (size_t)y * out_w + left + w, v, (size_t)(out_w - left - w));
+        }
+        memset(o + (size_t)(top + h) * out_w, v, (size_t)(out_h - top - h) * out_w);
+    }
+}
+
+/* The decoded rows split into the planes as they come. */
+static int copy_rows(jl_decoder *dec, uint8_t *out, size_t plane, int out_w, int top, int left,
+                     int h, int w, char *msg)
+{
+    int y, k, status = JL_OK;
+    for (y = 0; y < h;) {
+        jl_rows strip;
+        status = jl_jpeg_region_read(dec, LETTERBOX_STRIP_ROWS, &strip, msg);
+        if (status != JL_OK)
+            return status;
+        for (k = 0; k < strip.rows; k++)
+            jl_split_rgb(strip.pixels + (size_t)k * strip.stride, strip.stride, 1, w,
+                         out + (size_t)(top + y + k) * out_w + left, plane);
+        y += strip.rows;
+    }
+    return status;
+}
+
+/* The whole image decoded, then resized row by row into the planes. */
+static int resize_rows(jl_decoder *dec, const jl_plan *p, uint8_t *out, size_t plane,
+                       int out_w, char *msg)
+{
+    const int w = p->image_w, h = p->image_h, rw = p->x.out_size, rh = p->y.out_size;
+    const int top = p->y.pad_lo, left = p->x.pad_lo;
+    int32_t *xofs = malloc(sizeof(int32_t) * ((size_t)rw + rh));
+    int16_t *coef = malloc(sizeof(int16_t) * 2 * ((size_t)rw + rh));
+    int32_t *rows = malloc(sizeof(int32_t) * 2 * 3 * (size_t)rw);
+    uint8_t *line = malloc((size_t)3 * rw);
+    int have[2] = {-1, -1}, y, status;
+    jl_rows block;
+
+    if (!xofs || !coef || !rows || !line) {
+        free(xofs), free(coef), free(rows), free(line);
+        snprintf(msg, JL_MSG_LEN, "out of memory for the resize");
+        return JL_NO_MEMORY;
+    }
+    jl_cv_linear_axis(w, rw, 1, xofs, coef);
+    jl_cv_linear_axis(h, rh, 0, xofs + rw, coef + 2 * rw);
+    status = jl_jpeg_region_read(dec, h, &block, msg);
+    for (y = 0; status == JL_OK && y < rh; y++) {
+        int sy = xofs[rw + y], k;
+        int src[2] = {sy < 0 ? 0 : sy >= h ? h - 1 : sy,
+                      sy + 1 < 0 ? 0 : sy + 1 >= h ? h - 1 : sy + 1};
+        int32_t *made[2];
+        for (k = 0; k < 2; k++) { /* a horizontal row, made once and reused */
+            int slot = have[0] == src[k] ? 0 : have[1] == src[k] ? 1 : -1;
+            if (slot < 0) {
+                slot = have[0] == src[1 - k] ? 1 : 0; /* keep the other row needed */
+                jl_cv_linear_row(block.pixels + (size_t)src[k] * block.stride, w, 3, xofs, coef,
+                                 rw, rows + (size_t)slot * 3 * rw);
+                have[slot] = src[k];
+            }
+            made[k] = rows + (size_t)slot * 3 * rw;
+        }
+        jl_cv_linear_column(made[0], made[1], coef[2 * (rw + y)], coef[2 * (rw + y) + 1],
+                            3 * rw, line);
+        jl_split_rgb(line, (size_t)3 * rw, 1, rw, out + (size_t)(top + y) * out_w + left, plane);
+    }
+    free(xofs), free(coef), free(rows), free(line);
+    return status;
+}
+
+int jl_letterbox_sample(jl_decoder *dec, const uint8_t *data, size_t size, const jl_plan *p,
+                        uint8_t *out, int out_h, int out_w, int64_t max_pixels, char *msg,
+                        double *decode_seconds)
+{
+    const int w = p->image_w, h = p->image_h;
     jl_region r;
-    int y, ch, status;
+    int status;
     struct timespec t0, t1;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -53,31 +139,19 @@ int jl_letterbox_sample(jl_decoder *dec, const uint8_t *data, size_t size,
     }
     if (status != JL_OK)
         return status;
-    for (ch = 0; ch < 3; ch++) {
-        uint8_t fill = (uint8_t)(p->pad_fill >> (8 * ch));
-        uint8_t *o = out + ch * plane;
-        memset(o, fill, (size_t)top * out_w);
-        for (y = top; y < top + h; y++) {
-            memset(o + (size_t)y * out_w, fill, (size_t)left);
-            memset(o + (size_t)y * out_w + left + w, fill, (size_t)(out_w - left - w));
-        }
-        memset(o + (size_t)(top + h) * out_w, fill, (size_t)(out_h - top - h) * out_w);
-    }
-    for (y = 0; y < h;) {
-        jl_rows strip;
-        int k;
-        status = jl_jpeg_region_read(dec, LETTERBOX_STRIP_ROWS, &strip, msg);
-        if (status != JL_OK)
-            break;
-        for (k = 0; k < strip.rows; k++)
-            jl_split_rgb(strip.pixels + (size_t)k * strip.stride, strip.stride, 1, w, out + (size_t)(top + y + k) * out_w + left, plane);
-        y += strip.rows;
-    }
+    fill_border(out, out_h, out_w, p->y.pad_lo, p->x.pad_lo, p->y.out_size, p->x.out_size,
+                p->pad_fill);
+    if (p->filter == JL_FILTER_OPENCV_LINEAR && (p->x.out_size != w || p->y.out_size != h))
+        status = resize_rows(dec, p, out, (size_t)out_h * out_w, out_w, msg);
+    else /* cv::resize to the same size copies */
+        status = copy_rows(dec, out, (size_t)out_h * out_w, out_w, p->y.pad_lo, p->x.pad_lo, h,
+                           w, msg);
     if (status == JL_OK)
         status = jl_jpeg_region_close(dec, msg);
     else
         jl_jpeg_region_close(dec, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    *decode_seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    *decode_seconds =
+        (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     return status;
 }

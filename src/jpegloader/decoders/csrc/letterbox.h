@@ -1,5 +1,5 @@
 /* YOLO's validation letterbox: a whole image decoded at its own size into uint8
- * planes padded with a constant (NOTE [ Unresized into a letterbox ] in
+ * planes padded with a constant (NOTE [ A letterbox ] in
  * letterbox.c).  No Python here. */
 #ifndef JL_LETTERBOX_H
 #define JL_LETTERBOX_H

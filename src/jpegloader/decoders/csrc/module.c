@@ -478,6 +478,7 @@ PyMODINIT_FUNC PyInit__jpeg(void)
         return NULL;
     if (PyModule_AddIntConstant(m, "MESSAGE_LENGTH", JL_MSG_LEN) ||
         PyModule_AddIntConstant(m, "PLAN_SIZE", (long)sizeof(jl_plan)) ||
+        PyModule_AddIntConstant(m, "FILTER_OPENCV_LINEAR", JL_FILTER_OPENCV_LINEAR) ||
         PyModule_AddIntConstant(m, "AXIS_SIZE", (long)sizeof(jl_axis)) ||
         PyModule_AddIntConstant(m, "COLOUR_SIZE", (long)sizeof(jl_colour)) ||
         add_dict(m, "PLAN_OFFSETS", plan_offsets) || add_dict(m, "PLAN_SIZES", plan_sizes) ||

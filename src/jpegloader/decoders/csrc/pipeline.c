@@ -340,7 +340,7 @@ static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
     int status, rows, cols, ch, fused, strips;
     double start;
 
-    if (jl_is_letterbox(p, out_type, out_h, out_w)) /* NOTE [ Unresized into a letterbox ] */
+    if (jl_is_letterbox(p, out_type, out_h, out_w)) /* NOTE [ A letterbox ] */
         return jl_letterbox_sample(dec, data, size, p, (uint8_t *)out, out_h, out_w, max_pixels,
                                 msg, decode_seconds);
     status = jl_view_taps_make(p, out_h, out_w, &t, msg);

@@ -14,7 +14,9 @@ int jl_plan_is_valid(const jl_plan *p, int out_h, int out_w)
         return 0;
     if (p->colour_first != 0 && (p->colour_first != 1 || p->pad_mode == JL_PAD_NONE))
         return 0;
-    if (p->filter < 0 || p->filter >= JL_FILTER_COUNT || !jl_colour_is_valid(&p->colour) ||
+    if (p->filter < 0 ||
+        (p->filter >= JL_FILTER_COUNT && p->filter != JL_FILTER_OPENCV_LINEAR) ||
+        !jl_colour_is_valid(&p->colour) ||
         !(p->colour_first ? jl_colour_fits(&p->colour, p->y.out_size, p->x.out_size)
                           : jl_colour_fits(&p->colour, out_h, out_w)) ||
         p->image_w <= 0 || p->image_h <= 0)

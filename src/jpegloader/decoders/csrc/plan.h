@@ -29,6 +29,10 @@ typedef struct {
 enum { JL_PAD_NONE = 0, JL_PAD_CONSTANT = 1, JL_PAD_EDGE = 2, JL_PAD_REFLECT = 3,
        JL_PAD_SYMMETRIC = 4 };
 
+/* OpenCV's INTER_LINEAR (cv_linear.h): a filter for letterbox plans only
+ * (letterbox.h), outside Pillow's JL_FILTER_* range. */
+enum { JL_FILTER_OPENCV_LINEAR = 16 };
+
 /* Layout mirrored by jpegloader.decoders.jpeg.PLAN_DTYPE. */
 typedef struct {
     int32_t skip;           /* non-zero: the Python path handles this sample */

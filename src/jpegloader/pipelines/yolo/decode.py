@@ -5,14 +5,14 @@ LetterBox and Format, and the batch made by the dataset's own collate_fn.
 NOTE [ YOLO batches ]
 Ultralytics reads a photo with OpenCV (islow IDCT, fancy upsampling, EXIF
 orientation applied: PIL's decode but for CMYK), resizes its long side to imgsz
-and letterboxes it.  The C core decodes photos already at imgsz into their
-letterbox; one that needs turning, a resize (OpenCV's INTER_LINEAR is not in the
-C core yet), a CMYK conversion, or that the C core cannot read takes the dataset's
-own ``__getitem__``.  Where every letterbox of a batch is known before decoding
-and equal (rect batches, a fixed new_shape), the images lie one after another from
-the slot's start, viewed as (B, 3, H, W) without a copy; otherwise each starts its
-own row and they are stacked as the collate_fn would.  The main process runs the
-dataset's collate_fn on the labels with an empty stand-in image, then sets "img".
+(INTER_LINEAR) and letterboxes it; the C core does the same into the slot.  A photo
+that needs turning or a CMYK conversion, whose letterbox would resize it again, or
+that the C core cannot read takes the dataset's own ``__getitem__``.  Where a
+batch's letterboxes are known before decoding and equal (rect batches, a fixed
+new_shape), its images lie one after another from the slot's start, viewed as
+(B, 3, H, W) without a copy; otherwise each starts its own row, and they are
+stacked as the collate_fn would.  The main process runs the dataset's collate_fn
+on the labels with an empty stand-in image, then sets "img".
 """
 from __future__ import annotations
 
@@ -92,20 +92,20 @@ class YoloBatchDecoder(BatchDecoder):
             ori = (int(heights[j]), int(widths[j]))
             resized = resized_hw(dataset, *ori)
             native = markers is not None and markers.orientation == 1 and \
-                markers.components in (1, 3) and resized == ori and j not in encoded.unreadable
+                markers.components in (1, 3) and j not in encoded.unreadable
             params = letterbox_params(source, index, *resized) if native else None
             if native and tuple(params["new_unpad"]) != (resized[1], resized[0]):
                 native = False  # LetterBox would resize too
             if not native:
                 status[j] = st.SKIPPED  # the Python path: NOTE [ YOLO batches ]
-                messages[j] = "needs OpenCV's turn, resize or colour conversion"
+                messages[j] = "needs OpenCV's turn or colour conversion"
                 continue
             out_hw = padded_hw(params)
             if work.compact and out_hw != work.shape:
                 raise RuntimeError(f"sample {index} ({work.paths[k]}) letterboxes to {out_hw}, "
                                    f"not its batch's {work.shape}")
             one = EncodedBatch(encoded.data, encoded.offsets[j:j + 2])
-            s, m = decode_batch(one, letterbox_plan(*ori, params, self.fill),
+            s, m = decode_batch(one, letterbox_plan(ori, resized, params, self.fill),
                                 self.image_out(work, k, *out_hw), None,
                                 self.options.max_pixels, c_seconds)
             status[j], messages[j] = int(s[0]), m[0]

@@ -1,13 +1,13 @@
 """Each sample's geometry, from its image size and the user's LetterBox: no random
-draws in validation, the size ``load_image`` gives and the letterbox around it; and
-the C core's plan for it."""
+draws in validation, the size ``load_image`` resizes it to and the letterbox around
+it; and the C core's plan for it."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from ...decoders.jpeg import FILTERS, PAD_MODES
+from ...decoders.jpeg import FILTER_OPENCV_LINEAR, PAD_MODES
 from ...decoders.plans import Geometry, to_plans
 from .recognise import YoloSource, imgsz
 
@@ -44,14 +44,17 @@ def padded_hw(params: dict) -> tuple[int, int]:
     return h + params["top"] + params["bottom"], w + params["left"] + params["right"]
 
 
-def letterbox_plan(h: int, w: int, params: dict, fill: int) -> np.ndarray:
-    """One plan: the whole h x w image, unresized, padded with ``fill`` into its
-    letterbox (NOTE [ Unresized into a letterbox ] in csrc/letterbox.c)."""
+def letterbox_plan(ori: tuple[int, int], resized: tuple[int, int], params: dict,
+                   fill: int) -> np.ndarray:
+    """One plan: the whole image of size ``ori`` (h, w), resized to ``resized`` with
+    OpenCV's INTER_LINEAR as ``load_image`` resizes it, padded with ``fill`` into its
+    letterbox (NOTE [ A letterbox ] in csrc/letterbox.c)."""
+    (h, w), (rh, rw) = ori, resized
     one = np.ones(1, np.int64)
     zero = np.zeros(1, np.int64)
     out_h, out_w = padded_hw(params)
-    g = Geometry(zero, zero, one * w, one * h, one * w, one * h, zero, zero,
-                 np.zeros(1, bool), np.zeros(1, bool), np.full(1, FILTERS["bilinear"], np.int32),
+    g = Geometry(zero, zero, one * w, one * h, one * rw, one * rh, zero, zero,
+                 np.zeros(1, bool), np.zeros(1, bool), np.full(1, FILTER_OPENCV_LINEAR, np.int32),
                  pad_mode=PAD_MODES["constant"], pad_fill=fill,
                  pad_x=np.array([[params["left"], out_w]]),
                  pad_y=np.array([[params["top"], out_h]]))
