@@ -170,7 +170,7 @@ def test_loader_eval_of_large_progressive_photos_within_tolerance(tmp_path, num_
 
     from tests.conftest import IMAGENET_MEAN, IMAGENET_STD, lower, to_255
 
-    def eval_transform():
+    def low_resolution_eval():
         return T.Compose([T.Resize(128), T.CenterCrop(112), T.ToTensor(),
                           T.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
 
@@ -184,16 +184,16 @@ def test_loader_eval_of_large_progressive_photos_within_tolerance(tmp_path, num_
         (folder / f"{i}.jpg").write_bytes(
             photo(w, h, seed=20 + i, progressive=True, quality=85, subsampling=sub))
     widths, heights = [w for w, _, _ in sizes], [h for _, h, _ in sizes]
-    d = draw(lower(eval_transform()), widths, heights, 0, np.arange(3))
+    d = draw(lower(low_resolution_eval()), widths, heights, 0, np.arange(3))
     assert (to_plans(d.geometry, widths, heights, True)["scale_denom"] == 8).all()
 
-    dataset = ImageFolder(str(tmp_path / "photos"), transform=eval_transform())
+    dataset = ImageFolder(str(tmp_path / "photos"), transform=low_resolution_eval())
     loader = jpegloader.DataLoader(dataset, batch_size=3, num_workers=num_workers)
     assert loader.eligibility.accelerated
     (batch, _), = list(loader)
     for k, (path, _) in enumerate(dataset.samples):
         with Image.open(path) as im:
-            reference = eval_transform()(im.convert("RGB"))
+            reference = low_resolution_eval()(im.convert("RGB"))
         diff = (to_255(batch[k]) - to_255(reference)).abs().mean().item()
         assert diff <= 3.0, f"{path}: mean abs diff {diff:.3f}"
     assert torch.isfinite(batch).all()

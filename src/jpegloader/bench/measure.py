@@ -27,7 +27,7 @@ from ..pipelines import WORKER_STAGES
 from . import ceiling as bench_ceiling
 from . import memory as bench_memory
 from . import sources
-from .recipes import PIPELINES, build_dataset, image_files, images_in
+from .recipes import IN_ORDER, PIPELINES, build_dataset, image_files, images_in
 
 
 class PeakMemory:
@@ -205,8 +205,9 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     (sources.SOURCES: made from root's files in ``work``), torch's loader reading
     them as users do today."""
     if source == "folder":
-        dataset, collate_fn = build_dataset(pipeline, root)
-        native_dataset, native_args = dataset, {"shuffle": True, "collate_fn": collate_fn}
+        dataset, collate_fn = build_dataset(pipeline, root, batch_size)
+        native_args = {"shuffle": pipeline not in IN_ORDER, "collate_fn": collate_fn}
+        native_dataset = dataset
     else:
         collate_fn = None
         dataset, native_dataset, native_args = sources.datasets_for(
@@ -218,7 +219,8 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     loaders = {
         "native": TorchDataLoader(native_dataset, batch_size=batch_size, num_workers=workers,
                                   **native_args),
-        "jpegloader": jpegloader.DataLoader(dataset, batch_size=batch_size, shuffle=True,
+        "jpegloader": jpegloader.DataLoader(dataset, batch_size=batch_size,
+                                            shuffle=pipeline not in IN_ORDER,
                                             num_workers=workers, collate_fn=collate_fn),
     }
     verdict = jpegloader.explain(dataset, batch_size=batch_size, collate_fn=collate_fn)

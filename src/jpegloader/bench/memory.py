@@ -137,9 +137,9 @@ def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
     import jpegloader
 
     from ..dataloader.loader import TorchDataLoader
-    from .recipes import batch_images, build_dataset
+    from .recipes import IN_ORDER, batch_images, build_dataset
 
-    dataset, collate_fn = build_dataset(pipeline, root)
+    dataset, collate_fn = build_dataset(pipeline, root, batch_size)
     me = os.getpid()
     base_pss, base_held = measure([me])
     peaks = {"pss": 0, "held": 0}
@@ -160,8 +160,8 @@ def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
     cls = jpegloader.DataLoader if kind == "jpegloader" else TorchDataLoader
-    loader = cls(dataset, batch_size=batch_size, shuffle=True, num_workers=workers,
-                 collate_fn=collate_fn)
+    loader = cls(dataset, batch_size=batch_size, shuffle=pipeline not in IN_ORDER,
+                 num_workers=workers, collate_fn=collate_fn)
     start = time.perf_counter()
     for _ in range(epochs):
         for k, batch in enumerate(loader):

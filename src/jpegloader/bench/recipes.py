@@ -16,7 +16,7 @@ from torchvision import transforms as T
 
 from ..datasets import COCODetection
 from ..transforms.ssd import SSDTransformer, dboxes300_coco
-from . import detr_user, rtdetr_user
+from . import detr_user, rtdetr_user, yolo_user
 
 IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 
@@ -344,14 +344,29 @@ RTDETR = {
 }
 for _name, (_what, _image_set) in RTDETR.items():
     PIPELINES[_name] = (_what, None)
-DETECTION = ("ssd", "ssd-val", *DETECTION_V2, *DETR, *RTDETR)
+#: Ultralytics' loaders (yolo_user.py): name -> (what it is, task)
+YOLO = {
+    "yolo-val": ("Ultralytics YOLO val (detect): build_yolo_dataset(mode='val', rect=True), "
+                 "imgsz 640, LetterBox(scaleup=False), Format, YOLODataset.collate_fn", "detect"),
+    "yolo-seg-val": ("Ultralytics YOLO val (segment): as yolo-val, with the instances' "
+                     "polygons and Format's masks", "segment"),
+}
+for _name, (_what, _task) in YOLO.items():
+    PIPELINES[_name] = (_what, None)
+DETECTION = ("ssd", "ssd-val", *DETECTION_V2, *DETR, *RTDETR, *YOLO)
 NEEDS = {"timm-train": "timm", "deit-train": "timm",
-         **{name: "pycocotools" for name in (*DETECTION_V2, *DETR, *RTDETR)}}
+         **{name: "pycocotools" for name in (*DETECTION_V2, *DETR, *RTDETR)},
+         **{name: "ultralytics" for name in YOLO}}
+#: Recipes whose loaders keep the dataset's order: Ultralytics' rect batches (shapes by
+#: batch) come in the order its val loader gives them.
+IN_ORDER = frozenset(YOLO)
 
 
 def batch_images(batch) -> list[torch.Tensor]:
     """A recipe's batch's image tensors: its first field, each of its views, or each
     image of a detection batch (a tuple of images of their own sizes)."""
+    if isinstance(batch, dict):  # Ultralytics' collate_fn
+        return [batch["img"]]
     first = batch[0]
     if isinstance(first, detr_user.NestedTensor):
         return [first.tensors]
@@ -364,10 +379,17 @@ def images_in(batch) -> int:
     return len(images) if images[0].dim() == 3 else images[0].shape[0]
 
 
-def build_dataset(pipeline: str, root):
+def build_dataset(pipeline: str, root, batch_size: int = 32):
     """(dataset, collate_fn or None) of a pipeline on root: an ImageFolder root, or
-    (image folder, instances JSON) for detection."""
+    (image folder, instances JSON) for detection; ``batch_size`` for the recipes whose
+    dataset knows its batches (Ultralytics' rect batches)."""
     entry = PIPELINES[pipeline]
+    if pipeline in YOLO:
+        task = YOLO[pipeline][1]
+        yaml = yolo_user.yolo_set_for(root[0], root[1], segments=task == "segment")
+        with contextlib.redirect_stdout(io.StringIO()):
+            dataset = yolo_user.val_dataset(yaml, batch_size, task=task)
+        return dataset, dataset.collate_fn
     if pipeline in DETECTION_V2:
         _, policy, masks = DETECTION_V2[pipeline]
         dataset = coco_v2(root[0], root[1], entry[1](), policy != "eval", masks)
@@ -390,6 +412,8 @@ def image_files(dataset) -> list[str]:
     CocoDetection's (through its Subset)."""
     if hasattr(dataset, "samples"):
         return [path for path, _ in dataset.samples]
+    if hasattr(dataset, "im_files"):  # Ultralytics' YOLODataset
+        return [str(f) for f in dataset.im_files]
     indices = None
     if isinstance(dataset, torch.utils.data.Subset):
         dataset, indices = dataset.dataset, dataset.indices

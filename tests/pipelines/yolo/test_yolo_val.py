@@ -65,6 +65,14 @@ def test_coco_segment_val_masks_equal_ultralytics(tmp_path):
     assert "masks" in next(iter(ours))
 
 
+@pytest.mark.parametrize("task", ["segment", "pose", "obb"])
+def test_every_task_equals_ultralytics(tmp_path, task):
+    ds = val_dataset(generated_yolo_set(tmp_path, task=task), imgsz=64, batch=4, task=task)
+    ours = assert_equals_ultralytics(ds, 0)
+    key = {"segment": "masks", "pose": "keypoints", "obb": "bboxes"}[task]
+    assert key in next(iter(ours))
+
+
 def test_auto_decode_gives_the_same_batches(tmp_path):
     # no resize happens in the C core, so no DCT scale is ever taken
     ds = val_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)

@@ -5,17 +5,18 @@ from them as ``yolo val`` builds them."""
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
+from jpegloader.bench import yolo_user
+from jpegloader.bench.yolo_user import write_yolo_set
 from tests.conftest import noisy_jpeg, shared
 
 
 def _write_set(root: Path, images: list[tuple[str, bytes | Path, list[str]]],
-               names: dict[int, str]) -> Path:
+               names: dict[int, str], extra: str = "") -> Path:
     """images: (file name, bytes or a photo to link, label lines); the data yaml's path."""
     (root / "images" / "val").mkdir(parents=True)
     (root / "labels" / "val").mkdir(parents=True)
@@ -28,45 +29,17 @@ def _write_set(root: Path, images: list[tuple[str, bytes | Path, list[str]]],
         (root / "labels" / "val" / f"{Path(name).stem}.txt").write_text(
             "".join(f"{line}\n" for line in lines))
     yaml = root / "data.yaml"
-    yaml.write_text(f"path: {root}\ntrain: images/val\nval: images/val\nnames:\n" +
+    yaml.write_text(f"path: {root}\ntrain: images/val\nval: images/val\n{extra}names:\n" +
                     "".join(f"  {k}: {v}\n" for k, v in names.items()))
     return yaml
 
 
 def coco_yolo_set(root: Path, segments: bool = False) -> Path:
-    """coco-sample as a YOLO set: a box line per non-crowd instance (a polygon line
-    with ``segments``); images linked, not copied."""
+    """coco-sample as a YOLO set (the benchmark's converter): a box line per non-crowd
+    instance, or its polygon with ``segments``; images linked, not copied."""
     coco = shared("coco-sample")
-    meta = json.loads((coco / "annotations" / "instances_val2017.json").read_text())
-    cats = sorted(c["id"] for c in meta["categories"])
-    cls_of = {c: k for k, c in enumerate(cats)}
-    names = {cls_of[c["id"]]: c["name"] for c in meta["categories"]}
-    by_image: dict[int, list] = {}
-    for a in meta["annotations"]:
-        by_image.setdefault(a["image_id"], []).append(a)
-    images = []
-    for im in meta["images"]:
-        path = coco / "val2017" / im["file_name"]
-        if not path.exists():
-            continue
-        w, h = im["width"], im["height"]
-        lines = []
-        for a in by_image.get(im["id"], []):
-            if a.get("iscrowd"):
-                continue
-            if segments:
-                poly = max(a["segmentation"], key=len)
-                xy = np.asarray(poly, float).reshape(-1, 2) / (w, h)
-                lines.append(f"{cls_of[a['category_id']]} " +
-                             " ".join(f"{v:.6f}" for v in xy.reshape(-1)))
-            else:
-                x, y, bw, bh = a["bbox"]
-                if bw <= 0 or bh <= 0:
-                    continue
-                lines.append(f"{cls_of[a['category_id']]} {(x + bw / 2) / w:.6f} "
-                             f"{(y + bh / 2) / h:.6f} {bw / w:.6f} {bh / h:.6f}")
-        images.append((im["file_name"], path, lines))
-    return _write_set(root, images, names)
+    return write_yolo_set(coco / "val2017", coco / "annotations" / "instances_val2017.json",
+                          root, segments)
 
 
 def _exif_rotated(width: int, height: int, seed: int) -> bytes:
@@ -78,9 +51,27 @@ def _exif_rotated(width: int, height: int, seed: int) -> bytes:
     return out.getvalue()
 
 
-def generated_yolo_set(root: Path, count: int = 12) -> Path:
+def _label(rng, task: str) -> str:
+    """One object: a box (detect), with two keypoints (pose), or a quadrilateral
+    (obb); segment gets the box's corners as its polygon."""
+    cls = int(rng.integers(0, 3))
+    cx, cy = rng.uniform(0.3, 0.7, 2)
+    bw, bh = rng.uniform(0.05, 0.3, 2)
+    x0, y0, x1, y1 = cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2
+    if task == "obb" or task == "segment":
+        corners = [x0, y0, x1, y0, x1, y1, x0, y1]
+        return f"{cls} " + " ".join(f"{v:.6f}" for v in corners)
+    line = f"{cls} {cx:.6f} {cy:.6f} {bw:.6f} {bh:.6f}"
+    if task == "pose":
+        kx, ky = rng.uniform(x0, x1, 2), rng.uniform(y0, y1, 2)
+        line += "".join(f" {x:.6f} {y:.6f} 2" for x, y in zip(kx, ky))
+    return line
+
+
+def generated_yolo_set(root: Path, count: int = 12, task: str = "detect") -> Path:
     """Noise JPEGs at imgsz 64 and other sizes (landscape, portrait, one to be
-    resized, one EXIF-turned, one PNG), each with a few boxes."""
+    resized, one EXIF-turned, one PNG), each with a few objects labelled for
+    ``task``."""
     rng = np.random.default_rng(0)
     sizes = [(64, 48), (48, 64), (64, 64), (64, 40), (30, 64), (64, 56)]
     images = []
@@ -97,25 +88,16 @@ def generated_yolo_set(root: Path, count: int = 12) -> Path:
             content, name = out.getvalue(), f"png{k}.png"
         else:
             content, name = noisy_jpeg(w, h, k), f"photo{k}.jpg"
-        lines = []
-        for _ in range(int(rng.integers(0, 4))):
-            cx, cy = rng.uniform(0.2, 0.8, 2)
-            bw, bh = rng.uniform(0.05, 0.3, 2)
-            lines.append(f"{int(rng.integers(0, 3))} {cx:.6f} {cy:.6f} {bw:.6f} {bh:.6f}")
+        lines = [_label(rng, task) for _ in range(int(rng.integers(0, 4)))]
         images.append((name, content, lines))
-    return _write_set(root, images, {0: "a", 1: "b", 2: "c"})
+    extra = "kpt_shape: [2, 3]\nflip_idx: [1, 0]\n" if task == "pose" else ""
+    return _write_set(root, images, {0: "a", 1: "b", 2: "c"}, extra)
 
 
 def val_dataset(yaml: Path, imgsz: int = 640, batch: int = 16, rect: bool = True,
-                task: str = "detect", **overrides):
+                task: str = "detect"):
     """The dataset ``yolo val`` builds (build_yolo_dataset, mode="val")."""
-    from ultralytics.cfg import get_cfg
-    from ultralytics.data import build_yolo_dataset
-    from ultralytics.data.utils import check_det_dataset
-
-    cfg = get_cfg(overrides={"imgsz": imgsz, "task": task, "rect": rect, **overrides})
-    data = check_det_dataset(str(yaml))
-    return build_yolo_dataset(cfg, data["val"], batch, data, mode="val", rect=rect, stride=32)
+    return yolo_user.val_dataset(yaml, batch, imgsz, rect, task)
 
 
 def train_dataset(yaml: Path, imgsz: int = 640, batch: int = 16, **overrides):

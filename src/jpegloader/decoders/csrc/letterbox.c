@@ -74,29 +74,33 @@ static int copy_rows(jl_decoder *dec, uint8_t *out, size_t plane, int out_w, int
     return status;
 }
 
-/* The whole image decoded, then resized row by row into the planes. */
+/* The whole image decoded, then resized row by row into the planes: each source row
+ * a resize reads is split into planes and resampled across once, into one of two
+ * kept rows (NOTE [ A letterbox ]). */
 static int resize_rows(jl_decoder *dec, const jl_plan *p, uint8_t *out, size_t plane,
                        int out_w, char *msg)
 {
     const int w = p->image_w, h = p->image_h, rw = p->x.out_size, rh = p->y.out_size;
     const int top = p->y.pad_lo, left = p->x.pad_lo;
-    int32_t *xofs = malloc(sizeof(int32_t) * ((size_t)rw + rh));
-    int16_t *coef = malloc(sizeof(int16_t) * 2 * ((size_t)rw + rh));
-    int32_t *rows = malloc(sizeof(int32_t) * 2 * 3 * (size_t)rw);
-    uint8_t *line = malloc((size_t)3 * rw);
-    int have[2] = {-1, -1}, y, status;
+    const size_t padded = (size_t)w + 4; /* the horizontal pass reads 4 bytes at a time */
+    int32_t *axes = malloc(sizeof(int32_t) * 3 * ((size_t)rw + rh));
+    int32_t *rows = malloc(sizeof(int32_t) * 2 * 3 * (size_t)rw); /* [slot][ch][rw] */
+    uint8_t *split = calloc(3, padded);
+    int have[2] = {-1, -1}, y, ch, status;
     jl_rows block;
 
-    if (!xofs || !coef || !rows || !line) {
-        free(xofs), free(coef), free(rows), free(line);
+    if (!axes || !rows || !split) {
+        free(axes), free(rows), free(split);
         snprintf(msg, JL_MSG_LEN, "out of memory for the resize");
         return JL_NO_MEMORY;
     }
-    jl_cv_linear_axis(w, rw, 1, xofs, coef);
-    jl_cv_linear_axis(h, rh, 0, xofs + rw, coef + 2 * rw);
+    int32_t *xofs = axes, *xw0 = axes + rw, *xw1 = axes + 2 * rw;
+    int32_t *yofs = axes + 3 * rw, *yw0 = yofs + rh, *yw1 = yofs + 2 * rh;
+    jl_cv_linear_axis(w, rw, 1, xofs, xw0, xw1);
+    jl_cv_linear_axis(h, rh, 0, yofs, yw0, yw1);
     status = jl_jpeg_region_read(dec, h, &block, msg);
     for (y = 0; status == JL_OK && y < rh; y++) {
-        int sy = xofs[rw + y], k;
+        int sy = yofs[y], k;
         int src[2] = {sy < 0 ? 0 : sy >= h ? h - 1 : sy,
                       sy + 1 < 0 ? 0 : sy + 1 >= h ? h - 1 : sy + 1};
         int32_t *made[2];
@@ -104,17 +108,20 @@ static int resize_rows(jl_decoder *dec, const jl_plan *p, uint8_t *out, size_t p
             int slot = have[0] == src[k] ? 0 : have[1] == src[k] ? 1 : -1;
             if (slot < 0) {
                 slot = have[0] == src[1 - k] ? 1 : 0; /* keep the other row needed */
-                jl_cv_linear_row(block.pixels + (size_t)src[k] * block.stride, w, 3, xofs, coef,
-                                 rw, rows + (size_t)slot * 3 * rw);
+                jl_split_rgb(block.pixels + (size_t)src[k] * block.stride, block.stride, 1, w,
+                             split, padded);
+                for (ch = 0; ch < 3; ch++)
+                    jl_cv_linear_row(split + ch * padded, xofs, xw0, xw1, rw,
+                                     rows + ((size_t)slot * 3 + ch) * rw);
                 have[slot] = src[k];
             }
             made[k] = rows + (size_t)slot * 3 * rw;
         }
-        jl_cv_linear_column(made[0], made[1], coef[2 * (rw + y)], coef[2 * (rw + y) + 1],
-                            3 * rw, line);
-        jl_split_rgb(line, (size_t)3 * rw, 1, rw, out + (size_t)(top + y) * out_w + left, plane);
+        for (ch = 0; ch < 3; ch++)
+            jl_cv_linear_column(made[0] + (size_t)ch * rw, made[1] + (size_t)ch * rw, yw0[y],
+                                yw1[y], rw, out + ch * plane + (size_t)(top + y) * out_w + left);
     }
-    free(xofs), free(coef), free(rows), free(line);
+    free(axes), free(rows), free(split);
     return status;
 }
 
