@@ -34,7 +34,7 @@ def pipeline_for(dataset) -> Pipeline | None:
     return next((p for p in PIPELINES if p.claims(dataset)), None)
 
 
-__all__ = ["CLASSIFICATION", "DECODE_CHOICES", "DETECTION", "ON_ERROR_CHOICES", "PIPELINES", "SSD", "YOLO",
-           "WORKER_STAGES", "BatchDecoder",
+__all__ = ["CLASSIFICATION", "DECODE_CHOICES", "DETECTION", "ON_ERROR_CHOICES", "PIPELINES", "SSD",
+           "YOLO", "WORKER_STAGES", "BatchDecoder",
            "BatchReport", "Check", "DecodeOptions", "Lowering", "Pipeline", "SampleFailure",
            "pipeline_for"]
