@@ -124,3 +124,27 @@ def test_ultralytics_build_dataloader_is_accelerated_when_patched(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     assert "ELIGIBLE True" in out.stdout, out.stdout + out.stderr[-3000:]
     assert "EPOCH 0 12" in out.stdout and "EPOCH 1 12" in out.stdout, out.stdout
+
+
+def test_yolo_train_command_runs_its_val_loader_accelerated(tmp_path):
+    # `yolo train` under python -m jpegloader run: the training loader (Mosaic ...) falls
+    # back with its verdict, close_mosaic's reset() included; the validation loader it
+    # builds is accelerated; training completes
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    yolo = shutil.which("yolo", path=str(Path(sys.executable).parent))
+    if yolo is None:
+        pytest.skip("Ultralytics' yolo command is not beside this Python")
+    yaml = generated_yolo_set(tmp_path / "set", count=16)
+    out = subprocess.run(
+        [sys.executable, "-m", "jpegloader", "run", yolo, "train", "model=yolo11n.yaml",
+         f"data={yaml}", "imgsz=64", "batch=4", "workers=2", "epochs=2", "close_mosaic=1",
+         "plots=False", "device=cpu", "amp=False", f"project={tmp_path / 'runs'}"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-3000:]
+    assert "loader 0 built" in text and "dataset.augment: augment=True" in text
+    assert "over YOLODataset(16 samples): accelerated (yolo pipeline" in text
+    assert "2 epochs completed" in text
