@@ -5,6 +5,8 @@ datasets are recognised and fall back with their transforms named.  Ultralytics 
 test dependency only: the oracle."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -77,6 +79,22 @@ def test_auto_decode_gives_the_same_batches(tmp_path):
     # no resize happens in the C core, so no DCT scale is ever taken
     ds = val_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
     assert_same_batches(list(loader(ds, 0)), list(loader(ds, 0, cls=torch.utils.data.DataLoader)))
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_photo_broken_after_the_cache_names_the_file(tmp_path, workers):
+    # Ultralytics checked the photos when it cached the labels; one broken since fails
+    # in the C core, then in the dataset's own reading, which raises as Ultralytics'
+    # loader does: the error names the file and the index
+    ds = val_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
+    broken = next(k for k, f in enumerate(ds.im_files) if f.endswith(".jpg"))
+    path = Path(ds.im_files[broken])
+    path.unlink()
+    path.write_bytes(b"\xff\xd8 not a photo any more")
+    with pytest.raises(FileNotFoundError, match=f"sample {broken} .*{path.name}"):
+        list(loader(ds, workers))
+    with pytest.raises(FileNotFoundError):
+        list(loader(ds, 0, cls=torch.utils.data.DataLoader))
 
 
 def test_training_datasets_fall_back_naming_their_transforms(tmp_path):

@@ -43,9 +43,6 @@ class YoloBatchDecoder(BatchDecoder):
         self.table = FileTable.from_samples([(str(f), i) for i, f in enumerate(dataset.im_files)])
         self.fill = packed_fill([int(source.letterbox.padding_value)] * 3)
         self.collate_fn = type(dataset).collate_fn
-        lb = source.letterbox
-        # NOTE [ YOLO batches ]: where each sample's letterbox is known before decoding
-        self.known_shape = dataset.rect or not lb.auto
 
     @property
     def layout(self):
@@ -60,6 +57,7 @@ class YoloBatchDecoder(BatchDecoder):
         super().begin(work)
         n = len(work.indices)
         dataset, lb = self.source.dataset, self.source.letterbox
+        # NOTE [ YOLO batches ]: where each sample's letterbox is known before decoding
         shapes = None
         if dataset.rect:
             shapes = {tuple(int(v) for v in rect_shape(dataset, int(i))) for i in work.indices}
