@@ -12,7 +12,7 @@ csrc=src/jpegloader/decoders/csrc
 core=("$csrc/pipeline.c" "$csrc/jpeg_region.c" "$csrc/dc_scans.c" "$csrc/coeffs.c"
       "$csrc/resample.c" "$csrc/layout.c" "$csrc/gather_rows.c" "$csrc/colour.c"
       "$csrc/colour_tensor.c"
-      "$csrc/padding.c" "$csrc/plan.c" "$csrc/taps.c")
+      "$csrc/padding.c" "$csrc/plan.c" "$csrc/taps.c" "$csrc/letterbox.c" "$csrc/cv_linear.c")
 flags=(-std=c11 -O1 -g -fno-omit-frame-pointer -ffp-contract=off -fno-trapping-math -I"$csrc"
        -fsanitize=address,undefined -fno-sanitize-recover=all)
 libfuzzer=""

@@ -138,6 +138,29 @@ static void random_plan(jl_plan *p, int width, int height, int out_w, int out_h)
             a->pad_start = below(a->pad_len + 2 * sides[i]) - sides[i];
         }
     }
+    if (below(4) == 0) { /* a letterbox: NOTE [ A letterbox ] (uint8 outputs take it) */
+        jl_axis *axes[2] = {&p->x, &p->y};
+        int sides[2] = {out_w, out_h}, sizes[2] = {width, height}, i;
+        for (i = 0; i < JL_COLOUR_STEPS; i++)
+            p->colour.op[i] = JL_COLOUR_NONE;
+        p->scale_denom = 1;
+        p->flip = 0;
+        p->colour_first = 0;
+        p->filter = below(4) ? JL_FILTER_OPENCV_LINEAR : JL_FILTER_BILINEAR;
+        p->pad_mode = JL_PAD_CONSTANT;
+        p->pad_fill = (int32_t)(next_u64() & 0xFFFFFF);
+        for (i = 0; i < 2; i++) {
+            jl_axis *a = axes[i];
+            a->src_lo = 0;
+            a->src_size = sizes[i];
+            a->in0 = 0.0;
+            a->in1 = sizes[i];
+            a->out_size = p->filter == JL_FILTER_BILINEAR ? sizes[i] : 1 + below(sides[i]);
+            a->pad_lo = a->out_size <= sides[i] ? below(sides[i] - a->out_size + 1) : 0;
+            a->pad_len = sides[i];
+            a->pad_start = a->out_start = 0;
+        }
+    }
     if (below(16) == 0) { /* garbage fields: the core must refuse, not trust them */
         int32_t *words = (int32_t *)&p->x;
         words[below((int)(sizeof(jl_axis) / 4))] = (int32_t)next_u64();

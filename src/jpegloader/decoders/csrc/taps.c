@@ -18,6 +18,10 @@ int jl_view_taps_make(const jl_plan *p, int out_h, int out_w, jl_view_taps *t, c
         snprintf(msg, JL_MSG_LEN, "invalid sample plan");
         return JL_ERROR;
     }
+    if (p->filter == JL_FILTER_OPENCV_LINEAR) { /* letterbox.h's plans only */
+        snprintf(msg, JL_MSG_LEN, "OpenCV's resize runs in letterbox plans only");
+        return JL_ERROR;
+    }
     if (p->colour_first) { /* NOTE [ Colour before the padding ] */
         t->x_start = t->y_start = 0;
         t->cols = p->x.out_size;
