@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from PIL import Image
 from torchvision import transforms as T
 
@@ -105,6 +106,20 @@ def write_image_folder(root: Path, count: int, classes: int = 3, size=(160, 120)
         img = Image.fromarray(coarse).resize((w, h), Image.BICUBIC)
         img.save(d / f"img{i:03d}.jpg", quality=90)
     return root
+
+
+#: What importing Ultralytics replaces process-wide (its utils/patches.py: PIL's
+#: Image.open, which then raises ModuleNotFoundError for an unreadable file and tries to
+#: pip-install pi-heif; torch.save); a test that imports it must not change later tests.
+_PATCHED_BY_IMPORTS = ((Image, "open"), (torch, "save"))
+
+
+@pytest.fixture(autouse=True)
+def _globals_restored():
+    saved = [(owner, name, getattr(owner, name)) for owner, name in _PATCHED_BY_IMPORTS]
+    yield
+    for owner, name, value in saved:
+        setattr(owner, name, value)
 
 
 @pytest.fixture

@@ -5,16 +5,20 @@ datasets are recognised and fall back with their transforms named.  Ultralytics 
 test dependency only: the oracle."""
 from __future__ import annotations
 
+from importlib import util
 from pathlib import Path
 
 import pytest
 import torch
 
-pytest.importorskip("ultralytics", reason="Ultralytics is the oracle for the YOLO pipeline")
+import jpegloader
+from tests.pipelines.yolo.yolo_sets import (coco_yolo_set, generated_yolo_set, train_dataset,
+                                            val_dataset)
 
-import jpegloader  # noqa: E402
-from tests.pipelines.yolo.yolo_sets import (  # noqa: E402
-    coco_yolo_set, generated_yolo_set, train_dataset, val_dataset)
+# Not imported while collecting: importing Ultralytics patches PIL and torch process-wide
+# (tests/conftest.py puts them back after each test).
+pytestmark = pytest.mark.skipif(util.find_spec("ultralytics") is None,
+                                reason="Ultralytics is the oracle for the YOLO pipeline")
 
 
 def loader(ds, workers: int, cls=jpegloader.DataLoader, **kw):
