@@ -33,12 +33,11 @@ static int whole_axis(const jl_axis *a, int size, int resized)
 int jl_is_letterbox(const jl_plan *p, int out_type, int out_h, int out_w)
 {
     int resized = p->filter == JL_FILTER_OPENCV_LINEAR;
-    return out_type == JL_OUT_UINT8 && jl_plan_is_valid(p, out_h, out_w) &&
-           p->pad_mode == JL_PAD_CONSTANT && p->scale_denom == 1 &&
+    return out_type == JL_OUT_UINT8 && p->pad_mode == JL_PAD_CONSTANT && p->scale_denom == 1 &&
            !p->flip && !jl_colour_is_active(&p->colour) &&
            (resized || p->filter == JL_FILTER_BILINEAR) &&
            whole_axis(&p->x, p->image_w, resized) && whole_axis(&p->y, p->image_h, resized) &&
-           p->x.pad_len == out_w && p->y.pad_len == out_h;
+           p->x.pad_len == out_w && p->y.pad_len == out_h && jl_plan_is_valid(p, out_h, out_w);
 }
 
 static void fill_border(uint8_t *out, int out_h, int out_w, int top, int left, int h, int w,

@@ -61,9 +61,8 @@ class YoloBatchDecoder(BatchDecoder):
         shapes = None
         if dataset.rect:
             shapes = {tuple(int(v) for v in rect_shape(dataset, int(i))) for i in work.indices}
-        elif not lb.auto:
-            new = lb.new_shape
-            shapes = {(int(new), int(new)) if np.ndim(new) == 0 else tuple(map(int, new))}
+        elif not lb.auto:  # every letterbox is the whole new_shape
+            shapes = {self.source.largest}
         work.compact = shapes is not None and len(shapes) == 1
         work.shape = next(iter(shapes)) if work.compact else None
         work.out_hw = [None] * n    # each sample's letterboxed (h, w)
