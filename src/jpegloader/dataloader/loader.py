@@ -119,6 +119,7 @@ class DataLoader(TorchDataLoader[T_co]):
         self._current = CurrentEngine()  # NOTE [ One owner per job ] (engine.py)
         self._progress = Progress()
         self._pin_note_given = False
+        self._torch_iterating = False  # NOTE [ An iterator asked for by a subclass ]
         self.eligibility: Eligibility = evaluate(dataset, **self._loader_args)
         self._adopt(self.eligibility, first=True)
         for hook in list(BUILT_HOOKS):
@@ -208,7 +209,14 @@ class DataLoader(TorchDataLoader[T_co]):
         if not self.eligibility.accelerated:
             # NOTE [ A dataset's own state on the fallback ]
             delegate = self._stateful_delegate()
-            it = iter(delegate) if delegate is not None else super().__iter__()
+            if delegate is not None:
+                it = iter(delegate)
+            else:
+                self._torch_iterating = True
+                try:
+                    it = super().__iter__()
+                finally:
+                    self._torch_iterating = False
             progress.epoch_started()
             if delegate is None:  # torchdata's own loader resumes its stream itself
                 progress.skip_in_stream(it)
@@ -230,7 +238,15 @@ class DataLoader(TorchDataLoader[T_co]):
             pin, self.device, self.decode_threads or torch.get_num_threads())
 
     def _get_iterator(self):
-        """torch's iterator for the fallback, always in the sampler's order.
+        """torch's iterator for the fallback, always in the sampler's order; this
+        loader's own iterator for a subclass that asks for one here.
+
+        NOTE [ An iterator asked for by a subclass ]
+        torch's ``__iter__`` takes its iterator from ``_get_iterator``, and so do
+        subclasses that keep one iterator for their whole life (Ultralytics'
+        InfiniteDataLoader, over a batch sampler that never ends).  Asked from
+        anywhere but the fallback inside ``__iter__``, it is this class's
+        ``__iter__``: accelerated, or falling back, as the verdict says.
 
         NOTE [ Batches in order ]
         ``in_order=False`` lets torch hand batches over as workers finish them; a
@@ -240,6 +256,8 @@ class DataLoader(TorchDataLoader[T_co]):
         deliver in order; ``loader.in_order`` keeps the value given.  (torchdata
         0.11's StatefulDataLoader delivers out of order, but a checkpoint of a
         shuffled epoch then resumes with samples lost or repeated.)"""
+        if not self._torch_iterating:
+            return DataLoader.__iter__(self)  # not a subclass's, which may call here
         asked = getattr(self, "in_order", True)
         self.in_order = True
         try:

@@ -126,7 +126,8 @@ def test_rect_batches_need_the_datasets_batch_size(tmp_path):
 def test_ultralytics_build_dataloader_is_accelerated_when_patched(tmp_path):
     # InfiniteDataLoader's base is resolved when Ultralytics is imported: with
     # `python -m jpegloader run` it is jpegloader's DataLoader; its _RepeatSampler
-    # and single persistent iterator keep working
+    # and single persistent iterator, taken from _get_iterator, are this loader's
+    # own (not torch's under an accelerated verdict), and reset() starts a new one
     import subprocess
     import sys
     yaml = generated_yolo_set(tmp_path)
@@ -140,12 +141,15 @@ def test_ultralytics_build_dataloader_is_accelerated_when_patched(tmp_path):
         "print('ELIGIBLE', dl.eligibility.accelerated)\n"
         "for epoch in range(2):\n"
         "    n = sum(len(b['im_file']) for b in dl)\n"
-        "    print('EPOCH', epoch, n)\n" % (str(__import__('pathlib').Path.cwd()), str(yaml)))
+        "    print('EPOCH', epoch, n, type(dl.iterator).__name__)\n"
+        "dl.reset()\n"
+        "print('RESET', sum(len(b['im_file']) for b in dl), type(dl.iterator).__name__)\n" % (str(__import__('pathlib').Path.cwd()), str(yaml)))
     out = subprocess.run([sys.executable, "-m", "jpegloader", "run", str(script)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "ELIGIBLE True" in out.stdout, out.stdout + out.stderr[-3000:]
-    assert "EPOCH 0 12" in out.stdout and "EPOCH 1 12" in out.stdout, out.stdout
+    assert "EPOCH 0 12 Epoch" in out.stdout and "EPOCH 1 12 Epoch" in out.stdout, out.stdout
+    assert "RESET 12 Epoch" in out.stdout, out.stdout
 
 
 def test_yolo_train_command_runs_its_val_loader_accelerated(tmp_path):
