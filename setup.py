@@ -1,5 +1,6 @@
 """Builds the C decode core, jpegloader.decoders._jpeg, against libjpeg-turbo,
-and the SSD box arithmetic, jpegloader.pipelines.ssd._boxes (plain C).
+and the pipelines' own arithmetic in plain C: SSD's boxes, COCO's masks and
+YOLO's OpenCV warps (jpegloader.pipelines.{ssd._boxes,detection._masks,yolo._opencv}).
 
 By default it links the system's shared libjpeg (Debian: libjpeg62-turbo-dev;
 Ubuntu: libjpeg-turbo8-dev; Fedora: libjpeg-turbo-devel).  ``bash
@@ -129,6 +130,8 @@ setup(
                             "src/jpegloader/pipelines/ssd/csrc", ["boxes.c"]),
         _pipeline_extension("jpegloader.pipelines.detection._masks",
                             "src/jpegloader/pipelines/detection/csrc", ["masks.c"]),
+        _pipeline_extension("jpegloader.pipelines.yolo._opencv",
+                            "src/jpegloader/pipelines/yolo/csrc", ["warp.c", "hsv.c"]),
     ],
     options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )

@@ -1,0 +1,18 @@
+"""The C arithmetic of OpenCV's that YOLO's training steps use (see csrc/module.c)."""
+from collections.abc import Buffer
+
+def warp_affine(src: Buffer, h: int, w: int, dst: Buffer, dh: int, dw: int,
+                matrix: tuple[float, float, float, float, float, float],
+                border: tuple[int, int, int], /) -> None:
+    """``cv2.warpAffine(src, matrix, (dw, dh), flags=INTER_LINEAR,
+    borderMode=BORDER_CONSTANT, borderValue=border)`` into ``dst``, bit for bit:
+    ``src`` a C-contiguous h x w x 3 uint8 buffer, ``dst`` a writable dh x dw x 3
+    one, ``matrix`` the forward 2x3 matrix row-major.  Runs without the GIL.
+    Raises ValueError for wrong buffers or sizes or a matrix that is not finite."""
+
+def hsv_lut(img: Buffer, width: int, lut: Buffer, /) -> None:
+    """In place, bit for bit: ``cv2.cvtColor(cv2.LUT(cv2.cvtColor(img,
+    COLOR_BGR2HSV), lut), COLOR_HSV2BGR, dst=img)``, ``img`` a writable
+    C-contiguous uint8 buffer of rows of ``width`` BGR pixels, ``lut`` 768 bytes
+    (value x channel).
+    Runs without the GIL.  Raises ValueError for wrong buffers."""

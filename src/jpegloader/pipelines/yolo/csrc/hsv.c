@@ -1,0 +1,206 @@
+/* OpenCV's 8-bit HSV conversions with a table between. */
+#include "hsv.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+/* NOTE [ OpenCV's HSV ]
+ * BGR -> HSV (8-bit, hue range 180) is integer: v = max, s and h from 12-bit
+ * reciprocal tables rounded half to even, the hue wrapped into 0..179.  HSV ->
+ * BGR (8-bit) is float, as OpenCV's vector loop does it (every 32 pixels of a
+ * row; YOLO's widths are multiples of 32): hue * (6/180), its sector from
+ * truncations, s and v * (1/255), the four candidates v, v(1 - s),
+ * v * fma(-s, f, 1) and v * fma(-s, 1 - f, 1) (the vector build fuses these),
+ * each channel a candidate picked by the sector, * 255 and truncated.  Both were
+ * The last (width mod 32) pixels of a row take OpenCV's scalar code instead:
+ * the sector from fmod and floor, the same fused candidates, v itself where
+ * s is 0, * 255 rounded half to even.  Each was matched to OpenCV 5.0.0 on all
+ * 2^24 inputs (tests/pipelines/yolo/test_opencv.py). */
+enum { OPENCV_BLOCK = 32 }; /* pixels per pass of OpenCV's HSV -> BGR vector loop */
+static int sdiv[256], hdiv[256];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void tables(void)
+{
+    sdiv[0] = hdiv[0] = 0;
+    for (int i = 1; i < 256; i++) {
+        sdiv[i] = (int)nearbyint((double)(255 << 12) / (1.0 * i));
+        hdiv[i] = (int)nearbyint((double)(180 << 12) / (6.0 * i));
+    }
+}
+
+static inline void to_hsv(int b, int g, int r, int *h, int *s, int *v)
+{
+    int hi = b > g ? b : g, lo = b < g ? b : g;
+    hi = hi > r ? hi : r;
+    lo = lo < r ? lo : r;
+    int diff = hi - lo, vr = hi == r ? -1 : 0, vg = hi == g ? -1 : 0;
+    int hue = (vr & (g - b)) + (~vr & ((vg & (b - r + 2 * diff)) + (~vg & (r - g + 4 * diff))));
+    hue = (hue * hdiv[diff] + (1 << 11)) >> 12;
+    *h = hue + (hue < 0 ? 180 : 0);
+    *s = (diff * sdiv[hi] + (1 << 11)) >> 12;
+    *v = hi;
+}
+
+static inline uint8_t to_byte(float x)
+{
+    float t = truncf(x * 255.0f);
+    return t <= 0.0f ? 0 : t >= 255.0f ? 255 : (uint8_t)t;
+}
+
+static inline void to_bgr(int h, int s, int v, uint8_t *out)
+{
+    const float hscale = 6.0f / 180;
+    float hf = (float)h * hscale, sf = (float)s * (1.0f / 255.0f), vf = (float)v * (1.0f / 255.0f);
+    float pre = truncf(hf), f = hf - pre;
+    float t0 = vf, t1 = vf * (1.0f - sf), t2 = vf * fmaf(-sf, f, 1.0f),
+          t3 = vf * fmaf(-sf, 1.0f - f, 1.0f);
+    int sector = (int)(pre - truncf(pre * (1.0f / 6.0f)) * 6.0f);
+    float b, g, r;
+    switch (sector) {
+    case 0: b = t1, g = t3, r = t0; break;
+    case 1: b = t1, g = t0, r = t2; break;
+    case 2: b = t3, g = t0, r = t1; break;
+    case 3: b = t0, g = t2, r = t1; break;
+    case 4: b = t0, g = t1, r = t3; break;
+    default: b = t2, g = t1, r = t0; break;
+    }
+    out[0] = to_byte(b);
+    out[1] = to_byte(g);
+    out[2] = to_byte(r);
+}
+
+/* OpenCV's scalar HSV -> BGR, for a row's last pixels. */
+static inline void to_bgr_rounded(int h, int s, int v, uint8_t *out)
+{
+    static const int sectors[6][3] = {{1, 3, 0}, {1, 0, 2}, {3, 0, 1},
+                                      {0, 2, 1}, {0, 1, 3}, {2, 1, 0}};
+    float sf = (float)s * (1.0f / 255.0f), vf = (float)v * (1.0f / 255.0f), bgr[3];
+    if (sf == 0.0f) {
+        bgr[0] = bgr[1] = bgr[2] = vf;
+    } else {
+        float hf = fmodf((float)h * (6.0f / 180), 6.0f);
+        int sector = (int)floorf(hf);
+        float f = hf - (float)sector, tab[4];
+        if ((unsigned)sector >= 6u)
+            sector = 0, f = 0.0f;
+        tab[0] = vf;
+        tab[1] = vf * (1.0f - sf);
+        tab[2] = vf * fmaf(-sf, f, 1.0f);
+        tab[3] = vf * fmaf(-sf, 1.0f - f, 1.0f);
+        for (int c = 0; c < 3; c++)
+            bgr[c] = tab[sectors[sector][c]];
+    }
+    for (int c = 0; c < 3; c++) {
+        float r = nearbyintf(bgr[c] * 255.0f);
+        out[c] = r <= 0.0f ? 0 : r >= 255.0f ? 255 : (uint8_t)r;
+    }
+}
+
+static inline void pixels(uint8_t *img, size_t n, const uint8_t *lut, int rounded)
+{
+    for (size_t i = 0; i < n; i++, img += 3) {
+        int h, s, v;
+        to_hsv(img[0], img[1], img[2], &h, &s, &v);
+        if (rounded)
+            to_bgr_rounded(lut[h * 3], lut[s * 3 + 1], lut[v * 3 + 2], img);
+        else
+            to_bgr(lut[h * 3], lut[s * 3 + 1], lut[v * 3 + 2], img);
+    }
+}
+
+/* Eight pixels at a time: the same arithmetic, lane by lane. */
+__attribute__((target("avx2,fma"))) static size_t pixels_avx2(uint8_t *img, size_t n,
+                                                              const uint8_t *lut)
+{
+    int32_t lh[256], ls[256], lv[256];
+    for (int i = 0; i < 256; i++)
+        lh[i] = lut[i * 3], ls[i] = lut[i * 3 + 1], lv[i] = lut[i * 3 + 2];
+    const __m128i pick_b0 = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1),
+                  pick_b1 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1),
+                  pick_g0 = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1),
+                  pick_g1 = _mm_setr_epi8(-1, -1, -1, -1, -1, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1),
+                  pick_r0 = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1),
+                  pick_r1 = _mm_setr_epi8(-1, -1, -1, -1, -1, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i half = _mm256_set1_epi32(1 << 11), zero = _mm256_setzero_si256(),
+                  h180 = _mm256_set1_epi32(180), byte = _mm256_set1_epi32(255);
+    const __m256 hscale = _mm256_set1_ps(6.0f / 180), inv255 = _mm256_set1_ps(1.0f / 255.0f),
+                 one = _mm256_set1_ps(1.0f), sixth = _mm256_set1_ps(1.0f / 6.0f),
+                 six = _mm256_set1_ps(6.0f), f255 = _mm256_set1_ps(255.0f);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8, img += 24) {
+        __m128i x0 = _mm_loadu_si128((const __m128i *)img),
+                x1 = _mm_loadu_si128((const __m128i *)(img + 8));
+        __m256i b = _mm256_cvtepu8_epi32(_mm_or_si128(_mm_shuffle_epi8(x0, pick_b0),
+                                                      _mm_shuffle_epi8(x1, pick_b1)));
+        __m256i g = _mm256_cvtepu8_epi32(_mm_or_si128(_mm_shuffle_epi8(x0, pick_g0),
+                                                      _mm_shuffle_epi8(x1, pick_g1)));
+        __m256i r = _mm256_cvtepu8_epi32(_mm_or_si128(_mm_shuffle_epi8(x0, pick_r0),
+                                                      _mm_shuffle_epi8(x1, pick_r1)));
+        /* to HSV: integers */
+        __m256i v = _mm256_max_epi32(b, _mm256_max_epi32(g, r));
+        __m256i diff = _mm256_sub_epi32(v, _mm256_min_epi32(b, _mm256_min_epi32(g, r)));
+        __m256i vr = _mm256_cmpeq_epi32(v, r), vg = _mm256_cmpeq_epi32(v, g);
+        __m256i gb = _mm256_sub_epi32(g, b);
+        __m256i br = _mm256_add_epi32(_mm256_sub_epi32(b, r), _mm256_slli_epi32(diff, 1));
+        __m256i rg = _mm256_add_epi32(_mm256_sub_epi32(r, g), _mm256_slli_epi32(diff, 2));
+        __m256i h = _mm256_add_epi32(
+            _mm256_and_si256(vr, gb),
+            _mm256_andnot_si256(vr, _mm256_add_epi32(_mm256_and_si256(vg, br),
+                                                     _mm256_andnot_si256(vg, rg))));
+        h = _mm256_srai_epi32(_mm256_add_epi32(
+            _mm256_mullo_epi32(h, _mm256_i32gather_epi32(hdiv, diff, 4)), half), 12);
+        h = _mm256_add_epi32(h, _mm256_and_si256(_mm256_cmpgt_epi32(zero, h), h180));
+        __m256i s = _mm256_srai_epi32(_mm256_add_epi32(
+            _mm256_mullo_epi32(diff, _mm256_i32gather_epi32(sdiv, v, 4)), half), 12);
+        /* the table */
+        h = _mm256_i32gather_epi32(lh, h, 4);
+        s = _mm256_i32gather_epi32(ls, s, 4);
+        v = _mm256_i32gather_epi32(lv, v, 4);
+        /* to BGR: floats */
+        __m256 hf = _mm256_mul_ps(_mm256_cvtepi32_ps(h), hscale);
+        __m256 sf = _mm256_mul_ps(_mm256_cvtepi32_ps(s), inv255);
+        __m256 vf = _mm256_mul_ps(_mm256_cvtepi32_ps(v), inv255);
+        __m256 pre = _mm256_round_ps(hf, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        __m256 f = _mm256_sub_ps(hf, pre);
+        __m256 t0 = vf, t1 = _mm256_mul_ps(vf, _mm256_sub_ps(one, sf));
+        __m256 t2 = _mm256_mul_ps(vf, _mm256_fnmadd_ps(sf, f, one));
+        __m256 t3 = _mm256_mul_ps(vf, _mm256_fnmadd_ps(sf, _mm256_sub_ps(one, f), one));
+        __m256 sector = _mm256_sub_ps(pre, _mm256_mul_ps(_mm256_round_ps(
+            _mm256_mul_ps(pre, sixth), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), six));
+#define IS(k) _mm256_cmp_ps(sector, _mm256_set1_ps(k), _CMP_EQ_OQ)
+#define PICK(a0, a1, a2, a3, a4, a5)                                                          \
+    _mm256_blendv_ps(_mm256_blendv_ps(_mm256_blendv_ps(_mm256_blendv_ps(_mm256_blendv_ps(    \
+        a5, a4, IS(4)), a3, IS(3)), a2, IS(2)), a1, IS(1)), a0, IS(0))
+        __m256 ob = PICK(t1, t1, t3, t0, t0, t2), og = PICK(t3, t0, t0, t2, t1, t1),
+               orr = PICK(t0, t2, t1, t1, t3, t0);
+#undef PICK
+#undef IS
+        __m256i qb = _mm256_cvttps_epi32(_mm256_mul_ps(ob, f255)),
+                qg = _mm256_cvttps_epi32(_mm256_mul_ps(og, f255)),
+                qr = _mm256_cvttps_epi32(_mm256_mul_ps(orr, f255));
+#define CLAMP(q) _mm256_min_epi32(_mm256_max_epi32(q, zero), byte)
+        __m256i words = _mm256_or_si256(CLAMP(qb), _mm256_or_si256(
+            _mm256_slli_epi32(CLAMP(qg), 8), _mm256_slli_epi32(CLAMP(qr), 16)));
+#undef CLAMP
+        uint32_t out[8];
+        _mm256_storeu_si256((__m256i *)out, words);
+        for (int k = 0; k < 8; k++)
+            memcpy(img + 3 * k, &out[k], 3);
+    }
+    return i;
+}
+
+void jl_hsv_lut_u8c3(uint8_t *img, size_t rows, size_t width, const uint8_t *lut)
+{
+    const size_t blocks = width - width % OPENCV_BLOCK;
+    const int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    pthread_once(&tables_once, tables);
+    for (size_t y = 0; y < rows; y++, img += 3 * width) {
+        size_t done = avx2 ? pixels_avx2(img, blocks, lut) : 0;
+        pixels(img + 3 * done, blocks - done, lut, 0);
+        pixels(img + 3 * blocks, width - blocks, lut, 1);
+    }
+}

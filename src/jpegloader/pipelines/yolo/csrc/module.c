@@ -1,0 +1,95 @@
+/* Python binding of the YOLO pipeline's OpenCV arithmetic in C: buffer checks, the
+ * GIL released around the work.  Built against the stable ABI (3.11+). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "buffer_checks.h"
+#include "hsv.h"
+#include "warp.h"
+
+PyDoc_STRVAR(warp_affine_doc,
+"warp_affine(src, h, w, dst, dh, dw, matrix, border) -> None\n\n"
+"cv2.warpAffine(src, matrix, (dw, dh), flags=INTER_LINEAR,\n"
+"borderMode=BORDER_CONSTANT, borderValue=border) into dst: src a C-contiguous\n"
+"h x w x 3 uint8 buffer, dst a writable dh x dw x 3 one, matrix the forward 2x3\n"
+"matrix as six floats (row-major), border three ints.");
+
+static PyObject *py_warp_affine(PyObject *self, PyObject *args)
+{
+    Py_ssize_t h, w, dh, dw;
+    double m[6];
+    int border[3];
+    Py_buffer b[2] = {{0}};
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nnw*nn(dddddd)(iii):warp_affine", &b[0], &h, &w, &b[1], &dh,
+                          &dw, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &border[0], &border[1],
+                          &border[2]))
+        return NULL;
+    if (h <= 0 || w <= 0 || dh <= 0 || dw <= 0 || h > INT_MAX / 4 || w > INT_MAX / 4 ||
+        dh > INT_MAX / 4 || dw > INT_MAX / 4 || h * w > INT_MAX / 4 || dh * dw > PY_SSIZE_T_MAX / 4)
+        PyErr_SetString(PyExc_ValueError, "image size out of range");
+    else if (!jl_check_size(&b[0], h * w * 3, "src") && !jl_check_size(&b[1], dh * dw * 3, "dst")) {
+        float inv[6];
+        uint8_t fill[3];
+        for (int i = 0; i < 3; i++)
+            fill[i] = (uint8_t)(border[i] < 0 ? 0 : border[i] > 255 ? 255 : border[i]);
+        for (int i = 0; i < 6; i++)
+            if (!isfinite(m[i])) {
+                PyErr_SetString(PyExc_ValueError, "the matrix is not finite");
+                goto done;
+            }
+        jl_warp_inverse(m, inv);
+        Py_BEGIN_ALLOW_THREADS
+        jl_warp_affine_u8c3(b[0].buf, (int)h, (int)w, (ptrdiff_t)w * 3, b[1].buf, (int)dh, (int)dw,
+                            (ptrdiff_t)dw * 3, inv, fill);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+done:
+    jl_release_all(b, 2);
+    return result;
+}
+
+PyDoc_STRVAR(hsv_lut_doc,
+"hsv_lut(img, width, lut) -> None\n\n"
+"In place: cv2.cvtColor(cv2.LUT(cv2.cvtColor(img, COLOR_BGR2HSV), lut),\n"
+"COLOR_HSV2BGR, dst=img) for img a writable C-contiguous uint8 buffer of BGR\n"
+"rows of width pixels, lut a 768-byte buffer (256 x 3: value, channel).");
+
+static PyObject *py_hsv_lut(PyObject *self, PyObject *args)
+{
+    Py_buffer b[2] = {{0}};
+    Py_ssize_t width;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "w*ny*:hsv_lut", &b[0], &width, &b[1]))
+        return NULL;
+    if (width <= 0 || b[0].len % (3 * width))
+        PyErr_Format(PyExc_ValueError, "img is a %zd-byte buffer, not whole rows of %zd BGR "
+                     "pixels", b[0].len, width);
+    else if (!jl_check_size(&b[1], 256 * 3, "lut")) {
+        Py_BEGIN_ALLOW_THREADS
+        jl_hsv_lut_u8c3(b[0].buf, (size_t)(b[0].len / (3 * width)), (size_t)width, b[1].buf);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    jl_release_all(b, 2);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"hsv_lut", py_hsv_lut, METH_VARARGS, hsv_lut_doc},
+    {"warp_affine", py_warp_affine, METH_VARARGS, warp_affine_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_opencv", "OpenCV's arithmetic for YOLO training, in C (see _opencv.pyi).",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__opencv(void)
+{
+    return PyModule_Create(&module);
+}

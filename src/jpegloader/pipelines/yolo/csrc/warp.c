@@ -1,0 +1,196 @@
+/* OpenCV's warpAffine, INTER_LINEAR with a constant border, on uint8 BGR. */
+#include "warp.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+/* NOTE [ OpenCV's warpAffine ]
+ * OpenCV 4.11 and later (5.0 included) warp in float: the forward matrix is
+ * inverted in double and rounded to float; a row's offset is the float
+ * y * inv[1] + inv[2], and a pixel's source x is fma(inv[0], x, offset) (y
+ * likewise) for the columns its vector loop covers, 16 at a time with AVX2,
+ * and fma(x, inv[0], y * inv[1]) + inv[2] for the remaining columns.  Its
+ * integer part is floor(), its fraction a the float difference; each channel
+ * is fma(b, v1 - v0, v0) with v0 = fma(a, p01 - p00, p00) and v1 likewise,
+ * rounded half to even and saturated.  A tap outside the image reads the
+ * border value; a pixel whose taps are all outside is the border value.  The
+ * vector width only decides which columns take the second offset: none when
+ * the width is a multiple of 32, as YOLO's image sizes are.  Matched to
+ * OpenCV 5.0.0's cv2.warpAffine on random matrices and sizes
+ * (tests/pipelines/yolo/test_opencv.py). */
+enum { OPENCV_LANES = 16 };
+
+void jl_warp_inverse(const double m[6], float inv[6])
+{
+    double d = m[0] * m[4] - m[1] * m[3], a[6];
+    d = d != 0.0 ? 1.0 / d : 0.0;
+    a[0] = m[4] * d;
+    a[1] = m[1] * -d;
+    a[3] = m[3] * -d;
+    a[4] = m[0] * d;
+    a[2] = -a[0] * m[2] - a[1] * m[5];
+    a[5] = -a[3] * m[2] - a[4] * m[5];
+    for (int i = 0; i < 6; i++)
+        inv[i] = (float)a[i];
+}
+
+static inline float tap(const uint8_t *src, int sh, int sw, ptrdiff_t stride, int y, int x,
+                        int ch, const uint8_t *border)
+{
+    if ((unsigned)x < (unsigned)sw && (unsigned)y < (unsigned)sh)
+        return (float)src[y * stride + 3 * x + ch];
+    return (float)border[ch];
+}
+
+static inline uint8_t saturate(float v)
+{
+    float r = nearbyintf(v); /* half to even, the default rounding mode */
+    return r <= 0.0f ? 0 : r >= 255.0f ? 255 : (uint8_t)r;
+}
+
+/* One pixel at source (sx, sy). */
+static inline void one_pixel(const uint8_t *src, int sh, int sw, ptrdiff_t stride, float sx,
+                             float sy, const uint8_t *border, uint8_t *out)
+{
+    float fx = floorf(sx), fy = floorf(sy);
+    int ix = (int)fx, iy = (int)fy, ch;
+    float a = sx - fx, b = sy - fy;
+    if ((unsigned)(ix + 1) >= (unsigned)(sw + 1) || (unsigned)(iy + 1) >= (unsigned)(sh + 1)) {
+        memcpy(out, border, 3);
+        return;
+    }
+    for (ch = 0; ch < 3; ch++) {
+        float p00 = tap(src, sh, sw, stride, iy, ix, ch, border);
+        float p01 = tap(src, sh, sw, stride, iy, ix + 1, ch, border);
+        float p10 = tap(src, sh, sw, stride, iy + 1, ix, ch, border);
+        float p11 = tap(src, sh, sw, stride, iy + 1, ix + 1, ch, border);
+        float v0 = fmaf(a, p01 - p00, p00), v1 = fmaf(a, p11 - p10, p10);
+        out[ch] = saturate(fmaf(b, v1 - v0, v0));
+    }
+}
+
+/* Source coordinates outside int32 saturate as OpenCV's do (to INT_MIN), which
+ * the bounds checks treat as outside. */
+static inline float clamp_coord(float v)
+{
+    return v > 1e9f ? 1e9f : v < -1e9f ? -1e9f : v;
+}
+
+/* The columns OpenCV's scalar loop does: NOTE [ OpenCV's warpAffine ]. */
+static void tail(const uint8_t *src, int sh, int sw, ptrdiff_t stride, uint8_t *row, int y,
+                 int x0, int dw, const float *inv, const uint8_t *border)
+{
+    float ry0 = (float)y * inv[1], ry1 = (float)y * inv[4];
+    for (int x = x0; x < dw; x++) {
+        float sx = fmaf((float)x, inv[0], ry0) + inv[2];
+        float sy = fmaf((float)x, inv[3], ry1) + inv[5];
+        one_pixel(src, sh, sw, stride, clamp_coord(sx), clamp_coord(sy), border, row + 3 * x);
+    }
+}
+
+static void rows_scalar(const uint8_t *src, int sh, int sw, ptrdiff_t src_stride, uint8_t *dst,
+                        int dh, int dw, ptrdiff_t dst_stride, const float *inv,
+                        const uint8_t *border)
+{
+    const int vec_end = dw - dw % OPENCV_LANES;
+    for (int y = 0; y < dh; y++) {
+        uint8_t *row = dst + y * dst_stride;
+        float ox = (float)y * inv[1] + inv[2], oy = (float)y * inv[4] + inv[5];
+        for (int x = 0; x < vec_end; x++)
+            one_pixel(src, sh, sw, src_stride, clamp_coord(fmaf(inv[0], (float)x, ox)),
+                      clamp_coord(fmaf(inv[3], (float)x, oy)), border, row + 3 * x);
+        tail(src, sh, sw, src_stride, row, y, vec_end, dw, inv, border);
+    }
+}
+
+/* Eight pixels whose four taps all lie inside, with their bytes read 4 at a time
+ * (rows below the last two, so a read never passes the image's end). */
+__attribute__((target("avx2,fma"))) static void
+eight_inside(const uint8_t *src, ptrdiff_t stride, __m256i ix, __m256i iy, __m256 a, __m256 b,
+             uint8_t *out)
+{
+    const __m256i three = _mm256_set1_epi32(3), stride_v = _mm256_set1_epi32((int)stride),
+                  byte = _mm256_set1_epi32(0xFF);
+    __m256i at = _mm256_add_epi32(_mm256_mullo_epi32(iy, stride_v), _mm256_mullo_epi32(ix, three));
+    /* scalar loads: AVX2's gathers are slower on AMD's cores, and no faster on Intel's */
+    int32_t offset[8];
+    uint32_t q[4][8];
+    _mm256_storeu_si256((__m256i *)offset, at);
+    for (int k = 0; k < 8; k++) {
+        const uint8_t *p = src + offset[k];
+        memcpy(&q[0][k], p, 4);
+        memcpy(&q[1][k], p + 3, 4);
+        memcpy(&q[2][k], p + stride, 4);
+        memcpy(&q[3][k], p + stride + 3, 4);
+    }
+    __m256i q00 = _mm256_loadu_si256((const __m256i *)q[0]);
+    __m256i q01 = _mm256_loadu_si256((const __m256i *)q[1]);
+    __m256i q10 = _mm256_loadu_si256((const __m256i *)q[2]);
+    __m256i q11 = _mm256_loadu_si256((const __m256i *)q[3]);
+    __m256i packed = _mm256_setzero_si256();
+    for (int ch = 0; ch < 3; ch++) {
+        const __m128i shift = _mm_cvtsi32_si128(8 * ch);
+#define CHANNEL(q) _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srl_epi32(q, shift), byte))
+        __m256 p00 = CHANNEL(q00), p01 = CHANNEL(q01), p10 = CHANNEL(q10), p11 = CHANNEL(q11);
+#undef CHANNEL
+        __m256 v0 = _mm256_fmadd_ps(a, _mm256_sub_ps(p01, p00), p00);
+        __m256 v1 = _mm256_fmadd_ps(a, _mm256_sub_ps(p11, p10), p10);
+        __m256i v = _mm256_cvtps_epi32(_mm256_fmadd_ps(b, _mm256_sub_ps(v1, v0), v0));
+        v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()), byte);
+        packed = _mm256_or_si256(packed, _mm256_sll_epi32(v, shift));
+    }
+    int words[8];
+    _mm256_storeu_si256((__m256i *)words, packed);
+    for (int k = 0; k < 8; k++)
+        memcpy(out + 3 * k, &words[k], 3);
+}
+
+__attribute__((target("avx2,fma"))) static void
+rows_avx2(const uint8_t *src, int sh, int sw, ptrdiff_t src_stride, uint8_t *dst, int dh, int dw,
+          ptrdiff_t dst_stride, const float *inv, const uint8_t *border)
+{
+    const int vec_end = dw - dw % OPENCV_LANES;
+    const __m256 m0 = _mm256_set1_ps(inv[0]), m3 = _mm256_set1_ps(inv[3]);
+    const __m256 lanes = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7), lim = _mm256_set1_ps(1e9f);
+    const __m256i inner_x = _mm256_set1_epi32(sw - 2), inner_y = _mm256_set1_epi32(sh - 3);
+    for (int y = 0; y < dh; y++) {
+        uint8_t *row = dst + y * dst_stride;
+        const __m256 ox = _mm256_set1_ps((float)y * inv[1] + inv[2]);
+        const __m256 oy = _mm256_set1_ps((float)y * inv[4] + inv[5]);
+        for (int x = 0; x < vec_end; x += 8) {
+            __m256 xs = _mm256_add_ps(lanes, _mm256_set1_ps((float)x));
+            __m256 sx = _mm256_fmadd_ps(m0, xs, ox), sy = _mm256_fmadd_ps(m3, xs, oy);
+            sx = _mm256_max_ps(_mm256_min_ps(sx, lim), _mm256_sub_ps(_mm256_setzero_ps(), lim));
+            sy = _mm256_max_ps(_mm256_min_ps(sy, lim), _mm256_sub_ps(_mm256_setzero_ps(), lim));
+            __m256 fx = _mm256_floor_ps(sx), fy = _mm256_floor_ps(sy);
+            __m256i ix = _mm256_cvtps_epi32(fx), iy = _mm256_cvtps_epi32(fy);
+            /* inside: 0 <= ix <= sw - 2 and 0 <= iy <= sh - 3, as unsigned compares */
+            __m256i out_x = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), ix),
+                                            _mm256_cmpgt_epi32(ix, inner_x));
+            __m256i out_y = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), iy),
+                                            _mm256_cmpgt_epi32(iy, inner_y));
+            if (_mm256_testz_si256(_mm256_or_si256(out_x, out_y), _mm256_set1_epi32(-1))) {
+                eight_inside(src, src_stride, ix, iy, _mm256_sub_ps(sx, fx),
+                             _mm256_sub_ps(sy, fy), row + 3 * x);
+            } else {
+                float xs_[8], ys_[8];
+                _mm256_storeu_ps(xs_, sx);
+                _mm256_storeu_ps(ys_, sy);
+                for (int k = 0; k < 8; k++)
+                    one_pixel(src, sh, sw, src_stride, xs_[k], ys_[k], border, row + 3 * (x + k));
+            }
+        }
+        tail(src, sh, sw, src_stride, row, y, vec_end, dw, inv, border);
+    }
+}
+
+void jl_warp_affine_u8c3(const uint8_t *src, int sh, int sw, ptrdiff_t src_stride,
+                         uint8_t *dst, int dh, int dw, ptrdiff_t dst_stride,
+                         const float inv[6], const uint8_t border[3])
+{
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        rows_avx2(src, sh, sw, src_stride, dst, dh, dw, dst_stride, inv, border);
+    else
+        rows_scalar(src, sh, sw, src_stride, dst, dh, dw, dst_stride, inv, border);
+}

@@ -1,0 +1,124 @@
+"""The YOLO pipeline's C copies of OpenCV's arithmetic, held to the installed
+OpenCV (Ultralytics' dependency, a test dependency here) bit for bit."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jpegloader.pipelines.yolo import _opencv
+from tests.conftest import shared
+
+cv2 = pytest.importorskip("cv2", reason="OpenCV comes with Ultralytics (the test extra)")
+
+
+def _warp(src: np.ndarray, m: np.ndarray, dh: int, dw: int, border) -> np.ndarray:
+    out = np.empty((dh, dw, 3), np.uint8)
+    _opencv.warp_affine(np.ascontiguousarray(src), *src.shape[:2], out, dh, dw,
+                        tuple(float(v) for v in m.reshape(-1)), tuple(border))
+    return out
+
+
+def _random_matrix(rng, t: int) -> np.ndarray:
+    """RandomPerspective's kinds: scale and translation, with rotation and shear on
+    some, as float32 as Ultralytics builds them."""
+    a = np.deg2rad(rng.uniform(-30, 30)) if t % 2 else 0.0
+    s = rng.uniform(0.2, 2.0)
+    shear = rng.uniform(-0.2, 0.2) if t % 3 == 0 else 0.0
+    return np.array([[s * np.cos(a), -s * np.sin(a) + shear, rng.uniform(-80, 80)],
+                     [s * np.sin(a), s * np.cos(a), rng.uniform(-80, 80)]], np.float32)
+
+
+def test_warp_affine_equals_opencv_on_random_matrices_and_sizes():
+    rng = np.random.default_rng(1)
+    for t in range(400):
+        h, w = (int(v) for v in rng.integers(1, 300, 2))
+        src = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        m = _random_matrix(rng, t)
+        dw, dh = (int(v) for v in rng.integers(1, 340, 2))
+        border = tuple(int(v) for v in rng.integers(0, 256, 3))
+        ref = cv2.warpAffine(src, m, dsize=(dw, dh), borderValue=(*border, 0))
+        np.testing.assert_array_equal(_warp(src, m, dh, dw, border), ref,
+                                      err_msg=f"case {t}: {h}x{w} -> {dh}x{dw}")
+
+
+def test_warp_affine_equals_opencv_on_a_mosaic_sized_photo():
+    photo = shared("coco-sample") / "val2017"
+    image = cv2.imread(str(sorted(photo.glob("*.jpg"))[0]))
+    canvas = np.full((1280, 1280, 3), 114, np.uint8)
+    canvas[:image.shape[0], :image.shape[1]] = image
+    rng = np.random.default_rng(2)
+    for t in range(8):
+        m = _random_matrix(rng, t)
+        ref = cv2.warpAffine(canvas, m, dsize=(640, 640), borderValue=(114, 114, 114, 114))
+        np.testing.assert_array_equal(_warp(canvas, m, 640, 640, (114,) * 3), ref)
+
+
+def test_warp_affine_refuses_wrong_buffers():
+    src = np.zeros((4, 5, 3), np.uint8)
+    with pytest.raises(ValueError, match="src is a 60-byte buffer"):
+        _opencv.warp_affine(src, 5, 5, np.zeros(12, np.uint8), 2, 2, (1.0, 0, 0, 0, 1, 0),
+                            (0, 0, 0))
+    with pytest.raises(ValueError, match="not finite"):
+        _opencv.warp_affine(src, 4, 5, np.zeros(12, np.uint8), 2, 2,
+                            (float("nan"), 0, 0, 0, 1, 0), (0, 0, 0))
+
+
+def _every_colour() -> np.ndarray:
+    b, g, r = np.meshgrid(np.arange(256), np.arange(256), np.arange(256), indexing="ij")
+    return np.stack([b, g, r], -1).astype(np.uint8).reshape(4096, 4096, 3)
+
+
+def _hsv_lut(rng) -> np.ndarray:
+    """A table as RandomHSV's gains make them (hue shifted mod 180, saturation and
+    value scaled and clipped)."""
+    r = rng.uniform(-1, 1, 3) * [0.015, 0.7, 0.4]
+    x = np.arange(256, dtype=np.float64)
+    lut = np.stack([(x + r[0] * 180) % 180, np.clip(x * (r[1] + 1), 0, 255),
+                    np.clip(x * (r[2] + 1), 0, 255)], -1).astype(np.uint8)
+    lut[0, 1] = 0
+    return lut
+
+
+def test_hsv_round_trip_equals_opencv_on_every_colour():
+    # all 2^24 BGR colours, rows of 4096 pixels (OpenCV's vector loop throughout),
+    # through the identity table and random gains
+    colours = _every_colour()
+    rng = np.random.default_rng(0)
+    tables = [np.repeat(np.arange(256, dtype=np.uint8)[:, None], 3, 1)]
+    tables += [_hsv_lut(rng) for _ in range(2)]
+    for lut in tables:
+        ref = cv2.cvtColor(cv2.LUT(cv2.cvtColor(colours, cv2.COLOR_BGR2HSV),
+                                   lut.reshape(1, 256, 3)), cv2.COLOR_HSV2BGR)
+        ours = colours.copy()
+        _opencv.hsv_lut(ours, 4096, lut.tobytes())
+        np.testing.assert_array_equal(ours, ref)
+
+
+def test_hsv_round_trip_equals_opencv_where_rows_end_between_its_blocks():
+    # OpenCV converts HSV -> BGR 32 pixels at a time and a row's last (width mod 32)
+    # pixels with its scalar code (rounded, not truncated): every colour in rows of
+    # 16, and a photo cut to widths around the blocks
+    rng = np.random.default_rng(3)
+    lut = _hsv_lut(rng)
+    colours = _every_colour().reshape(-1, 16, 3)
+    ref = cv2.cvtColor(cv2.LUT(cv2.cvtColor(colours, cv2.COLOR_BGR2HSV),
+                               lut.reshape(1, 256, 3)), cv2.COLOR_HSV2BGR)
+    ours = colours.copy()
+    _opencv.hsv_lut(ours, 16, lut.tobytes())
+    np.testing.assert_array_equal(ours, ref)
+    photo = cv2.imread(str(sorted((shared("coco-sample") / "val2017").glob("*.jpg"))[1]))
+    for width in (1, 7, 31, 33, 40, 77):
+        image = np.ascontiguousarray(photo[:50, :width])
+        ref = cv2.cvtColor(cv2.LUT(cv2.cvtColor(image, cv2.COLOR_BGR2HSV),
+                                   lut.reshape(1, 256, 3)), cv2.COLOR_HSV2BGR)
+        ours = image.copy()
+        _opencv.hsv_lut(ours, width, lut.tobytes())
+        np.testing.assert_array_equal(ours, ref, err_msg=f"width {width}")
+
+
+def test_hsv_lut_refuses_wrong_buffers():
+    img = np.zeros((2, 5, 3), np.uint8)
+    with pytest.raises(ValueError, match="lut is a 10-byte buffer"):
+        _opencv.hsv_lut(img, 5, b"0123456789")
+    with pytest.raises(ValueError, match="not whole rows of 4"):
+        _opencv.hsv_lut(img, 4, bytes(768))
