@@ -304,20 +304,23 @@ def test_plots_draw_every_pipeline_with_and_without_a_ceiling(tmp_path):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
 
 
-def test_yolo_val_recipe_runs_ultralytics_loaders_in_order(tmp_path, capsys, monkeypatch):
-    """--pipeline yolo-val: coco-sample written as a YOLO set (in the cache), the dataset
-    yolo val builds, both loaders in the dataset's order (its rect batches), the
-    memory run in a new process, the ceiling's full decode on the same files."""
+def test_yolo_recipes_run_ultralytics_loaders(tmp_path, capsys, monkeypatch):
+    """--pipeline yolo-val,yolo-train: coco-sample written as a YOLO set (in the cache),
+    the datasets yolo val and yolo train build, val's loaders in the dataset's order
+    (its rect batches), the memory run in a new process, the ceiling's full decode on
+    the same files."""
     pytest.importorskip("ultralytics", reason="the yolo recipes run Ultralytics' datasets")
     coco = shared("coco-sample")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     out = tmp_path / "r.json"
-    args = ["--data", coco, "--pipeline", "yolo-val", "--files", "24", "--workers", "0",
-            "--epochs", "1", "--warmup", "0", "--batch-size", "8", "--memory-runs", "1",
+    args = ["--data", coco, "--pipeline", "yolo-val,yolo-train", "--files", "24", "--workers",
+            "0", "--epochs", "1", "--warmup", "0", "--batch-size", "8", "--memory-runs", "1",
             "--ceiling", "--json", out]
     assert cli.main([str(a) for a in args]) == 0
-    assert "native: decode, LetterBox" in capsys.readouterr().out
-    r = json.loads(out.read_text())["results"]["yolo-val"]["0"]
-    assert r["native"]["epochs"][0]["images"] == r["jpegloader"]["epochs"][0]["images"] == 24
-    assert r["jpegloader"]["pss_mib"] > 0 and r["ceiling"]["mode"] == "full"
+    text = capsys.readouterr().out
+    assert "native: decode, LetterBox" in text and "RandomPerspective warp" in text
+    for recipe in ("yolo-val", "yolo-train"):
+        r = json.loads(out.read_text())["results"][recipe]["0"]
+        assert r["native"]["epochs"][0]["images"] == r["jpegloader"]["epochs"][0]["images"] == 24
+        assert r["jpegloader"]["pss_mib"] > 0 and r["ceiling"]["mode"] == "full"
     assert list((tmp_path / "cache" / "jpegloader").glob("yolo-*/labels/val/*.txt"))

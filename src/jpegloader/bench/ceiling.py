@@ -48,7 +48,8 @@ MODES = {"train": "roi2", "train-uint8": "roi2", "timm-train": "roi2", "dle-trai
          "det-hflip": "full", "det-multiscale": "full", "det-eval": "full", "maskrcnn": "full",
          "det-hflip-uint8": "full", "det-ssdlite": "full", "det-ssd": "full",
          "det-lsj": "full", "detr": "full", "detr-val": "full",
-         "rtdetr": "full", "rtdetr-val": "full", "yolo-val": "full", "yolo-seg-val": "full"}
+         "rtdetr": "full", "rtdetr-val": "full", "yolo-val": "full", "yolo-seg-val": "full",
+         "yolo-train": "full", "yolo-seg-train": "full"}
 
 
 def build(source: Path) -> Path:

@@ -344,14 +344,21 @@ RTDETR = {
 }
 for _name, (_what, _image_set) in RTDETR.items():
     PIPELINES[_name] = (_what, None)
-#: Ultralytics' loaders (yolo_user.py): name -> (what it is, task)
+#: Ultralytics' loaders (yolo_user.py): name -> (what it is, task, mode)
 YOLO = {
+    "yolo-train": ("Ultralytics YOLO train (detect): build_yolo_dataset(mode='train'), imgsz "
+                   "640, default hyperparameters: Mosaic, RandomPerspective (translate 0.1, "
+                   "scale 0.5), RandomHSV, fliplr 0.5, Format, YOLODataset.collate_fn",
+                   "detect", "train"),
+    "yolo-seg-train": ("Ultralytics YOLO train (segment): as yolo-train, with the instances' "
+                       "polygons and Format's masks", "segment", "train"),
     "yolo-val": ("Ultralytics YOLO val (detect): build_yolo_dataset(mode='val', rect=True), "
-                 "imgsz 640, LetterBox(scaleup=False), Format, YOLODataset.collate_fn", "detect"),
+                 "imgsz 640, LetterBox(scaleup=False), Format, YOLODataset.collate_fn",
+                 "detect", "val"),
     "yolo-seg-val": ("Ultralytics YOLO val (segment): as yolo-val, with the instances' "
-                     "polygons and Format's masks", "segment"),
+                     "polygons and Format's masks", "segment", "val"),
 }
-for _name, (_what, _task) in YOLO.items():
+for _name, (_what, _task, _mode) in YOLO.items():
     PIPELINES[_name] = (_what, None)
 DETECTION = ("ssd", "ssd-val", *DETECTION_V2, *DETR, *RTDETR, *YOLO)
 NEEDS = {"timm-train": "timm", "deit-train": "timm",
@@ -359,7 +366,7 @@ NEEDS = {"timm-train": "timm", "deit-train": "timm",
          **{name: "ultralytics" for name in YOLO}}
 #: Recipes whose loaders keep the dataset's order: Ultralytics' rect batches (shapes by
 #: batch) come in the order its val loader gives them.
-IN_ORDER = frozenset(YOLO)
+IN_ORDER = frozenset(name for name, entry in YOLO.items() if entry[2] == "val")
 
 
 def batch_images(batch) -> list[torch.Tensor]:
@@ -385,10 +392,11 @@ def build_dataset(pipeline: str, root, batch_size: int = 32):
     dataset knows its batches (Ultralytics' rect batches)."""
     entry = PIPELINES[pipeline]
     if pipeline in YOLO:
-        task = YOLO[pipeline][1]
+        _, task, mode = YOLO[pipeline]
         yaml = yolo_user.yolo_set_for(root[0], root[1], segments=task == "segment")
+        build = yolo_user.train_dataset if mode == "train" else yolo_user.val_dataset
         with contextlib.redirect_stdout(io.StringIO()):
-            dataset = yolo_user.val_dataset(yaml, batch_size, task=task)
+            dataset = build(yaml, batch_size, task=task)
         return dataset, dataset.collate_fn
     if pipeline in DETECTION_V2:
         _, policy, masks = DETECTION_V2[pipeline]

@@ -87,3 +87,15 @@ def val_dataset(yaml: Path, batch_size: int, imgsz: int = 640, rect: bool = True
     data = check_det_dataset(str(yaml))
     return build_yolo_dataset(cfg, data["val"], batch_size, data, mode="val", rect=rect,
                               stride=32)
+
+
+def train_dataset(yaml: Path, batch_size: int, imgsz: int = 640, task: str = "detect"):
+    """The dataset ``yolo train`` builds: build_yolo_dataset with mode="train" and
+    Ultralytics' default hyperparameters."""
+    from ultralytics.cfg import get_cfg
+    from ultralytics.data import build_yolo_dataset
+    from ultralytics.data.utils import check_det_dataset
+
+    cfg = get_cfg(overrides={"imgsz": imgsz, "task": task})
+    data = check_det_dataset(str(yaml))
+    return build_yolo_dataset(cfg, data["train"], batch_size, data, mode="train", stride=32)

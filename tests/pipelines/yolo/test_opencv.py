@@ -122,3 +122,23 @@ def test_hsv_lut_refuses_wrong_buffers():
         _opencv.hsv_lut(img, 5, b"0123456789")
     with pytest.raises(ValueError, match="not whole rows of 4"):
         _opencv.hsv_lut(img, 4, bytes(768))
+
+
+def test_bgr_rows_to_and_from_planes_equal_numpys_transposes():
+    # decode's planes to OpenCV's BGR rows; Format's transpose and channel order of a
+    # RandomFlip'd image, at widths around the 16-pixel vector loop
+    rng = np.random.default_rng(4)
+    for h, w in [(1, 1), (3, 15), (5, 16), (7, 33), (64, 640)]:
+        planes = rng.integers(0, 256, (3, h, w), dtype=np.uint8)
+        bgr = np.empty((h, w, 3), np.uint8)
+        _opencv.planes_to_bgr(planes, h, w, bgr)
+        np.testing.assert_array_equal(bgr, planes[::-1].transpose(1, 2, 0))
+        for flip_y in (False, True):
+            for flip_x in (False, True):
+                for reverse in (False, True):
+                    out = np.empty((3, h, w), np.uint8)
+                    _opencv.bgr_to_planes(bgr, h, w, flip_y, flip_x, reverse, out)
+                    seen = bgr[::-1 if flip_y else 1, ::-1 if flip_x else 1].transpose(2, 0, 1)
+                    np.testing.assert_array_equal(out, seen[::-1] if reverse else seen)
+    with pytest.raises(ValueError, match="planes is a 3-byte buffer"):
+        _opencv.planes_to_bgr(b"abc", 2, 2, np.empty(12, np.uint8))

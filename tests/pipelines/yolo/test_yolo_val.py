@@ -1,8 +1,7 @@
 """Ultralytics' validation loaders (``yolo val``: YOLODataset with LetterBox and Format,
 rect batches or square) equal Ultralytics' own loading batch for batch, with
-decode="exact": images bit-identical, labels, boxes, masks and shapes exact.  Training
-datasets are recognised and fall back with their transforms named.  Ultralytics is a
-test dependency only: the oracle."""
+decode="exact": images bit-identical, labels, boxes, masks and shapes exact (training
+loaders: test_yolo_train.py).  Ultralytics is a test dependency only: the oracle."""
 from __future__ import annotations
 
 from importlib import util
@@ -12,8 +11,7 @@ import pytest
 import torch
 
 import jpegloader
-from tests.pipelines.yolo.yolo_sets import (coco_yolo_set, generated_yolo_set, train_dataset,
-                                            val_dataset)
+from tests.pipelines.yolo.yolo_sets import coco_yolo_set, generated_yolo_set, val_dataset
 
 # Not imported while collecting: importing Ultralytics patches PIL and torch process-wide
 # (tests/conftest.py puts them back after each test).
@@ -101,15 +99,6 @@ def test_a_photo_broken_after_the_cache_names_the_file(tmp_path, workers):
         list(loader(ds, 0, cls=torch.utils.data.DataLoader))
 
 
-def test_training_datasets_fall_back_naming_their_transforms(tmp_path):
-    ds = train_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
-    verdict = loader(ds, 0).eligibility
-    assert not verdict.accelerated
-    report = verdict.report()
-    assert "augment=True" in report and "Mosaic" in report and "RandomPerspective" in report
-    assert "yolo pipeline" not in verdict.summary() or not verdict.accelerated
-
-
 def test_another_collate_fn_falls_back(tmp_path):
     ds = val_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
     verdict = jpegloader.DataLoader(ds, batch_size=4, collate_fn=lambda b: b).eligibility
@@ -143,34 +132,11 @@ def test_ultralytics_build_dataloader_is_accelerated_when_patched(tmp_path):
         "    n = sum(len(b['im_file']) for b in dl)\n"
         "    print('EPOCH', epoch, n, type(dl.iterator).__name__)\n"
         "dl.reset()\n"
-        "print('RESET', sum(len(b['im_file']) for b in dl), type(dl.iterator).__name__)\n" % (str(__import__('pathlib').Path.cwd()), str(yaml)))
+        "print('RESET', sum(len(b['im_file']) for b in dl), type(dl.iterator).__name__)\n"
+        % (str(Path.cwd()), str(yaml)))
     out = subprocess.run([sys.executable, "-m", "jpegloader", "run", str(script)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "ELIGIBLE True" in out.stdout, out.stdout + out.stderr[-3000:]
     assert "EPOCH 0 12 Epoch" in out.stdout and "EPOCH 1 12 Epoch" in out.stdout, out.stdout
     assert "RESET 12 Epoch" in out.stdout, out.stdout
-
-
-def test_yolo_train_command_runs_its_val_loader_accelerated(tmp_path):
-    # `yolo train` under python -m jpegloader run: the training loader (Mosaic ...) falls
-    # back with its verdict, close_mosaic's reset() included; the validation loader it
-    # builds is accelerated; training completes
-    import shutil
-    import subprocess
-    import sys
-    from pathlib import Path
-    yolo = shutil.which("yolo", path=str(Path(sys.executable).parent))
-    if yolo is None:
-        pytest.skip("Ultralytics' yolo command is not beside this Python")
-    yaml = generated_yolo_set(tmp_path / "set", count=16)
-    out = subprocess.run(
-        [sys.executable, "-m", "jpegloader", "run", yolo, "train", "model=yolo11n.yaml",
-         f"data={yaml}", "imgsz=64", "batch=4", "workers=2", "epochs=2", "close_mosaic=1",
-         "plots=False", "device=cpu", "amp=False", f"project={tmp_path / 'runs'}"],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    text = out.stdout + out.stderr
-    assert out.returncode == 0, text[-3000:]
-    assert "loader 0 built" in text and "dataset.augment: augment=True" in text
-    assert "over YOLODataset(16 samples): accelerated (yolo pipeline" in text
-    assert "2 epochs completed" in text

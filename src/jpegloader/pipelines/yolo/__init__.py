@@ -1,20 +1,26 @@
 """The YOLO pipeline: Ultralytics' ``YOLODataset`` (detect, segment, pose, obb) as
-its validation loaders read it (``build_yolo_dataset`` with mode="val", rect or
-square), batches as its collate_fn makes them.  Training loaders (Mosaic,
-RandomPerspective, MixUp, HSV, flips) are recognised and run on torch's
-DataLoader, the verdict naming their transforms.  See NOTE [ A pipeline's contract ].
+its loaders read it (``build_yolo_dataset``): validation (rect or square
+LetterBox) and training (Mosaic, RandomPerspective, MixUp, HSV, flips: the user's
+transforms per sample, two pixel steps in C), batches as its collate_fn makes
+them.  See NOTE [ A pipeline's contract ].
 
     recognise.py  recognise the dataset, its transforms and collate_fn
     lower.py      the verdict: every rule, and what the workers run
     draw.py       each sample's geometry (no random draws in validation) and plan
-    labels.py     a sample's labels through the user's LetterBox and Format
-    decode.py     decode a batch into letterboxes; assemble the collate_fn's batch
+    labels.py     a validation sample's labels through the user's LetterBox and Format
+    batches.py    what both share: the slot's layout, the collate_fn's batch
+    decode.py     decode a validation batch into letterboxes
+    augment.py    a training sample through the user's transforms, two steps in C
+    train.py      decode a training batch, cache it for Mosaic, run its samples
+    csrc/         OpenCV's warpAffine and HSV round trip in C (_opencv)
 """
 from __future__ import annotations
 
 from ..contract import DecodeOptions, Lowering, Pipeline
 from . import lower, recognise
+from .batches import YoloBatches
 from .decode import YoloBatchDecoder
+from .train import YoloTrainDecoder
 
 
 class YoloPipeline(Pipeline):
@@ -26,7 +32,9 @@ class YoloPipeline(Pipeline):
     def lower(self, dataset, loader_args: dict | None = None) -> Lowering:
         return lower.lower(dataset, loader_args)
 
-    def decoder(self, lowering: Lowering, options: DecodeOptions) -> YoloBatchDecoder:
+    def decoder(self, lowering: Lowering, options: DecodeOptions) -> YoloBatches:
+        if isinstance(lowering.source, recognise.YoloTrainSource):
+            return YoloTrainDecoder(lowering.source, options)
         return YoloBatchDecoder(lowering.source, options)
 
 

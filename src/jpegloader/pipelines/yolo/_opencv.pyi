@@ -16,3 +16,14 @@ def hsv_lut(img: Buffer, width: int, lut: Buffer, /) -> None:
     C-contiguous uint8 buffer of rows of ``width`` BGR pixels, ``lut`` 768 bytes
     (value x channel).
     Runs without the GIL.  Raises ValueError for wrong buffers."""
+
+def planes_to_bgr(planes: Buffer, h: int, w: int, bgr: Buffer, /) -> None:
+    """R, G, B uint8 planes of h x w into ``bgr``, a writable h x w x 3 uint8
+    buffer of BGR pixels (what ``cv2.imread`` gives).  Runs without the GIL."""
+
+def bgr_to_planes(bgr: Buffer, h: int, w: int, flip_y: bool, flip_x: bool, reverse: bool,
+                  planes: Buffer, /) -> None:
+    """``bgr``, a C-contiguous h x w x 3 uint8 buffer, read mirrored top to bottom
+    (``flip_y``) and left to right (``flip_x``), into 3 x h x w ``planes``: B, G, R,
+    or R, G, B with ``reverse`` (Format's transpose and channel order).  Runs
+    without the GIL."""

@@ -17,42 +17,24 @@ on the labels with an empty stand-in image, then sets "img".
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from ...decoders import decode_batch
 from ...decoders import status as st
 from ...decoders.jpeg import EncodedBatch
-from ...decoders.markers import read_markers
 from ...decoders.plans import packed_fill
-from ...sources.file_table import FileTable
-from ..contract import BatchDecoder, BatchWork, DecodeOptions
+from ..contract import BatchWork, DecodeOptions
+from .batches import YoloBatches, read_as_opencv
 from .draw import letterbox_params, letterbox_plan, padded_hw, rect_shape, resized_hw
-from .labels import sample_labels, to_numpy, to_torch
+from .labels import sample_labels
 from .recognise import YoloSource
 
-_STAND_IN = torch.empty(0, dtype=torch.uint8)
 
-
-class YoloBatchDecoder(BatchDecoder):
-    partial_rows = True
-
+class YoloBatchDecoder(YoloBatches):
     def __init__(self, source: YoloSource, options: DecodeOptions):
-        super().__init__(options)
-        self.source = source
-        dataset = source.dataset
-        self.table = FileTable.from_samples([(str(f), i) for i, f in enumerate(dataset.im_files)])
+        super().__init__(source, options)
         self.fill = packed_fill([int(source.letterbox.padding_value)] * 3)
-        self.collate_fn = type(dataset).collate_fn
-
-    @property
-    def layout(self):
-        return (((3, *self.source.largest), torch.uint8),)
 
     # -- NOTE [ One batch skeleton ] (contract.py): the hooks --------------------------
-    @property
-    def files(self) -> FileTable:
-        return self.table
-
     def begin(self, work: BatchWork) -> None:
         super().begin(work)
         n = len(work.indices)
@@ -69,14 +51,6 @@ class YoloBatchDecoder(BatchDecoder):
         work.hw = [None] * n        # its (original, resized) shapes, where native
         work.labels = [None] * n
 
-    def image_out(self, work: BatchWork, k: int, h: int, w: int) -> np.ndarray:
-        """Where sample k's h x w letterbox goes in the slot (NOTE [ YOLO batches ])."""
-        flat = work.arrays[0].reshape(len(work.arrays[0]), -1)
-        if work.compact:
-            every = flat.reshape(-1)[:len(flat) * 3 * h * w].reshape(len(flat), 3, h, w)
-            return every[k:k + 1]
-        return flat[k, :3 * h * w].reshape(1, 3, h, w)
-
     def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
         source, dataset = self.source, self.source.dataset
         rows = range(part.start, part.stop)
@@ -84,12 +58,9 @@ class YoloBatchDecoder(BatchDecoder):
         messages = [""] * len(rows)
         for j, k in enumerate(rows):
             index = int(work.indices[k])
-            a, b = int(encoded.offsets[j]), int(encoded.offsets[j + 1])
-            markers = read_markers(memoryview(encoded.data)[a:b]) if known[j] else None
             ori = (int(heights[j]), int(widths[j]))
             resized = resized_hw(dataset, *ori)
-            native = markers is not None and markers.orientation == 1 and \
-                markers.components in (1, 3) and j not in encoded.unreadable
+            native = read_as_opencv(encoded, j, bool(known[j]))
             params = letterbox_params(source, index, *resized) if native else None
             if native and tuple(params["new_unpad"]) != (resized[1], resized[0]):
                 native = False  # LetterBox would resize too
@@ -126,30 +97,3 @@ class YoloBatchDecoder(BatchDecoder):
                                f"letterbox of this dataset {self.source.largest}")
         self.image_out(work, k, h, w)[0] = image.numpy()
         work.out_hw[k], work.labels[k] = (h, w), sample
-
-    def fields(self, work: BatchWork):
-        return []  # finish moves the kept samples: NOTE [ YOLO batches ]
-
-    def finish(self, work: BatchWork, count: int) -> None:
-        kept = np.flatnonzero(work.keep)
-        if len(kept) < len(work.keep):
-            for to, k in enumerate(kept):
-                if to != k:
-                    h, w = work.out_hw[k]
-                    self.image_out(work, to, h, w)[0] = self.image_out(work, k, h, w)[0]
-        work.report.extras = (work.compact, [work.out_hw[k] for k in kept],
-                              [to_numpy(work.labels[k]) for k in kept])
-
-    def assemble(self, tensors: list[torch.Tensor], extras=None) -> dict:
-        compact, shapes, labels = extras
-        slot = tensors[0]
-        n = len(shapes)
-        if compact:
-            h, w = shapes[0]
-            image = slot.reshape(-1)[:n * 3 * h * w].view(n, 3, h, w)
-        else:  # the collate_fn's stack, which raises as it would for unequal shapes
-            image = torch.stack([slot[k].reshape(-1)[:3 * h * w].view(3, h, w)
-                                 for k, (h, w) in enumerate(shapes)])
-        batch = self.collate_fn([{**to_torch(label), "img": _STAND_IN} for label in labels])
-        batch["img"] = image
-        return batch

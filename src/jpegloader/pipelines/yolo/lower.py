@@ -19,6 +19,8 @@ def lower(dataset, loader_args: dict | None = None) -> Lowering:
             "dataset's batch size, as Ultralytics' build_dataloader does"))
     if source is None or not all(c.passed for c in checks):
         return Lowering(NAME, tuple(checks))
+    if isinstance(source, recognise.YoloTrainSource):
+        return _lower_train(source, checks)
     checks.append(check("yolo.task", True, f"{source.task}: labels by your LetterBox and "
                         "Format objects, in the workers", "", ""))
     samples = recognise.dataset_key(source)
@@ -28,3 +30,22 @@ def lower(dataset, loader_args: dict | None = None) -> Lowering:
              "collate": "YOLODataset.collate_fn in the main process"}
     return Lowering(NAME, tuple(checks), program, source, (program, samples), split,
                     samples=samples)
+
+
+def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
+    """A training dataset: every step the user's object, two steps' pixels in C."""
+    steps = recognise.flat_steps(source.dataset.transforms.transforms)
+    in_c = {"warp": "RandomPerspective warp", "hsv": "RandomHSV", "format": "Format image"}
+    native = ["decode", "load_image resize"] + [
+        in_c[k] for k in dict.fromkeys(recognise.step_in_c(t) for t in steps) if k]
+    yours = [type(t).__name__ + (" labels" if recognise.step_in_c(t) else "") for t in steps]
+    checks.append(check("yolo.task", True, f"{source.task} training: your transforms run per "
+                        "sample in the workers, seeded per sample", "", ""))
+    samples = recognise.dataset_key(source)
+    program = (source.task, source.largest, "train",
+               tuple((type(t).__name__, repr(vars(t))) for t in steps
+                     if recognise.step_in_c(t) is None))
+    split = {"native": native, "yours": yours,
+             "collate": "YOLODataset.collate_fn in the main process"}
+    return Lowering(NAME, tuple(checks), program, source,
+                    (program, samples, id(source.dataset.transforms)), split, samples=samples)

@@ -18,6 +18,9 @@ _PIXEL_READERS = ("__getitem__", "get_image_and_label", "load_image")
 #: augment=False), each with the methods the labels are replayed through.
 _VAL_STEPS = ("LetterBox", "Format")
 _REPLAYED = ("get_params", "apply_instances", "apply_semantic")
+#: Training steps whose pixels the C core computes (NOTE [ YOLO training samples ]
+#: in augment.py): RandomPerspective's affine warp, RandomHSV, Format's planes.
+_WARP, _HSV, _FORMAT = "RandomPerspective", "RandomHSV", "Format"
 RULE = "dataset.transforms"
 _FALLBACK = "this loader runs on torch's DataLoader (Ultralytics' own loading)"
 
@@ -36,18 +39,51 @@ def _is_ultralytics(obj, name: str) -> bool:
     return cls.__name__ == name and cls.__module__ == _AUGMENT_MODULE
 
 
-def _step_names(steps) -> list[str]:
-    """The transforms' class names, nested Composes (v8_transforms' pre_transform)
-    opened."""
-    names = []
+def _is_compose(obj) -> bool:
+    return _is_ultralytics(obj, "Compose") and isinstance(getattr(obj, "transforms", None), list)
+
+
+def flat_steps(steps) -> list:
+    """The transforms, Ultralytics' nested Composes (v8_transforms' pre_transform)
+    opened: a Compose calls its steps in turn and nothing else."""
+    flat = []
     for t in steps:
-        inner = getattr(t, "transforms", None) if type(t).__name__ == "Compose" else None
-        names += _step_names(inner) if isinstance(inner, list) else [type(t).__name__]
-    return names
+        flat += flat_steps(t.transforms) if _is_compose(t) else [t]
+    return flat
+
+
+def _step_names(steps) -> list[str]:
+    return [type(t).__name__ for t in flat_steps(steps)]
+
+
+def step_in_c(step) -> str | None:
+    """"warp", "hsv" or "format" where the C core does a training step's pixels,
+    else None (the step runs as the user's object)."""
+    split = all(hasattr(step, m) for m in _REPLAYED)
+    if _is_ultralytics(step, _WARP) and not getattr(step, "perspective", 1) and split:
+        return "warp"
+    if _is_ultralytics(step, _HSV) and all(hasattr(step, g) for g in ("hgain", "sgain", "vgain")):
+        return "hsv"
+    if _is_ultralytics(step, _FORMAT) and hasattr(step, "bgr") and split:
+        return "format"
+    return None
 
 
 def _name(obj) -> str:
     return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+
+@dataclass(frozen=True)
+class YoloTrainSource:
+    """A recognised training dataset: its transforms run per sample in the workers
+    (NOTE [ YOLO training samples ]), every image ``largest`` (imgsz square)."""
+
+    dataset: object
+    largest: tuple[int, int]
+
+    @property
+    def task(self) -> str:
+        return task_of(self.dataset)
 
 
 @dataclass(frozen=True)
@@ -67,9 +103,13 @@ class YoloSource:
 
     @property
     def task(self) -> str:
-        d = self.dataset
-        return "segment" if d.use_segments else "pose" if d.use_keypoints else \
-            "obb" if d.use_obb else "detect"
+        return task_of(self.dataset)
+
+
+def task_of(dataset) -> str:
+    d = dataset
+    return "segment" if d.use_segments else "pose" if d.use_keypoints else \
+        "obb" if d.use_obb else "detect"
 
 
 def imgsz(dataset) -> int:
@@ -106,14 +146,8 @@ def recognise(dataset) -> tuple[YoloSource | None, list[Check]]:
     transforms = getattr(dataset, "transforms", None)
     steps = list(getattr(transforms, "transforms", ()) or ())
     names = _step_names(steps)
-    augment = bool(getattr(dataset, "augment", False))
-    checks.append(check(
-        "dataset.augment", not augment, "augment=False (validation transforms)",
-        f"augment=True: the training transforms ({', '.join(names)}) are not accelerated yet",
-        "validation loaders are accelerated; training batches run on torch's DataLoader "
-        "with Ultralytics' own transforms"))
-    if augment:
-        return None, checks
+    if getattr(dataset, "augment", False):
+        return _recognise_train(dataset, transforms, steps, names, checks)
     val = len(steps) == 2 and all(_is_ultralytics(t, n) for t, n in zip(steps, _VAL_STEPS))
     checks.append(check(
         RULE, val and type(transforms).__name__ == "Compose",
@@ -148,6 +182,26 @@ def recognise(dataset) -> tuple[YoloSource | None, list[Check]]:
     return YoloSource(dataset, letterbox, fmt, _largest(dataset, letterbox)), checks
 
 
+def _recognise_train(dataset, transforms, steps, names, checks) -> tuple:
+    """A training dataset: Ultralytics' Compose ending in Format, square batches."""
+    checks.append(check(
+        "dataset.rect", not dataset.rect, "augment=True, square batches (rect=False)",
+        "rect=True with augment=True: rect training batches are not accelerated yet",
+        f"train with rect=False (Ultralytics' default); {_FALLBACK}"))
+    flat = flat_steps(steps)
+    ends_in_format = bool(flat) and _is_ultralytics(flat[-1], "Format")
+    checks.append(check(
+        RULE, _is_compose(transforms) and ends_in_format,
+        f"Compose({', '.join(names)}): Ultralytics' training transforms",
+        f"{type(transforms).__name__}({', '.join(names)}) is not an Ultralytics Compose "
+        "ending in Format", f"keep the transforms YOLODataset.build_transforms makes; "
+        f"{_FALLBACK}"))
+    if not all(c.passed for c in checks):
+        return None, checks
+    size = imgsz(dataset)
+    return YoloTrainSource(dataset, (size, size)), checks
+
+
 def collate_check(dataset, collate_fn) -> Check:
     """Ultralytics' loaders pass the dataset's own collate_fn; its batch is what
     the main process assembles, by calling it (images stand in, NOTE [ YOLO batches ]
@@ -161,7 +215,7 @@ def collate_check(dataset, collate_fn) -> Check:
                  f"does; {_FALLBACK}")
 
 
-def dataset_key(source: YoloSource) -> tuple:
+def dataset_key(source: YoloSource | YoloTrainSource) -> tuple:
     """Equal while every index reads the same file with the same labels and shape."""
     d = source.dataset
     shapes = np.asarray(d.batch_shapes).tobytes() if d.rect else b""

@@ -4,6 +4,7 @@
 #include <Python.h>
 
 #include "buffer_checks.h"
+#include "bgr.h"
 #include "hsv.h"
 #include "warp.h"
 
@@ -78,7 +79,71 @@ static PyObject *py_hsv_lut(PyObject *self, PyObject *args)
     return result;
 }
 
+/* 0 when h and w are positive and an h x w x 3 image's bytes fit, else -1 with a
+ * ValueError. */
+static int image_size_ok(Py_ssize_t h, Py_ssize_t w)
+{
+    if (h <= 0 || w <= 0 || h > INT_MAX / 4 || w > INT_MAX / 4 || h > PY_SSIZE_T_MAX / 3 / w) {
+        PyErr_SetString(PyExc_ValueError, "image size out of range");
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(planes_to_bgr_doc,
+"planes_to_bgr(planes, h, w, bgr) -> None\n\n"
+"planes, uint8 R, G, B planes of h x w, into bgr, a writable h x w x 3 uint8\n"
+"buffer of BGR pixels (OpenCV's order).");
+
+static PyObject *py_planes_to_bgr(PyObject *self, PyObject *args)
+{
+    Py_ssize_t h, w;
+    Py_buffer b[2] = {{0}};
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nnw*:planes_to_bgr", &b[0], &h, &w, &b[1]))
+        return NULL;
+    if (!image_size_ok(h, w) && !jl_check_size(&b[0], h * w * 3, "planes") &&
+        !jl_check_size(&b[1], h * w * 3, "bgr")) {
+        Py_BEGIN_ALLOW_THREADS
+        jl_planes_to_bgr(b[0].buf, (int)h, (int)w, b[1].buf);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    jl_release_all(b, 2);
+    return result;
+}
+
+PyDoc_STRVAR(bgr_to_planes_doc,
+"bgr_to_planes(bgr, h, w, flip_y, flip_x, reverse, planes) -> None\n\n"
+"bgr, a C-contiguous h x w x 3 uint8 buffer, read mirrored top to bottom\n"
+"(flip_y) and left to right (flip_x), into planes (3 x h x w, writable): B, G, R,\n"
+"or R, G, B with reverse.");
+
+static PyObject *py_bgr_to_planes(PyObject *self, PyObject *args)
+{
+    Py_ssize_t h, w;
+    int flip_y, flip_x, reverse;
+    Py_buffer b[2] = {{0}};
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nnpppw*:bgr_to_planes", &b[0], &h, &w, &flip_y, &flip_x,
+                          &reverse, &b[1]))
+        return NULL;
+    if (!image_size_ok(h, w) && !jl_check_size(&b[0], h * w * 3, "bgr") &&
+        !jl_check_size(&b[1], h * w * 3, "planes")) {
+        Py_BEGIN_ALLOW_THREADS
+        jl_bgr_to_planes(b[0].buf, (int)h, (int)w, flip_y, flip_x, reverse, b[1].buf);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    jl_release_all(b, 2);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"planes_to_bgr", py_planes_to_bgr, METH_VARARGS, planes_to_bgr_doc},
+    {"bgr_to_planes", py_bgr_to_planes, METH_VARARGS, bgr_to_planes_doc},
     {"hsv_lut", py_hsv_lut, METH_VARARGS, hsv_lut_doc},
     {"warp_affine", py_warp_affine, METH_VARARGS, warp_affine_doc},
     {NULL, NULL, 0, NULL},

@@ -1,0 +1,132 @@
+"""A training sample as the user's own Ultralytics transforms make it, with the
+pixels of RandomPerspective's affine warp, of RandomHSV and of Format computed in C.
+
+NOTE [ YOLO training samples ]
+A sample is ``dataset.transforms(dataset.get_image_and_label(index))``, run in the
+worker with Python's, numpy's and torch's generators seeded for that sample (its
+seed from the epoch's, the batch's number and its place in the batch: the same
+batches for any num_workers, and new draws every pass of Ultralytics' endless
+loader).  Every step is the user's object, called as Ultralytics calls it, except
+the pixels of three: for an affine RandomPerspective, RandomHSV and Format, the
+steps' own ``get_params``, ``apply_instances``, ``apply_semantic`` and
+``apply_depth`` run in BaseTransform's order around ``apply_image``'s work done in
+C with OpenCV's arithmetic (csrc/warp.c, csrc/hsv.c): the warp into a new image of
+the step's size bordered with 114; RandomHSV's three gains drawn from numpy's
+generator as it draws them and its tables built as it builds them; Format's
+channel draw made as it makes it, its planes (RandomFlip's mirrors read through)
+written straight into the batch's slot (csrc/bgr.c).  Labels, boxes, masks and
+every random draw are therefore Ultralytics' own.
+
+Mosaic, MixUp and CutMix take their partners' images from the dataset's own
+``load_image``, which returns a cached image when there is one: the train decoder
+(train.py) decodes the batch's photos first and leaves them cached, with the
+dataset's ``buffer`` (the pool Mosaic draws partners from) set to the batch's
+indices, so partners come from the batch itself, decoded once.  Ultralytics' own
+buffer holds the last images each worker read (up to 8 batches' worth): a
+partner is then a random recent photo of the same worker, which depends on
+num_workers.
+"""
+from __future__ import annotations
+
+import functools
+import random
+
+import numpy as np
+import torch
+
+from . import _opencv
+from .recognise import step_in_c
+
+#: RandomPerspective.apply_image's border (it passes four 114s to cv2.warpAffine)
+_BORDER = (114, 114, 114)
+
+
+def run_steps(steps: list, labels: dict, out: np.ndarray) -> dict:
+    """``steps`` (Composes opened) over a sample's label dict; ``out``, a 3 x h x w
+    uint8 array, is where Format writes the image when it is that size."""
+    for step in steps:
+        kind = step_in_c(step)
+        if kind is None:
+            labels = step(labels)
+        else:
+            apply_image = {"warp": _warp, "hsv": _hsv,
+                           "format": functools.partial(_format, out=out)}[kind]
+            labels = _called(step, labels, apply_image)
+    return labels
+
+
+def _called(step, labels: dict, apply_image) -> dict:
+    """BaseTransform.__call__: the parameters, then the image, instances, semantic
+    mask and depth map."""
+    params = step.get_params(labels)
+    labels = apply_image(step, labels, params)
+    labels = step.apply_instances(labels, params)
+    labels = step.apply_semantic(labels, params)
+    if hasattr(step, "apply_depth"):
+        labels = step.apply_depth(labels, params)
+    return labels
+
+
+def _is_bgr(img) -> bool:
+    return isinstance(img, np.ndarray) and img.dtype == np.uint8 and img.ndim == 3 and \
+        img.shape[2] == 3
+
+
+def _warp(step, labels: dict, params: dict) -> dict:
+    """RandomPerspective.apply_image without a perspective: cv2.warpAffine of the
+    image by M's top rows to ``size`` (w, h), bordered with 114."""
+    img = labels["img"]
+    if not _is_bgr(img):
+        return step.apply_image(labels, params)
+    w, h = (int(v) for v in params["size"])
+    out = np.empty((h, w, 3), np.uint8)
+    matrix = np.asarray(params["M"], np.float64)[:2].reshape(-1)
+    _opencv.warp_affine(np.ascontiguousarray(img), img.shape[0], img.shape[1], out, h, w,
+                        tuple(float(v) for v in matrix), _BORDER)
+    labels["img"] = out
+    labels["resized_shape"] = out.shape[:2]
+    return labels
+
+
+def _hsv(step, labels: dict, params: dict) -> dict:
+    """RandomHSV.apply_image: gains drawn in [-1, 1) times (hgain, sgain, vgain); the
+    hue shifted by gain * 180 modulo 180, saturation and value scaled by 1 + gain
+    and clipped, saturation 0 kept 0; the image converted to HSV, mapped and back,
+    in place."""
+    img = labels["img"]
+    if not (_is_bgr(img) and img.flags.c_contiguous and img.flags.writeable):
+        return step.apply_image(labels, params)
+    if not (step.hgain or step.sgain or step.vgain):
+        return labels
+    r = np.random.uniform(-1, 1, 3) * [step.hgain, step.sgain, step.vgain]
+    x = np.arange(0, 256, dtype=r.dtype)
+    table = np.empty((256, 3), np.uint8)
+    table[:, 0] = ((x + r[0] * 180) % 180).astype(np.uint8)
+    table[:, 1] = np.clip(x * (r[1] + 1), 0, 255).astype(np.uint8)
+    table[:, 2] = np.clip(x * (r[2] + 1), 0, 255).astype(np.uint8)
+    table[0, 1] = 0
+    _opencv.hsv_lut(img, img.shape[1], table.tobytes())
+    return labels
+
+
+def _unflipped(img: np.ndarray):
+    """(a C-contiguous array, flipped top to bottom, flipped left to right) that
+    ``img`` views (np.flipud, np.fliplr), or None."""
+    fy, fx = img.strides[0] < 0, img.strides[1] < 0
+    base = img[::-1 if fy else 1, ::-1 if fx else 1]
+    return (base, fy, fx) if base.flags.c_contiguous else None
+
+
+def _format(step, labels: dict, params: dict, out: np.ndarray) -> dict:
+    """Format.apply_image: the image as a 3 x h x w tensor, its channels reversed
+    (BGR to RGB) when a uniform draw exceeds ``bgr``; written into ``out``."""
+    img = labels.get("img")
+    unflipped = _unflipped(img) if _is_bgr(img) else None
+    if unflipped is None or out.shape != (3, *img.shape[:2]):
+        return step.apply_image(labels, params)
+    base, fy, fx = unflipped
+    reverse = random.uniform(0, 1) > step.bgr
+    _opencv.bgr_to_planes(base, img.shape[0], img.shape[1], fy, fx, reverse, out)
+    labels.pop("img")
+    labels["img"] = torch.from_numpy(out)
+    return labels

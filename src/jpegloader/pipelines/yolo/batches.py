@@ -1,0 +1,83 @@
+"""What YOLO's validation and training batches share: the slot's layout, which
+photos the C core reads as OpenCV does, and the batch the dataset's own collate_fn
+makes in the main process (NOTE [ YOLO batches ] in decode.py)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ...decoders.markers import read_markers
+from ...sources.file_table import FileTable
+from ..contract import BatchDecoder, BatchWork, DecodeOptions
+from .labels import to_numpy, to_torch
+
+_STAND_IN = torch.empty(0, dtype=torch.uint8)
+
+
+def read_as_opencv(encoded, j: int, known: bool) -> bool:
+    """Whether the C core decodes photo ``j`` of a group as ``cv2.imread`` does:
+    no EXIF turn, one or three components (not CMYK), a header it could read."""
+    if not known or j in encoded.unreadable:
+        return False
+    a, b = int(encoded.offsets[j]), int(encoded.offsets[j + 1])
+    markers = read_markers(memoryview(encoded.data)[a:b])
+    return markers.orientation == 1 and markers.components in (1, 3)
+
+
+class YoloBatches(BatchDecoder):
+    """A batch of images of up to ``source.largest``, one after another from the
+    slot's start when the batch's are known to be equal (``work.compact``, the
+    shape ``work.shape``), else each at its own row's start; each sample's labels
+    (``work.labels``) and image size (``work.out_hw``) kept for ``finish``."""
+
+    partial_rows = True
+
+    def __init__(self, source, options: DecodeOptions):
+        super().__init__(options)
+        self.source = source
+        dataset = source.dataset
+        self.table = FileTable.from_samples([(str(f), i) for i, f in enumerate(dataset.im_files)])
+        self.collate_fn = type(dataset).collate_fn
+
+    @property
+    def layout(self):
+        return (((3, *self.source.largest), torch.uint8),)
+
+    @property
+    def files(self) -> FileTable:
+        return self.table
+
+    def image_out(self, work: BatchWork, k: int, h: int, w: int) -> np.ndarray:
+        """Where sample k's h x w image goes in the slot (NOTE [ YOLO batches ])."""
+        flat = work.arrays[0].reshape(len(work.arrays[0]), -1)
+        if work.compact:
+            every = flat.reshape(-1)[:len(flat) * 3 * h * w].reshape(len(flat), 3, h, w)
+            return every[k:k + 1]
+        return flat[k, :3 * h * w].reshape(1, 3, h, w)
+
+    def fields(self, work: BatchWork):
+        return []  # finish moves the kept samples: NOTE [ YOLO batches ]
+
+    def finish(self, work: BatchWork, count: int) -> None:
+        kept = np.flatnonzero(work.keep)
+        if len(kept) < len(work.keep):
+            for to, k in enumerate(kept):
+                if to != k:
+                    h, w = work.out_hw[k]
+                    self.image_out(work, to, h, w)[0] = self.image_out(work, k, h, w)[0]
+        work.report.extras = (work.compact, [work.out_hw[k] for k in kept],
+                              [to_numpy(work.labels[k]) for k in kept])
+
+    def assemble(self, tensors: list[torch.Tensor], extras=None) -> dict:
+        compact, shapes, labels = extras
+        slot = tensors[0]
+        n = len(shapes)
+        if compact:
+            h, w = shapes[0]
+            image = slot.reshape(-1)[:n * 3 * h * w].view(n, 3, h, w)
+        else:  # the collate_fn's stack, which raises as it would for unequal shapes
+            image = torch.stack([slot[k].reshape(-1)[:3 * h * w].view(3, h, w)
+                                 for k, (h, w) in enumerate(shapes)])
+        batch = self.collate_fn([{**to_torch(label), "img": _STAND_IN} for label in labels])
+        batch["img"] = image
+        return batch

@@ -1,0 +1,132 @@
+"""Decoding a YOLO training batch: the batch's photos decoded by the C core as
+``load_image`` reads them (OpenCV's decode, the long side resized to imgsz with
+INTER_LINEAR) and left cached in the dataset; then each sample through the user's
+own transforms, seeded per sample, with two pixel steps in C (NOTE [ YOLO training
+samples ] in augment.py); the batch made by the dataset's own collate_fn."""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from ...decoders import decode_batch
+from ...decoders import status as st
+from ...decoders.jpeg import EncodedBatch
+from ...decoders.plans import packed_fill
+from ..contract import BatchWork, DecodeOptions
+from ..random_stream import generators_kept, seed_generators, seeds
+from . import _opencv
+from .augment import run_steps
+from .batches import YoloBatches, read_as_opencv
+from .draw import letterbox_plan, resized_hw
+from .recognise import YoloTrainSource, flat_steps
+
+#: The seed stream of a training sample's transforms (NOTE [ YOLO training samples ])
+TRAIN_STREAM = 6
+_NO_PAD = {"top": 0, "bottom": 0, "left": 0, "right": 0}
+
+
+def sample_seeds(seed: int, batch_no: int, n: int) -> list[int]:
+    """The seeds of the n samples of batch ``batch_no`` of an epoch seeded ``seed``."""
+    batch_seed = seeds(seed, [batch_no], TRAIN_STREAM)[0]
+    return seeds(batch_seed, np.arange(n), TRAIN_STREAM)
+
+
+@contextlib.contextmanager
+def cached_batch(dataset, indices, images: dict):
+    """The batch's images (index -> (image, original hw, resized hw)) in the
+    dataset's cache, its ``buffer`` the batch's indices, as ``load_image`` leaves
+    them after reading the batch; afterwards nothing cached that was not before."""
+    ram = dataset.cache == "ram"
+    for i, image in images.items():
+        dataset.ims[i], dataset.im_hw0[i], dataset.im_hw[i] = image
+    dataset.buffer = [int(i) for i in indices]
+    try:
+        yield
+    finally:
+        touched = set(images) | set(dataset.buffer)
+        dataset.buffer = []
+        if not ram:
+            for i in touched:
+                dataset.ims[i] = dataset.im_hw0[i] = dataset.im_hw[i] = None
+
+
+class YoloTrainDecoder(YoloBatches):
+    runs_user_code = True
+
+    def __init__(self, source: YoloTrainSource, options: DecodeOptions):
+        super().__init__(source, options)
+        self.fill = packed_fill([0, 0, 0])
+
+    # -- NOTE [ One batch skeleton ] (contract.py): the hooks --------------------------
+    def begin(self, work: BatchWork) -> None:
+        super().begin(work)
+        n = len(work.indices)
+        work.compact, work.shape = True, self.source.largest
+        work.out_hw = [None] * n
+        work.labels = [None] * n
+        work.images = {}  # index -> (BGR image, original hw, resized hw), decoded here
+
+    def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
+        dataset = self.source.dataset
+        rows = range(part.start, part.stop)
+        status = np.full(len(rows), st.OK, np.int32)
+        messages = [""] * len(rows)
+        if dataset.cache == "ram":  # the dataset holds every image already
+            return status, messages
+        for j, k in enumerate(rows):
+            index = int(work.indices[k])
+            if index in work.images or not read_as_opencv(encoded, j, bool(known[j])):
+                continue  # the dataset's own load_image reads it (targets)
+            ori = (int(heights[j]), int(widths[j]))
+            rh, rw = resized_hw(dataset, *ori)
+            planes = np.empty((1, 3, rh, rw), np.uint8)
+            one = EncodedBatch(encoded.data, encoded.offsets[j:j + 2])
+            s, m = decode_batch(one, letterbox_plan(ori, (rh, rw), {"new_unpad": (rw, rh),
+                                                                    **_NO_PAD}, self.fill),
+                                planes, None, self.options.max_pixels, c_seconds)
+            if int(s[0]) == st.OK:  # RGB planes to OpenCV's BGR rows
+                bgr = np.empty((rh, rw, 3), np.uint8)
+                _opencv.planes_to_bgr(planes, rh, rw, bgr)
+                work.images[index] = (bgr, ori, (rh, rw))
+        return status, messages
+
+    def targets(self, work: BatchWork) -> None:
+        dataset = self.source.dataset
+        indices = [int(i) for i in work.indices]
+        for k, index in enumerate(indices):  # what the C core did not read
+            if dataset.cache != "ram" and index not in work.images:
+                work.report.python_path += 1
+                try:
+                    work.images[index] = dataset.load_image(index)
+                except Exception:
+                    work.keep[k] = False
+                    self._python_path_failed(work.report, index, work.paths[k],
+                                             "needs OpenCV's turn, colour conversion or "
+                                             "reading", work.where)
+        steps = flat_steps(dataset.transforms.transforms)
+        sample_seed = sample_seeds(work.seed, work.batch_no, len(indices))
+        with generators_kept(work.in_main), cached_batch(dataset, indices, work.images):
+            for k, index in enumerate(indices):
+                if work.keep[k]:
+                    self._one_sample(work, k, index, steps, sample_seed[k])
+
+    def _one_sample(self, work: BatchWork, k: int, index: int, steps, seed: int) -> None:
+        dataset = self.source.dataset
+        out = self.image_out(work, k, *work.shape)[0]
+        seed_generators(seed)
+        try:
+            label = run_steps(steps, dataset.get_image_and_label(index), out)
+            image = label.pop("img").numpy()
+            h, w = image.shape[1:]
+            if (h, w) != work.shape:
+                raise RuntimeError(f"the transforms gave a {h} x {w} image, not the "
+                                   f"{work.shape} of every training batch")
+        except Exception:
+            work.keep[k] = False
+            self._python_path_failed(work.report, index, work.paths[k],
+                                     "the sample's transforms failed", work.where)
+            return
+        if not np.shares_memory(image, out):  # Format wrote it there (augment.py) or not
+            out[...] = image
+        work.out_hw[k], work.labels[k] = (h, w), label

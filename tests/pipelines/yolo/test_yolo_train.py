@@ -1,0 +1,188 @@
+"""Ultralytics' training loaders (``yolo train``: YOLODataset with Mosaic,
+RandomPerspective, MixUp, CopyPaste, RandomHSV, flips and Format) through the YOLO
+pipeline: each batch equals Ultralytics' own transforms replayed with the same
+draws, bit for bit (NOTE [ YOLO training samples ] in pipelines/yolo/augment.py:
+the same seeds, the batch's photos read by the dataset's own load_image and left
+in its buffer); batches are the same for any num_workers.  Ultralytics is a test
+dependency only: the oracle."""
+from __future__ import annotations
+
+from importlib import util
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import jpegloader
+from jpegloader.pipelines.random_stream import epoch_seed, generators_kept, seed_generators
+from jpegloader.pipelines.yolo import YOLO
+from jpegloader.pipelines.yolo.train import sample_seeds
+from tests.pipelines.yolo.test_yolo_val import assert_same_batches, loader
+from tests.pipelines.yolo.yolo_sets import coco_yolo_set, generated_yolo_set, train_dataset
+
+# Not imported while collecting: importing Ultralytics patches PIL and torch process-wide
+# (tests/conftest.py puts them back after each test).
+pytestmark = pytest.mark.skipif(util.find_spec("ultralytics") is None,
+                                reason="Ultralytics is the oracle for the YOLO pipeline")
+
+
+def ultralytics_batch(ds, indices: list[int], seed: int, batch_no: int) -> dict:
+    """Ultralytics' own code on one batch: its load_image reads the batch's photos
+    (OpenCV) and leaves them cached, its buffer is the batch, and each ``ds[i]``
+    runs with the generators seeded as the loader seeds that sample."""
+    for i in indices:
+        ds.load_image(i)
+    ds.buffer = list(indices)
+    samples = []
+    with generators_kept():
+        for i, s in zip(indices, sample_seeds(seed, batch_no, len(indices))):
+            seed_generators(s)
+            samples.append(ds[i])
+    for i in set(ds.buffer) | set(indices):
+        ds.ims[i] = ds.im_hw0[i] = ds.im_hw[i] = None
+    ds.buffer = []
+    return ds.collate_fn(samples)
+
+
+def decoded_batch(ds, indices: list[int], seed: int, batch_no: int):
+    """One batch as a worker decodes it, assembled as the main process does."""
+    lowering = YOLO.lower(ds, {"collate_fn": ds.collate_fn})
+    assert lowering.ok, lowering.checks
+    decoder = YOLO.decoder(lowering, jpegloader.pipelines.contract.DecodeOptions())
+    arrays = tuple(np.zeros((len(indices), *shape), np.uint8) for shape, _ in decoder.layout)
+    report = decoder.decode(indices, seed, arrays, "in the test", batch_no)
+    return decoder.assemble([torch.from_numpy(a) for a in arrays], report.extras), report
+
+
+def assert_replays_ultralytics(ds, batches: list[list[int]], seed: int = epoch_seed(3, 0)):
+    for b, indices in enumerate(batches):
+        ours, _ = decoded_batch(ds, indices, seed, b)
+        assert_same_batches([ours], [ultralytics_batch(ds, indices, seed, b)])
+
+
+def test_coco_train_batches_replay_ultralytics_default_augmentation(tmp_path):
+    # Ultralytics' default hyperparameters: Mosaic 1.0, translate 0.1, scale 0.5,
+    # HSV, fliplr 0.5; imgsz 640 on coco-sample's real photos
+    ds = train_dataset(coco_yolo_set(tmp_path), batch=8)
+    assert_replays_ultralytics(ds, [list(range(8)), [40, 3, 77, 12, 12, 60, 5, 31]])
+
+
+def test_rotation_shear_mixup_and_cutmix_replay_ultralytics(tmp_path):
+    # a rotated and sheared warp; MixUp partners from anywhere in the set (read by
+    # the dataset's own load_image, warped by the user's own pre_transform)
+    ds = train_dataset(coco_yolo_set(tmp_path), imgsz=320, batch=8, degrees=10.0, shear=5.0,
+                       mixup=0.5, cutmix=0.5)
+    assert_replays_ultralytics(ds, [[1, 2, 3, 4, 70, 71, 72, 73]])
+
+
+def test_segment_train_with_copy_paste_replays_ultralytics(tmp_path):
+    ds = train_dataset(coco_yolo_set(tmp_path, segments=True), imgsz=320, batch=8,
+                       task="segment", copy_paste=0.5)
+    assert ds.use_segments
+    assert_replays_ultralytics(ds, [list(range(10, 18))])
+
+
+@pytest.mark.parametrize("task", ["segment", "pose", "obb"])
+def test_every_task_replays_ultralytics(tmp_path, task):
+    ds = train_dataset(generated_yolo_set(tmp_path, task=task), imgsz=64, batch=4, task=task)
+    assert_replays_ultralytics(ds, [[0, 1, 2, 3], [4, 5, 6, 7]])
+
+
+def test_turned_png_and_resized_photos_take_the_datasets_own_reading(tmp_path):
+    # the EXIF-turned photo and the PNG are read by the dataset's load_image
+    ds = train_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
+    names = [Path(f).name for f in ds.im_files]
+    batch = [names.index("turned3.jpg"), names.index("large5.jpg"), names.index("png7.png"),
+             names.index("photo0.jpg")]
+    ours, report = decoded_batch(ds, batch, epoch_seed(1, 0), 0)
+    assert report.python_path == 2
+    assert_same_batches([ours], [ultralytics_batch(ds, batch, epoch_seed(1, 0), 0)])
+
+
+def test_deterministic_steps_equal_ultralytics_own_loader(tmp_path):
+    # every augmentation off but fliplr=1.0: no draw changes a pixel, so the batches
+    # equal those of Ultralytics' own loading through torch's DataLoader
+    ds = train_dataset(coco_yolo_set(tmp_path), imgsz=320, batch=8, mosaic=0.0, translate=0.0,
+                       scale=0.0, hsv_h=0.0, hsv_s=0.0, hsv_v=0.0, fliplr=1.0)
+    ours = loader(ds, 2, decode="exact")
+    assert ours.eligibility.accelerated, ours.eligibility.report()
+    assert_same_batches(list(ours), list(loader(ds, 0, cls=torch.utils.data.DataLoader)))
+
+
+def test_batches_are_the_same_for_any_num_workers_and_new_each_pass(tmp_path):
+    ds = train_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
+    runs = []
+    for workers in (0, 2):
+        dl = jpegloader.DataLoader(ds, batch_size=4, shuffle=True, num_workers=workers,
+                                   collate_fn=ds.collate_fn,
+                                   generator=torch.Generator().manual_seed(8))
+        assert dl.eligibility.accelerated, dl.eligibility.report()
+        runs.append(list(dl))
+    assert_same_batches(runs[0], runs[1])
+    # a loader that never starts a new epoch (Ultralytics' InfiniteDataLoader) still
+    # draws anew for every batch: the batch number is in each sample's seed
+    seed = epoch_seed(2, 0)
+    first, _ = decoded_batch(ds, [0, 1, 2, 3], seed, 0)
+    again, _ = decoded_batch(ds, [0, 1, 2, 3], seed, 1)
+    assert not torch.equal(first["img"], again["img"])
+
+
+def test_close_mosaic_is_followed(tmp_path):
+    # Ultralytics' trainer calls dataset.close_mosaic(hyp) for the last epochs: the next
+    # epoch's verdict sees the new transforms.  Closed here with every augmentation
+    # off, the batches then equal Ultralytics' own loading through torch's loader
+    from ultralytics.cfg import get_cfg
+    ds = train_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
+    dl = loader(ds, 2)
+    reference = loader(ds, 0, cls=torch.utils.data.DataLoader)
+    assert dl.eligibility.accelerated, dl.eligibility.report()
+    with pytest.raises(AssertionError):
+        assert_same_batches(list(dl), list(reference))  # Mosaic, warps, HSV, flips
+    ds.close_mosaic(hyp=get_cfg(overrides={"imgsz": 64, "scale": 0.0, "translate": 0.0,
+                                           "hsv_h": 0.0, "hsv_s": 0.0, "hsv_v": 0.0,
+                                           "fliplr": 0.0}))
+    assert_same_batches(list(dl), list(reference))
+    assert dl.eligibility.accelerated
+
+
+def test_rect_training_falls_back_naming_the_rule(tmp_path):
+    ds = train_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4, rect=True)
+    verdict = loader(ds, 0).eligibility
+    assert not verdict.accelerated
+    assert "rect training batches are not accelerated yet" in verdict.report()
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_photo_broken_after_the_cache_names_the_file(tmp_path, workers):
+    ds = train_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
+    broken = next(k for k, f in enumerate(ds.im_files) if f.endswith(".jpg"))
+    path = Path(ds.im_files[broken])
+    path.unlink()
+    path.write_bytes(b"\xff\xd8 not a photo any more")
+    with pytest.raises(FileNotFoundError, match=f"sample {broken} .*{path.name}"):
+        list(loader(ds, workers))
+    with pytest.raises(FileNotFoundError):
+        list(loader(ds, 0, cls=torch.utils.data.DataLoader))
+
+
+def test_yolo_train_command_runs_accelerated(tmp_path):
+    # `yolo train` under python -m jpegloader run: both of its loaders (training, with
+    # close_mosaic's reset(), and validation) are accelerated; training completes
+    import shutil
+    import subprocess
+    import sys
+    yolo = shutil.which("yolo", path=str(Path(sys.executable).parent))
+    if yolo is None:
+        pytest.skip("Ultralytics' yolo command is not beside this Python")
+    yaml = generated_yolo_set(tmp_path / "set", count=16)
+    out = subprocess.run(
+        [sys.executable, "-m", "jpegloader", "run", yolo, "train", "model=yolo11n.yaml",
+         f"data={yaml}", "imgsz=64", "batch=4", "workers=2", "epochs=2", "close_mosaic=1",
+         "plots=False", "device=cpu", "amp=False", f"project={tmp_path / 'runs'}"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text[-3000:]
+    assert text.count("over YOLODataset(16 samples): accelerated (yolo pipeline") == 2, text
+    assert "RandomPerspective warp" in text
+    assert "2 epochs completed" in text
