@@ -2,29 +2,16 @@
 pixels of RandomPerspective's affine warp, of RandomHSV and of Format computed in C.
 
 NOTE [ YOLO training samples ]
-A sample is ``dataset.transforms(dataset.get_image_and_label(index))``, run in the
-worker with Python's, numpy's and torch's generators seeded for that sample (its
-seed from the epoch's, the batch's number and its place in the batch: the same
-batches for any num_workers, and new draws every pass of Ultralytics' endless
-loader).  Every step is the user's object, called as Ultralytics calls it, except
-the pixels of three: for an affine RandomPerspective, RandomHSV and Format, the
-steps' own ``get_params``, ``apply_instances``, ``apply_semantic`` and
-``apply_depth`` run in BaseTransform's order around ``apply_image``'s work done in
-C with OpenCV's arithmetic (csrc/warp.c, csrc/hsv.c): the warp into a new image of
-the step's size bordered with 114; RandomHSV's three gains drawn from numpy's
-generator as it draws them and its tables built as it builds them; Format's
-channel draw made as it makes it, its planes (RandomFlip's mirrors read through)
-written straight into the batch's slot (csrc/bgr.c).  Labels, boxes, masks and
-every random draw are therefore Ultralytics' own.
-
-Mosaic, MixUp and CutMix take their partners' images from the dataset's own
-``load_image``, which returns a cached image when there is one: the train decoder
-(train.py) decodes the batch's photos first and leaves them cached, with the
-dataset's ``buffer`` (the pool Mosaic draws partners from) set to the batch's
-indices, so partners come from the batch itself, decoded once.  Ultralytics' own
-buffer holds the last images each worker read (up to 8 batches' worth): a
-partner is then a random recent photo of the same worker, which depends on
-num_workers.
+A sample is ``dataset.transforms(dataset.get_image_and_label(index))`` in the
+worker, the generators seeded from (epoch seed, batch number, place in batch): the
+same for any num_workers, new on every pass of Ultralytics' endless loader.  Every
+step is the user's object, but for three (affine RandomPerspective, RandomHSV,
+Format) ``apply_image`` is done in C with OpenCV's arithmetic, between the step's
+own get_params and apply_instances/semantic/depth, its draws made as it makes
+them.  The batch's photos are cached in the dataset first, its ``buffer`` the
+batch's indices: Mosaic's partners come from the batch, decoded once (Ultralytics'
+buffer holds a worker's recent photos: docs/parity.md).  Labels, boxes, masks and
+every draw are Ultralytics' own.
 """
 from __future__ import annotations
 

@@ -6,19 +6,15 @@
 #include <string.h>
 
 /* NOTE [ OpenCV's warpAffine ]
- * OpenCV 4.11 and later (5.0 included) warp in float: the forward matrix is
- * inverted in double and rounded to float; a row's offset is the float
- * y * inv[1] + inv[2], and a pixel's source x is fma(inv[0], x, offset) (y
- * likewise) for the columns its vector loop covers, 16 at a time with AVX2,
- * and fma(x, inv[0], y * inv[1]) + inv[2] for the remaining columns.  Its
- * integer part is floor(), its fraction a the float difference; each channel
- * is fma(b, v1 - v0, v0) with v0 = fma(a, p01 - p00, p00) and v1 likewise,
- * rounded half to even and saturated.  A tap outside the image reads the
- * border value; a pixel whose taps are all outside is the border value.  The
- * vector width only decides which columns take the second offset: none when
- * the width is a multiple of 32, as YOLO's image sizes are.  Matched to
- * OpenCV 5.0.0's cv2.warpAffine on random matrices and sizes
- * (tests/pipelines/yolo/test_opencv.py). */
+ * OpenCV 4.11 and later warp in float: the forward matrix inverted in double and
+ * rounded to float; a row's offset the float y * inv[1] + inv[2]; a pixel's source
+ * x fma(inv[0], x, offset) (y likewise) in the columns its vector loop covers (16
+ * at a time with AVX2), fma(x, inv[0], y * inv[1]) + inv[2] in the rest (none when
+ * the width is a multiple of 32, as YOLO's sizes are).  Integer part floor(), the
+ * fraction a float difference; each channel fma(b, v1 - v0, v0) with v0 =
+ * fma(a, p01 - p00, p00), v1 likewise, rounded half to even and saturated.  Taps
+ * outside read the border; a pixel with every tap outside is the border.  Matched
+ * to OpenCV 5.0.0 on random matrices and sizes (tests/pipelines/yolo/test_opencv.py). */
 enum { OPENCV_LANES = 16 };
 
 void jl_warp_inverse(const double m[6], float inv[6])
