@@ -18,7 +18,8 @@ import jpegloader
 from jpegloader.pipelines.random_stream import epoch_seed, generators_kept, seed_generators
 from jpegloader.pipelines.yolo import YOLO
 from jpegloader.pipelines.yolo.train import sample_seeds
-from tests.pipelines.yolo.test_yolo_val import assert_same_batches, loader
+from tests.pipelines.yolo.test_yolo_val import (assert_a_broken_photo_is_named,
+                                               assert_same_batches, loader)
 from tests.pipelines.yolo.yolo_sets import coco_yolo_set, generated_yolo_set, train_dataset
 
 # Not imported while collecting: importing Ultralytics patches PIL and torch process-wide
@@ -155,15 +156,8 @@ def test_rect_training_falls_back_naming_the_rule(tmp_path):
 
 @pytest.mark.parametrize("workers", [0, 2])
 def test_a_photo_broken_after_the_cache_names_the_file(tmp_path, workers):
-    ds = train_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
-    broken = next(k for k, f in enumerate(ds.im_files) if f.endswith(".jpg"))
-    path = Path(ds.im_files[broken])
-    path.unlink()
-    path.write_bytes(b"\xff\xd8 not a photo any more")
-    with pytest.raises(FileNotFoundError, match=f"sample {broken} .*{path.name}"):
-        list(loader(ds, workers))
-    with pytest.raises(FileNotFoundError):
-        list(loader(ds, 0, cls=torch.utils.data.DataLoader))
+    assert_a_broken_photo_is_named(
+        train_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4), workers)
 
 
 def test_yolo_train_command_runs_accelerated(tmp_path):

@@ -83,12 +83,10 @@ def test_auto_decode_gives_the_same_batches(tmp_path):
     assert_same_batches(list(loader(ds, 0)), list(loader(ds, 0, cls=torch.utils.data.DataLoader)))
 
 
-@pytest.mark.parametrize("workers", [0, 2])
-def test_a_photo_broken_after_the_cache_names_the_file(tmp_path, workers):
-    # Ultralytics checked the photos when it cached the labels; one broken since fails
-    # in the C core, then in the dataset's own reading, which raises as Ultralytics'
-    # loader does: the error names the file and the index
-    ds = val_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
+def assert_a_broken_photo_is_named(ds, workers: int) -> None:
+    """Ultralytics checked the photos when it cached the labels; one broken since fails in
+    the C core, then in the dataset's own reading, which raises as Ultralytics' loader
+    does: the error names the file and the index."""
     broken = next(k for k, f in enumerate(ds.im_files) if f.endswith(".jpg"))
     path = Path(ds.im_files[broken])
     path.unlink()
@@ -97,6 +95,12 @@ def test_a_photo_broken_after_the_cache_names_the_file(tmp_path, workers):
         list(loader(ds, workers))
     with pytest.raises(FileNotFoundError):
         list(loader(ds, 0, cls=torch.utils.data.DataLoader))
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_photo_broken_after_the_cache_names_the_file(tmp_path, workers):
+    assert_a_broken_photo_is_named(val_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4),
+                                   workers)
 
 
 def test_another_collate_fn_falls_back(tmp_path):

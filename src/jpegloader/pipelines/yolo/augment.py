@@ -21,7 +21,7 @@ import random
 import numpy as np
 import torch
 
-from . import _opencv
+from ._opencv import bgr_to_planes, hsv_lut, warp_affine
 from .recognise import step_in_c
 
 #: RandomPerspective.apply_image's border (it passes four 114s to cv2.warpAffine)
@@ -68,7 +68,7 @@ def _warp(step, labels: dict, params: dict) -> dict:
     w, h = (int(v) for v in params["size"])
     out = np.empty((h, w, 3), np.uint8)
     matrix = np.asarray(params["M"], np.float64)[:2].reshape(-1)
-    _opencv.warp_affine(np.ascontiguousarray(img), img.shape[0], img.shape[1], out, h, w,
+    warp_affine(np.ascontiguousarray(img), img.shape[0], img.shape[1], out, h, w,
                         tuple(float(v) for v in matrix), _BORDER)
     labels["img"] = out
     labels["resized_shape"] = out.shape[:2]
@@ -92,7 +92,7 @@ def _hsv(step, labels: dict, params: dict) -> dict:
     table[:, 1] = np.clip(x * (r[1] + 1), 0, 255).astype(np.uint8)
     table[:, 2] = np.clip(x * (r[2] + 1), 0, 255).astype(np.uint8)
     table[0, 1] = 0
-    _opencv.hsv_lut(img, img.shape[1], table.tobytes())
+    hsv_lut(img, img.shape[1], table.tobytes())
     return labels
 
 
@@ -113,7 +113,7 @@ def _format(step, labels: dict, params: dict, out: np.ndarray) -> dict:
         return step.apply_image(labels, params)
     base, fy, fx = unflipped
     reverse = random.uniform(0, 1) > step.bgr
-    _opencv.bgr_to_planes(base, img.shape[0], img.shape[1], fy, fx, reverse, out)
+    bgr_to_planes(base, img.shape[0], img.shape[1], fy, fx, reverse, out)
     labels.pop("img")
     labels["img"] = torch.from_numpy(out)
     return labels

@@ -15,7 +15,7 @@ from ...decoders.jpeg import EncodedBatch
 from ...decoders.plans import packed_fill
 from ..contract import BatchWork, DecodeOptions
 from ..random_stream import generators_kept, seed_generators, seeds
-from . import _opencv
+from ._opencv import planes_to_bgr
 from .augment import run_steps
 from .batches import YoloBatches, read_as_opencv
 from .draw import letterbox_plan, resized_hw
@@ -87,7 +87,7 @@ class YoloTrainDecoder(YoloBatches):
                                 planes, None, self.options.max_pixels, c_seconds)
             if int(s[0]) == st.OK:  # RGB planes to OpenCV's BGR rows
                 bgr = np.empty((rh, rw, 3), np.uint8)
-                _opencv.planes_to_bgr(planes, rh, rw, bgr)
+                planes_to_bgr(planes, rh, rw, bgr)
                 work.images[index] = (bgr, ori, (rh, rw))
         return status, messages
 
