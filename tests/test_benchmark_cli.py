@@ -21,17 +21,26 @@ def _cli(*args) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, cwd=REPO, timeout=300, check=False)
 
 
-def test_help_and_option_errors(tmp_path):
-    shown = _cli("--help")
+def _exit_status(*args) -> int:
+    """cli.main's exit status, in this process (argparse's errors raise SystemExit)."""
+    try:
+        return cli.main([str(a) for a in args])
+    except SystemExit as stop:
+        return stop.code
+
+
+def test_help_and_option_errors(tmp_path, capsys):
+    shown = _cli("--help")  # the module runs as a program
     assert shown.returncode == 0
     for option in ("--workers", "--consumer-ms", "--plot", "--json", "--pipeline"):
         assert option in shown.stdout
-    assert _cli("--workers", "two").returncode == 2
-    assert _cli("--workers", "-1").returncode == 2
-    assert _cli("--consumer-ms", "-5").returncode == 2
-    assert _cli("--memory-runs", "-1").returncode == 2
-    unknown = _cli("--pipeline", "resnet")
-    assert unknown.returncode == 2 and "unknown pipeline" in unknown.stderr
+    assert _exit_status("--workers", "two") == 2
+    assert _exit_status("--workers", "-1") == 2
+    assert _exit_status("--consumer-ms", "-5") == 2
+    assert _exit_status("--memory-runs", "-1") == 2
+    capsys.readouterr()
+    assert _exit_status("--pipeline", "resnet") == 2
+    assert "unknown pipeline" in capsys.readouterr().err
 
 
 def test_data_takes_a_corpus_by_name(small_folder, tmp_path, monkeypatch, capsys):

@@ -40,8 +40,9 @@ def ultralytics_batch(ds, indices: list[int], seed: int, batch_no: int) -> dict:
         for i, s in zip(indices, sample_seeds(seed, batch_no, len(indices))):
             seed_generators(s)
             samples.append(ds[i])
-    for i in set(ds.buffer) | set(indices):
-        ds.ims[i] = ds.im_hw0[i] = ds.im_hw[i] = None
+    if ds.cache != "ram":  # a RAM cache keeps every photo
+        for i in set(ds.buffer) | set(indices):
+            ds.ims[i] = ds.im_hw0[i] = ds.im_hw[i] = None
     ds.buffer = []
     return ds.collate_fn(samples)
 
@@ -99,6 +100,16 @@ def test_turned_png_and_resized_photos_take_the_datasets_own_reading(tmp_path):
     ours, report = decoded_batch(ds, batch, epoch_seed(1, 0), 0)
     assert report.python_path == 2
     assert_same_batches([ours], [ultralytics_batch(ds, batch, epoch_seed(1, 0), 0)])
+
+
+def test_a_dataset_cached_in_ram_replays_ultralytics(tmp_path):
+    # cache="ram": the dataset holds every photo decoded; nothing is decoded here and
+    # Mosaic draws its partners from the whole set, as it does with a RAM cache
+    ds = train_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4, cache="ram")
+    assert ds.cache == "ram"
+    ours, report = decoded_batch(ds, [0, 1, 2, 3], epoch_seed(6, 0), 0)
+    assert report.seconds.get("decode", 0.0) == 0.0
+    assert_same_batches([ours], [ultralytics_batch(ds, [0, 1, 2, 3], epoch_seed(6, 0), 0)])
 
 
 def test_deterministic_steps_equal_ultralytics_own_loader(tmp_path):
