@@ -26,6 +26,9 @@ PIL_STREAM, TENSOR_STREAM, COLLATE_STREAM = 1, 2, 3
 #: The stream a native transform whose draws depend on the sample's boxes (RandomIoUCrop)
 #: seeds torch's generator from, to draw with the transform's own make_params.
 BOXES_STREAM = 4
+#: The stream a whole sample's own transforms are seeded from, per batch and place in
+#: it (NOTE [ YOLO training samples ] in yolo/augment.py).
+SAMPLE_STREAM = 5
 
 
 def _mix(x: np.ndarray) -> np.ndarray:

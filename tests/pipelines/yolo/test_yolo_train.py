@@ -171,6 +171,18 @@ def test_a_photo_broken_after_the_cache_names_the_file(tmp_path, workers):
         train_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4), workers)
 
 
+def test_a_broken_photo_is_skipped_and_never_a_partner(tmp_path):
+    # on_error="skip": the broken photo's sample is dropped and listed, and Mosaic draws
+    # its partners from the batch's readable photos only, so no other sample fails
+    ds = train_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
+    broken = next(k for k, f in enumerate(ds.im_files) if f.endswith(".jpg"))
+    Path(ds.im_files[broken]).unlink()
+    Path(ds.im_files[broken]).write_bytes(b"\xff\xd8 not a photo any more")
+    dl = loader(ds, 2, on_error="skip")
+    assert sum(len(b["im_file"]) for b in dl) == len(ds) - 1
+    assert [index for index, *_ in dl.skipped_samples] == [broken]
+
+
 def test_yolo_train_command_runs_accelerated(tmp_path):
     # `yolo train` under python -m jpegloader run: both of its loaders (training, with
     # close_mosaic's reset(), and validation) are accelerated; training completes

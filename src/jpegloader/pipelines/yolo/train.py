@@ -1,8 +1,8 @@
 """Decoding a YOLO training batch: the batch's photos decoded by the C core as
 ``load_image`` reads them (OpenCV's decode, the long side resized to imgsz with
 INTER_LINEAR) and left cached in the dataset; then each sample through the user's
-own transforms, seeded per sample, with two pixel steps in C (NOTE [ YOLO training
-samples ] in augment.py); the batch made by the dataset's own collate_fn."""
+own transforms, seeded per sample, the pixels of three steps in C (NOTE [ YOLO
+training samples ] in augment.py); the batch made by the dataset's own collate_fn."""
 from __future__ import annotations
 
 import contextlib
@@ -14,22 +14,20 @@ from ...decoders import status as st
 from ...decoders.jpeg import EncodedBatch
 from ...decoders.plans import packed_fill
 from ..contract import BatchWork, DecodeOptions
-from ..random_stream import generators_kept, seed_generators, seeds
+from ..random_stream import SAMPLE_STREAM, generators_kept, seed_generators, seeds
 from ._opencv import planes_to_bgr
 from .augment import run_steps
 from .batches import YoloBatches, read_as_opencv
 from .draw import letterbox_plan, resized_hw
 from .recognise import YoloTrainSource, flat_steps
 
-#: The seed stream of a training sample's transforms (NOTE [ YOLO training samples ])
-TRAIN_STREAM = 6
 _NO_PAD = {"top": 0, "bottom": 0, "left": 0, "right": 0}
 
 
 def sample_seeds(seed: int, batch_no: int, n: int) -> list[int]:
     """The seeds of the n samples of batch ``batch_no`` of an epoch seeded ``seed``."""
-    batch_seed = seeds(seed, [batch_no], TRAIN_STREAM)[0]
-    return seeds(batch_seed, np.arange(n), TRAIN_STREAM)
+    batch_seed = seeds(seed, [batch_no], SAMPLE_STREAM)[0]
+    return seeds(batch_seed, np.arange(n), SAMPLE_STREAM)
 
 
 @contextlib.contextmanager
@@ -106,7 +104,8 @@ class YoloTrainDecoder(YoloBatches):
                                              "reading", work.where)
         steps = flat_steps(dataset.transforms.transforms)
         sample_seed = sample_seeds(work.seed, work.batch_no, len(indices))
-        with generators_kept(work.in_main), cached_batch(dataset, indices, work.images):
+        readable = [i for k, i in enumerate(indices) if work.keep[k]]  # Mosaic's partners
+        with generators_kept(work.in_main), cached_batch(dataset, readable, work.images):
             for k, index in enumerate(indices):
                 if work.keep[k]:
                     self._one_sample(work, k, index, steps, sample_seed[k])
