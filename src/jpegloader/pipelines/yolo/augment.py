@@ -22,23 +22,22 @@ import numpy as np
 import torch
 
 from ._opencv import bgr_to_planes, hsv_lut, warp_affine
-from .recognise import step_in_c
 
 #: RandomPerspective.apply_image's border (it passes four 114s to cv2.warpAffine)
 _BORDER = (114, 114, 114)
 
 
-def run_steps(steps: list, labels: dict, out: np.ndarray) -> dict:
-    """``steps`` (Composes opened) over a sample's label dict; ``out``, a 3 x h x w
-    uint8 array, is where Format writes the image when it is that size."""
-    for step in steps:
-        kind = step_in_c(step)
+def run_steps(planned: list, labels: dict, out: np.ndarray) -> dict:
+    """The steps (``recognise.planned_steps``: each with where its pixels are done)
+    over a sample's label dict; ``out``, a 3 x h x w uint8 array, is where Format
+    writes the image when it is that size."""
+    for step, kind in planned:
         if kind is None:
             labels = step(labels)
+        elif kind == "format":
+            labels = _called(step, labels, functools.partial(_format, out=out))
         else:
-            apply_image = {"warp": _warp, "hsv": _hsv,
-                           "format": functools.partial(_format, out=out)}[kind]
-            labels = _called(step, labels, apply_image)
+            labels = _called(step, labels, _warp if kind == "warp" else _hsv)
     return labels
 
 
@@ -69,7 +68,7 @@ def _warp(step, labels: dict, params: dict) -> dict:
     out = np.empty((h, w, 3), np.uint8)
     matrix = np.asarray(params["M"], np.float64)[:2].reshape(-1)
     warp_affine(np.ascontiguousarray(img), img.shape[0], img.shape[1], out, h, w,
-                        tuple(float(v) for v in matrix), _BORDER)
+                tuple(float(v) for v in matrix), _BORDER)
     labels["img"] = out
     labels["resized_shape"] = out.shape[:2]
     return labels

@@ -33,18 +33,17 @@ def lower(dataset, loader_args: dict | None = None) -> Lowering:
 
 
 def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
-    """A training dataset: every step the user's object, two steps' pixels in C."""
-    steps = recognise.flat_steps(source.dataset.transforms.transforms)
+    """A training dataset: every step the user's object, three steps' pixels in C."""
+    planned = recognise.planned_steps(source.dataset.transforms)
     in_c = {"warp": "RandomPerspective warp", "hsv": "RandomHSV", "format": "Format image"}
     native = ["decode", "load_image resize"] + [
-        in_c[k] for k in dict.fromkeys(recognise.step_in_c(t) for t in steps) if k]
-    yours = [type(t).__name__ + (" labels" if recognise.step_in_c(t) else "") for t in steps]
+        in_c[k] for k in dict.fromkeys(k for _, k in planned) if k]
+    yours = [type(t).__name__ + (" labels" if k else "") for t, k in planned]
     checks.append(check("yolo.task", True, f"{source.task} training: your transforms run per "
                         "sample in the workers, seeded per sample", "", ""))
     samples = recognise.dataset_key(source)
     program = (source.task, source.largest, "train",
-               tuple((type(t).__name__, repr(vars(t))) for t in steps
-                     if recognise.step_in_c(t) is None))
+               tuple((type(t).__name__, repr(vars(t))) for t, k in planned if k is None))
     split = {"native": native, "yours": yours,
              "collate": "YOLODataset.collate_fn in the main process"}
     return Lowering(NAME, tuple(checks), program, source,

@@ -56,6 +56,12 @@ def _step_names(steps) -> list[str]:
     return [type(t).__name__ for t in flat_steps(steps)]
 
 
+def planned_steps(transforms) -> list[tuple[object, str | None]]:
+    """Each step of a training Compose (nested ones opened) with ``step_in_c``'s
+    answer, decided once per batch rather than per sample."""
+    return [(t, step_in_c(t)) for t in flat_steps(transforms.transforms)]
+
+
 def step_in_c(step) -> str | None:
     """"warp", "hsv" or "format" where the C core does a training step's pixels,
     else None (the step runs as the user's object)."""
@@ -106,8 +112,7 @@ class YoloSource:
         return task_of(self.dataset)
 
 
-def task_of(dataset) -> str:
-    d = dataset
+def task_of(d) -> str:
     return "segment" if d.use_segments else "pose" if d.use_keypoints else \
         "obb" if d.use_obb else "detect"
 

@@ -19,7 +19,7 @@ from ._opencv import planes_to_bgr
 from .augment import run_steps
 from .batches import YoloBatches, read_as_opencv
 from .draw import letterbox_plan, resized_hw
-from .recognise import YoloTrainSource, flat_steps
+from .recognise import YoloTrainSource, planned_steps
 
 _NO_PAD = {"top": 0, "bottom": 0, "left": 0, "right": 0}
 
@@ -102,7 +102,7 @@ class YoloTrainDecoder(YoloBatches):
                     self._python_path_failed(work.report, index, work.paths[k],
                                              "needs OpenCV's turn, colour conversion or "
                                              "reading", work.where)
-        steps = flat_steps(dataset.transforms.transforms)
+        steps = planned_steps(dataset.transforms)
         sample_seed = sample_seeds(work.seed, work.batch_no, len(indices))
         readable = [i for k, i in enumerate(indices) if work.keep[k]]  # Mosaic's partners
         with generators_kept(work.in_main), cached_batch(dataset, readable, work.images):
