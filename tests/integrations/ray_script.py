@@ -1,8 +1,9 @@
 """A Ray Train script as users write one: TorchTrainer with 2 CPU workers, each building
-its loader in the training function and preparing it (Ray's prepare_data_loader, or
-jpegloader's adapter); what each worker saw over two epochs goes to OUT/{HOW}-rank{R}.json.
+its jpegloader.DataLoader in the training function and preparing it (jpegloader's
+adapter, or Ray's own prepare_data_loader); what each worker saw over two epochs goes to
+OUT/{HOW}-rank{R}.json.
 
-    python ray_script.py IMAGE_FOLDER OUT torch|adapter|plain[,...]
+    python ray_script.py IMAGE_FOLDER OUT adapter|plain[,...]
 
 Several HOWs run one after another on one Ray instance (one start-up, not several).
 """
@@ -11,7 +12,6 @@ import os
 import sys
 
 import ray
-import torch
 from ray import train
 from ray.train import RunConfig, ScalingConfig
 from ray.train.torch import TorchTrainer
@@ -22,17 +22,12 @@ def loop(config):
     ds = datasets.ImageFolder(config["root"], T.Compose([T.Resize(64), T.CenterCrop(56),
                                                          T.ToTensor()]))
     how = config["how"]
-    if how == "torch":
-        loader = train.torch.prepare_data_loader(torch.utils.data.DataLoader(
-            ds, batch_size=4, num_workers=1, shuffle=True))
-    else:
-        import jpegloader
-        from jpegloader.integrations import ray as jl_ray
-        loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=1, shuffle=True,
-                                       decode="exact", persistent_workers=True)
-        prepare = jl_ray.prepare_data_loader if how == "adapter" else \
-            train.torch.prepare_data_loader
-        loader = prepare(loader)
+    import jpegloader
+    from jpegloader.integrations import ray as jl_ray
+    loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=1, shuffle=True,
+                                   decode="exact", persistent_workers=True)
+    prepare = jl_ray.prepare_data_loader if how == "adapter" else train.torch.prepare_data_loader
+    loader = prepare(loader)
     inner = getattr(loader, "_dataloader", loader)
     verdict = getattr(inner, "eligibility", None)
     seen = [[type(inner).__module__, bool(verdict is not None and verdict.accelerated),

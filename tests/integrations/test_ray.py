@@ -18,6 +18,25 @@ pytest.importorskip("ray.train", reason="needs Ray Train (a test dependency)")
 SCRIPT = Path(__file__).with_name("ray_script.py")
 
 
+def _torchs_batches(folder, rank: int) -> list:
+    """What torch's loader gives a rank once Ray's prepare_data_loader has added its
+    DistributedSampler (shuffled as the RandomSampler it replaces, seed 0), over the
+    script's two epochs.  Built here rather than in Ray: torch's loader forks new
+    workers from the actor every epoch, and such a fork has crashed Ray's raylet
+    ("Invalid Plasma message type"); the two agreed when checked side by side."""
+    import torch
+    from torchvision import datasets, transforms as T
+    ds = datasets.ImageFolder(str(folder), T.Compose([T.Resize(64), T.CenterCrop(56),
+                                                      T.ToTensor()]))
+    sampler = torch.utils.data.DistributedSampler(ds, num_replicas=2, rank=rank, shuffle=True)
+    loader = torch.utils.data.DataLoader(ds, batch_size=4, sampler=sampler)
+    seen = []
+    for epoch in range(2):
+        sampler.set_epoch(epoch)
+        seen += [[labels.tolist(), float(images.double().sum())] for images, labels in loader]
+    return seen
+
+
 def test_the_adapter_keeps_each_workers_loader_accelerated_with_torchs_batches(tmp_path):
     folder = two_class_folder(tmp_path / "data")
     env = script_env()
@@ -25,24 +44,21 @@ def test_the_adapter_keeps_each_workers_loader_accelerated_with_torchs_batches(t
     # plain: the script's own jpegloader.DataLoader(decode="exact") through Ray's own
     # prepare_data_loader, under python -m jpegloader run (NOTE [ A trainer's rebuild
     # keeps the user's options ])
-    for hows, prefix in ((("torch", "adapter"), []),
-                         (("plain",), ["-m", "jpegloader", "run"])):
+    for how, prefix in (("adapter", []), ("plain", ["-m", "jpegloader", "run"])):
         done = subprocess.run([sys.executable, *prefix, str(SCRIPT), str(folder),
-                               str(tmp_path), ",".join(hows)],
+                               str(tmp_path), how],
                               cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=600)
         # Ray's driver may print its error on stdout: both, to tell a crash from a setup fault
         assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-4000:])
-        for how in hows:
-            runs[how] = [json.loads((tmp_path / f"{how}-rank{r}.json").read_text())
-                         for r in (0, 1)]
+        runs[how] = [json.loads((tmp_path / f"{how}-rank{r}.json").read_text())
+                     for r in (0, 1)]
     for rank in (0, 1):
-        want = runs["torch"][rank]
-        assert want[0][:2] == ["torch.utils.data.dataloader", False]
+        want = _torchs_batches(folder, rank)
         for how in ("adapter", "plain"):
             got = runs[how][rank]
             assert got[0][:3] == ["jpegloader.dataloader.loader", True, "exact"], (how, got[0])
-            assert got[1:] == want[1:], f"{how}, rank {rank}: other batches than torch's"
+            assert got[1:] == want, f"{how}, rank {rank}: other batches than torch's"
         assert runs["adapter"][rank][0][3] is True  # persistent_workers, which Ray drops
     assert runs["adapter"][0][1:] != runs["adapter"][1][1:]
 
