@@ -225,13 +225,14 @@ def _cli(*args) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, cwd=REPO, timeout=300, check=False)
 
 
-def test_cli_help_and_usage_errors(tmp_path):
-    shown = _cli("--help")
+def test_cli_help_and_usage_errors(tmp_path, capsys):
+    shown = _cli("--help")  # the module runs as a program
     assert shown.returncode == 0 and "--no-run" in shown.stdout and "Exit status" in shown.stdout
-    missing = _cli(tmp_path / "nope.py")
-    assert missing.returncode == diagnose.EXIT_USAGE and "no such script" in missing.stderr
-    bad = _cli("--compare", tmp_path / "nope.py")
-    assert bad.returncode == diagnose.EXIT_USAGE and "--compare needs --batches" in bad.stderr
+    for args, said in (([tmp_path / "nope.py"], "no such script"),
+                       (["--compare", tmp_path / "nope.py"], "--compare needs --batches")):
+        with pytest.raises(SystemExit) as stop:  # argparse's errors, in this process
+            diagnose.main([str(a) for a in args])
+        assert stop.value.code == diagnose.EXIT_USAGE and said in capsys.readouterr().err
 
 
 def test_cli_end_to_end(scripts, small_folder):

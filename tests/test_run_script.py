@@ -167,11 +167,12 @@ def test_the_patched_class_shows_the_real_signature_and_rebuilds_by_name(split_f
         assert [b[1].tolist() for b in again] == [b[1].tolist() for b in loader]
 
 
-def test_usage_errors():
-    assert _run("no-such-script.py").returncode == 2
-    done = subprocess.run([sys.executable, "-m", "jpegloader"], cwd=REPO, capture_output=True,
-                          text=True, check=False)
-    assert done.returncode == 2 and "run [--decode" in done.stderr
+def test_usage_errors(capsys):
+    from jpegloader.__main__ import main  # in this process: the other tests run the program
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "no-such-script.py"])
+    assert stop.value.code == 2 and "no such script" in capsys.readouterr().err
+    assert main([]) == 2 and "run [--decode" in capsys.readouterr().err
 
 
 def test_run_patches_the_processes_a_script_starts_and_keeps_their_sitecustomize(tmp_path,
