@@ -20,12 +20,20 @@ if command -v clang >/dev/null && echo 'int LLVMFuzzerTestOneInput(const char*d,
         | clang -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
     libfuzzer=1
 fi
+# The core is compiled once, to objects, one file per CPU at a time; both targets link it.
+objects="$(dirname "$out")/objects"
+mkdir -p "$objects"
+printf '%s\n' "${core[@]}" | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} sh -c \
+    'o="$1" f="$2"; shift 2; exec "$@" -c "$f" -o "$o/$(basename "$f" .c).o"' _ \
+    "$objects" {} "${CC:-cc}" "${flags[@]}"
+objs=()
+for f in "${core[@]}"; do objs+=("$objects/$(basename "$f" .c).o"); done
 for target in decode dc_scans; do
     name="$out" define=()
     if [ "$target" = dc_scans ]; then name="$out-dc_scans" define=(-DJL_TARGET_DC_SCANS); fi
-    "${CC:-cc}" "${flags[@]}" "${define[@]}" tests/fuzz/fuzz_decode.c "${core[@]}" -ljpeg -lm \
+    "${CC:-cc}" "${flags[@]}" "${define[@]}" tests/fuzz/fuzz_decode.c "${objs[@]}" -ljpeg -lm \
         -o "$name"
-    if [ -n "$libfuzzer" ]; then
+    if [ -n "$libfuzzer" ]; then  # libFuzzer's coverage needs the core built by clang too
         clang "${flags[@]}" "${define[@]}" -fsanitize=fuzzer -DJL_LIBFUZZER \
             tests/fuzz/fuzz_decode.c "${core[@]}" -ljpeg -lm -o "$name-libfuzzer"
     fi
