@@ -183,6 +183,28 @@ def test_a_broken_photo_is_skipped_and_never_a_partner(tmp_path):
     assert [index for index, *_ in dl.skipped_samples] == [broken]
 
 
+def test_an_empty_label_file_and_a_class_beyond_the_names_go_as_ultralytics_takes_them(
+        tmp_path):
+    # Ultralytics decides while it indexes the set: a photo with an empty label file is
+    # kept without objects; one labelled with a class beyond `names` is left out (its
+    # cache calls it corrupt).  Both loaders read the dataset's labels: the same batches.
+    from tests.pipelines.yolo.test_yolo_val import assert_equals_ultralytics
+    from tests.pipelines.yolo.yolo_sets import val_dataset
+    yaml = generated_yolo_set(tmp_path)
+    labels = sorted((yaml.parent / "labels" / "val").glob("*.txt"))
+    labels[0].write_text("")
+    labels[1].write_text("7 0.5 0.5 0.2 0.2\n")  # names are 0, 1, 2
+    val = val_dataset(yaml, imgsz=64, batch=4, rect=False)
+    kept = [Path(f).stem for f in val.im_files]
+    assert labels[0].stem in kept and labels[1].stem not in kept
+    assert len(val.labels[kept.index(labels[0].stem)]["cls"]) == 0
+    assert_equals_ultralytics(val, 2)
+    train = train_dataset(yaml, imgsz=64, batch=4)
+    assert [Path(f).stem for f in train.im_files] == kept
+    assert_replays_ultralytics(train, [list(range(k, min(k + 4, len(train))))
+                                       for k in range(0, len(train), 4)])
+
+
 def test_yolo_train_command_runs_accelerated(tmp_path):
     # `yolo train` under python -m jpegloader run: both of its loaders (training, with
     # close_mosaic's reset(), and validation) are accelerated; training completes
