@@ -15,8 +15,6 @@
 # 3. torch 2.14.1 + torchvision 0.29.1, only when the environment has no torch: the CUDA
 #    build from the package index (a 3 GB download; the environment ends near 6 GB), or,
 #    with JPEGLOADER_TORCH_INDEX=https://download.pytorch.org/whl/cpu, the CPU build.
-#    Packages are installed with --no-compile: Python compiles a module when it is first
-#    imported, instead of pip compiling every file of every package (minutes, on 2 cores).
 # 4. This package (editable) with EXTRA, rebuilt only when its C sources or build files
 #    changed since the last install into this environment.
 set -euo pipefail
@@ -150,8 +148,7 @@ print("torch", version("torch"), "+ torchvision", version("torchvision"))' 2>/de
             "machine without a GPU, JPEGLOADER_TORCH_INDEX=https://download.pytorch.org/whl/cpu" \
             "takes the CPU build) ..."
     fi
-    "$JPEGLOADER_PY" -m pip install --no-compile --progress-bar on "${index[@]}" \
-        "${TORCH_SPEC[@]}" >&2 \
+    "$JPEGLOADER_PY" -m pip install --progress-bar on "${index[@]}" "${TORCH_SPEC[@]}" >&2 \
         || die "pip could not install ${TORCH_SPEC[*]} (see its message above)"
 }
 
@@ -187,7 +184,7 @@ for line in sys.argv[1].split():
     say "installing the $1 tools (downloaded the first time: a few minutes): $(echo $reqs) ..."
     # pip's own lines and progress bars: the one step that may take minutes
     # shellcheck disable=SC2086
-    "$JPEGLOADER_PY" -m pip install --no-compile --progress-bar on $reqs >&2 \
+    "$JPEGLOADER_PY" -m pip install --progress-bar on $reqs >&2 \
         || die "pip could not install the $1 tools (see its message above)"
 }
 
