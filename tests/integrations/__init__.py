@@ -18,6 +18,19 @@ def two_class_folder(root: Path, count: int = 40) -> Path:
     return root
 
 
+def script_dataset(folder):
+    """The ImageFolder every trainer script here builds, for the reference batches
+    a test computes itself."""
+    from torchvision import datasets, transforms as T
+    return datasets.ImageFolder(str(folder), T.Compose([T.Resize(64), T.CenterCrop(56),
+                                                        T.ToTensor()]))
+
+
+def batch_record(images, labels) -> list:
+    """A batch as the scripts write it down: its labels and its pixels' sum."""
+    return [labels.tolist(), float(images.double().sum())]
+
+
 def script_env() -> dict:
     """The environment a trainer's script runs in: this checkout importable, and no
     patch inherited from a run this test runs under."""

@@ -3,9 +3,7 @@ its jpegloader.DataLoader in the training function and preparing it (jpegloader'
 adapter, or Ray's own prepare_data_loader); what each worker saw over two epochs goes to
 OUT/{HOW}-rank{R}.json.
 
-    python ray_script.py IMAGE_FOLDER OUT adapter|plain[,...]
-
-Several HOWs run one after another on one Ray instance (one start-up, not several).
+    python ray_script.py IMAGE_FOLDER OUT adapter|plain
 """
 import json
 import os
@@ -42,10 +40,8 @@ def loop(config):
 
 
 if __name__ == "__main__":
-    root, out, hows = sys.argv[1:4]
+    root, out, how = sys.argv[1:4]
     ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False)
-    for how in hows.split(","):
-        TorchTrainer(loop, train_loop_config={"root": root, "out": out, "how": how},
-                     scaling_config=ScalingConfig(num_workers=2, use_gpu=False),
-                     run_config=RunConfig(storage_path=os.path.join(out, "ray"),
-                                          name=how)).fit()
+    TorchTrainer(loop, train_loop_config={"root": root, "out": out, "how": how},
+                 scaling_config=ScalingConfig(num_workers=2, use_gpu=False),
+                 run_config=RunConfig(storage_path=os.path.join(out, "ray"), name=how)).fit()

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integrations import script_env, two_class_folder
+from tests.integrations import (batch_record, script_dataset, script_env,
+                                two_class_folder)
 
 pytest.importorskip("accelerate", reason="needs Accelerate (a test dependency)")
 
@@ -27,9 +28,7 @@ def _torchs_batches(folder, rank: int) -> list:
     torchrun of torch's loader side by side."""
     import torch
     from accelerate.data_loader import prepare_data_loader
-    from torchvision import datasets, transforms as T
-    ds = datasets.ImageFolder(str(folder), T.Compose([T.Resize(64), T.CenterCrop(56),
-                                                      T.ToTensor()]))
+    ds = script_dataset(folder)
     torch.manual_seed(0)
     loader = prepare_data_loader(torch.utils.data.DataLoader(ds, batch_size=4, shuffle=True),
                                  torch.device("cpu"), num_processes=2, process_index=rank,
@@ -37,7 +36,7 @@ def _torchs_batches(folder, rank: int) -> list:
     seen = []
     for epoch in range(2):
         loader.set_epoch(epoch)
-        seen += [[labels.tolist(), float(images.double().sum())] for images, labels in loader]
+        seen += [batch_record(images, labels) for images, labels in loader]
     return seen
 
 

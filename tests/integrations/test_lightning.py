@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integrations import script_env, two_class_folder
+from tests.integrations import (batch_record, script_dataset, script_env,
+                                two_class_folder)
 
 pytest.importorskip("lightning", reason="needs Lightning (a test dependency)")
 
@@ -44,13 +45,11 @@ def torchs(folder, mode: str) -> list:
     ddp_spawn gave, checked side by side, without three more trainer launches."""
     import torch
     from lightning.pytorch.overrides.distributed import UnrepeatedDistributedSamplerWrapper
-    from torchvision import datasets, transforms as T
-    ds = datasets.ImageFolder(str(folder), T.Compose([T.Resize(64), T.CenterCrop(56),
-                                                      T.ToTensor()]))
+    ds = script_dataset(folder)
 
     def batches(sampler, stage: str, count: int) -> list:
         loader = torch.utils.data.DataLoader(ds, batch_size=4, sampler=sampler)
-        return [[stage, labels.tolist(), float(images.double().sum())]
+        return [[stage, *batch_record(images, labels)]
                 for _, (images, labels) in zip(range(count), loader)]
 
     ranks = []

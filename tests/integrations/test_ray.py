@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integrations import script_env, two_class_folder
+from tests.integrations import (batch_record, script_dataset, script_env,
+                                two_class_folder)
 
 pytest.importorskip("ray.train", reason="needs Ray Train (a test dependency)")
 
@@ -25,15 +26,13 @@ def _torchs_batches(folder, rank: int) -> list:
     workers from the actor every epoch, and such a fork has crashed Ray's raylet
     ("Invalid Plasma message type"); the two agreed when checked side by side."""
     import torch
-    from torchvision import datasets, transforms as T
-    ds = datasets.ImageFolder(str(folder), T.Compose([T.Resize(64), T.CenterCrop(56),
-                                                      T.ToTensor()]))
+    ds = script_dataset(folder)
     sampler = torch.utils.data.DistributedSampler(ds, num_replicas=2, rank=rank, shuffle=True)
     loader = torch.utils.data.DataLoader(ds, batch_size=4, sampler=sampler)
     seen = []
     for epoch in range(2):
         sampler.set_epoch(epoch)
-        seen += [[labels.tolist(), float(images.double().sum())] for images, labels in loader]
+        seen += [batch_record(images, labels) for images, labels in loader]
     return seen
 
 

@@ -12,7 +12,8 @@ import sys
 import torch.distributed as dist
 
 sys.path.insert(0, os.environ["JPEGLOADER_REPO"])
-from tests.pipelines.yolo.yolo_sets import train_dataset, val_dataset  # noqa: E402
+from tests.pipelines.yolo.yolo_sets import (batch_record, train_dataset,  # noqa: E402
+                                             val_dataset)
 from ultralytics.data import build_dataloader  # noqa: E402
 from ultralytics.utils.torch_utils import init_seeds  # noqa: E402
 
@@ -27,9 +28,7 @@ for mode, dataset, shuffle in (("train", train_dataset(YAML, imgsz=64, batch=4),
     seen[mode] = {
         "accelerated": bool(loader.eligibility.accelerated),
         "sampler": type(loader.sampler).__name__,
-        "batches": [[[os.path.basename(f) for f in b["im_file"]], b["img"].shape[-2:],
-                     float(b["img"].double().sum()), float(b["bboxes"].double().sum())]
-                    for b in loader]}
+        "batches": [batch_record(b) for b in loader]}
 with open(os.path.join(OUT, f"rank{rank}.json"), "w") as f:
     json.dump(seen, f)
 dist.destroy_process_group()

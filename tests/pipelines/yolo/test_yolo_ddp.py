@@ -16,7 +16,8 @@ import pytest
 import torch
 
 from tests.integrations import REPO, script_env
-from tests.pipelines.yolo.yolo_sets import generated_yolo_set, train_dataset, val_dataset
+from tests.pipelines.yolo.yolo_sets import (batch_record, generated_yolo_set, train_dataset,
+                                             val_dataset)
 
 pytestmark = pytest.mark.skipif(util.find_spec("ultralytics") is None,
                                 reason="Ultralytics is the oracle for the YOLO pipeline")
@@ -53,10 +54,7 @@ def test_ddp_ranks_get_their_samplers_share_accelerated(tmp_path):
         theirs = torch.utils.data.DataLoader(val, batch_size=4, sampler=share,
                                              collate_fn=val.collate_fn)
         assert seen["val"]["sampler"] == "ContiguousDistributedSampler"
-        assert seen["val"]["batches"] == [
-            [[os.path.basename(f) for f in b["im_file"]], list(b["img"].shape[-2:]),
-             float(b["img"].double().sum()), float(b["bboxes"].double().sum())]
-            for b in theirs], rank
+        assert seen["val"]["batches"] == [batch_record(b) for b in theirs], rank
     # each rank its own photos, together every photo once
     trained = [sum((b[0] for b in seen["train"]["batches"]), []) for seen in ranks]
     assert not set(trained[0]) & set(trained[1])

@@ -19,8 +19,10 @@ from jpegloader.pipelines.random_stream import epoch_seed, generators_kept, seed
 from jpegloader.pipelines.yolo import YOLO
 from jpegloader.pipelines.yolo.train import sample_seeds
 from tests.pipelines.yolo.test_yolo_val import (assert_a_broken_photo_is_named,
-                                               assert_same_batches, loader)
-from tests.pipelines.yolo.yolo_sets import coco_yolo_set, generated_yolo_set, train_dataset
+                                               assert_equals_ultralytics, assert_same_batches,
+                                               loader)
+from tests.pipelines.yolo.yolo_sets import (coco_yolo_set, generated_yolo_set, train_dataset,
+                                            val_dataset)
 
 # Not imported while collecting: importing Ultralytics patches PIL and torch process-wide
 # (tests/conftest.py puts them back after each test).
@@ -188,8 +190,6 @@ def test_an_empty_label_file_and_a_class_beyond_the_names_go_as_ultralytics_take
     # Ultralytics decides while it indexes the set: a photo with an empty label file is
     # kept without objects; one labelled with a class beyond `names` is left out (its
     # cache calls it corrupt).  Both loaders read the dataset's labels: the same batches.
-    from tests.pipelines.yolo.test_yolo_val import assert_equals_ultralytics
-    from tests.pipelines.yolo.yolo_sets import val_dataset
     yaml = generated_yolo_set(tmp_path)
     labels = sorted((yaml.parent / "labels" / "val").glob("*.txt"))
     labels[0].write_text("")

@@ -94,6 +94,13 @@ def generated_yolo_set(root: Path, count: int = 12, task: str = "detect") -> Pat
     return _write_set(root, images, {0: "a", 1: "b", 2: "c"}, extra)
 
 
+def batch_record(batch: dict) -> list:
+    """A YOLO batch as processes compare it: its files (names), image shape, and the
+    sums of its pixels and boxes."""
+    return [[Path(f).name for f in batch["im_file"]], list(batch["img"].shape[-2:]),
+            float(batch["img"].double().sum()), float(batch["bboxes"].double().sum())]
+
+
 def val_dataset(yaml: Path, imgsz: int = 640, batch: int = 16, rect: bool = True,
                 task: str = "detect"):
     """The dataset ``yolo val`` builds (build_yolo_dataset, mode="val")."""
