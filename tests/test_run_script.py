@@ -185,7 +185,10 @@ def test_run_patches_the_processes_a_script_starts_and_keeps_their_sitecustomize
         "import os\nos.environ['USERS_SITECUSTOMIZE_RAN'] = '1'\n")
     child = tmp_path / "child.py"
     child.write_text(
-        "import os, torch.utils.data, torchvision\n"
+        "import os, sys\n"
+        "if sys.argv[1:] == ['jpegloader-first']:\n"
+        "    import jpegloader\n"
+        "import torch.utils.data, torchvision\n"
         "from torchvision import transforms as T\n"
         f"ds = torchvision.datasets.ImageFolder({str(split_folder / 'val')!r}, "
         "T.Compose([T.Resize(40), T.CenterCrop(32), T.ToTensor()]))\n"
@@ -195,8 +198,13 @@ def test_run_patches_the_processes_a_script_starts_and_keeps_their_sitecustomize
     script = tmp_path / "parent.py"
     script.write_text(
         "import subprocess, sys\n"
-        f"print(subprocess.run([sys.executable, {str(child)!r}], capture_output=True, "
-        "text=True, check=True).stdout, end='')\n")
+        "for first in ([], ['jpegloader-first']):\n"
+        f"    print(subprocess.run([sys.executable, {str(child)!r}, *first], "
+        "capture_output=True, text=True, check=True).stdout, end='')\n"
+        # a process that never imports torch (Ray's daemons) does not import jpegloader
+        "print(subprocess.run([sys.executable, '-c', 'import sys; "
+        "print(sorted(set(sys.modules) & {\\'torch\\', \\'jpegloader\\'}))'], "
+        "capture_output=True, text=True, check=True).stdout, end='')\n")
     env = {**__import__("os").environ,
            "PYTHONPATH": str(tmp_path / "site") + ":" + str(REPO / "src")}
     env.pop("JPEGLOADER_PATCH", None)
@@ -204,4 +212,5 @@ def test_run_patches_the_processes_a_script_starts_and_keeps_their_sitecustomize
                            str(script)], cwd=REPO, capture_output=True, text=True,
                           timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split() == ["jpegloader.dataloader.loader", "exact", "1"], done.stdout
+    assert done.stdout.split() == ["jpegloader.dataloader.loader", "exact", "1"] * 2 + ["[]"], \
+        done.stdout
