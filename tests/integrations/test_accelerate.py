@@ -88,6 +88,8 @@ def test_a_loader_that_accelerate_rebuilds_as_torchs_is_said_at_the_rebuild(
     from jpegloader.integrations import accelerate as jl_accelerate
     from tests.conftest import eval_transform
     monkeypatch.setattr(trainers, "_said", False)
+    # a process without Ray Train, whichever test imported it into this one before
+    monkeypatch.delitem(sys.modules, "ray.train.torch", raising=False)
     ds = datasets.ImageFolder(str(small_folder), eval_transform())
 
     def said():
