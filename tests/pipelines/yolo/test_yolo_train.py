@@ -205,9 +205,14 @@ def test_an_empty_label_file_and_a_class_beyond_the_names_go_as_ultralytics_take
                                        for k in range(0, len(train), 4)])
 
 
-def test_yolo_train_command_runs_accelerated(tmp_path):
+def test_yolo_train_runs_accelerated_and_yolo_val_of_its_checkpoint_gives_the_same_table(
+        tmp_path):
     # `yolo train` under python -m jpegloader run: both of its loaders (training, with
-    # close_mosaic's reset(), and validation) are accelerated; training completes
+    # close_mosaic's reset(), and validation) are accelerated; training completes.  Then
+    # `yolo val` of the checkpoint it wrote, with and without jpegloader (exact): the
+    # same metrics table and the same predictions, box for box.
+    import json
+    import re
     import shutil
     import subprocess
     import sys
@@ -218,10 +223,34 @@ def test_yolo_train_command_runs_accelerated(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "jpegloader", "run", yolo, "train", "model=yolo11n.yaml",
          f"data={yaml}", "imgsz=64", "batch=4", "workers=2", "epochs=2", "close_mosaic=1",
-         "plots=False", "device=cpu", "amp=False", f"project={tmp_path / 'runs'}"],
+         "plots=False", "device=cpu", "amp=False", f"project={tmp_path / 'runs'}",
+         "name=train"],
         capture_output=True, text=True, timeout=600, cwd=tmp_path)
     text = out.stdout + out.stderr
     assert out.returncode == 0, text[-3000:]
     assert text.count("over YOLODataset(16 samples): accelerated (yolo pipeline") == 2, text
     assert "RandomPerspective warp" in text
     assert "2 epochs completed" in text
+
+    checkpoint = tmp_path / "runs" / "train" / "weights" / "last.pt"
+    tables, predictions = {}, {}
+    for name, prefix in (("ultralytics", []), ("jpegloader", ["-m", "jpegloader", "run",
+                                                                "--decode", "exact"])):
+        out = subprocess.run(
+            [sys.executable, *prefix, yolo, "val", f"model={checkpoint}", f"data={yaml}",
+             "imgsz=64", "batch=4", "workers=2", "save_json=True", "plots=False",
+             "device=cpu", f"project={tmp_path / 'runs'}", f"name={name}"],
+            capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        text = out.stdout + out.stderr
+        assert out.returncode == 0, text[-3000:]
+        accelerated = "over YOLODataset(16 samples): accelerated (yolo pipeline" in text
+        assert accelerated == (name == "jpegloader"), text[-3000:]
+        # the table's rows: "all" and each class's (images, instances, P, R, mAPs)
+        tables[name] = [line.split() for line in text.splitlines()
+                        if re.match(r"\s+(all|[abc])\s+\d", line)]
+        predictions[name] = json.loads(
+            (tmp_path / "runs" / name / "predictions.json").read_text())
+    # a two-epoch checkpoint on noise finds nothing (a table of zeros) but scores boxes
+    assert len(tables["ultralytics"]) == 4 and len(predictions["ultralytics"]) > 100
+    assert tables["jpegloader"] == tables["ultralytics"]
+    assert predictions["jpegloader"] == predictions["ultralytics"]
