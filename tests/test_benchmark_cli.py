@@ -345,3 +345,25 @@ def test_yolo_recipes_run_ultralytics_loaders(tmp_path, capsys, monkeypatch):
         assert r["native"]["epochs"][0]["images"] == r["jpegloader"]["epochs"][0]["images"] == 24
         assert r["jpegloader"]["pss_mib"] > 0 and r["ceiling"]["mode"] == "full"
     assert list((tmp_path / "cache" / "jpegloader").glob("yolo-*/labels/val/*.txt"))
+
+
+def test_the_yolo_ram_cache_recipe_reports_its_cache(tmp_path, capsys, monkeypatch):
+    """--pipeline yolo-train-ram: both loaders over a dataset built with cache="ram";
+    the cache's size and the time the dataset took to build go in the results (the
+    loaders' memory leaves it out: it is the dataset's)."""
+    pytest.importorskip("ultralytics", reason="the yolo recipes run Ultralytics' datasets")
+    coco = shared("coco-sample")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    out = tmp_path / "r.json"
+    args = ["--data", coco, "--pipeline", "yolo-train-ram", "--files", "16", "--workers",
+            "0", "--epochs", "1", "--warmup", "0", "--batch-size", "8", "--no-memory",
+            "--json", out]
+    assert cli.main([str(a) for a in args]) == 0
+    assert "the dataset's cache holds" in capsys.readouterr().out
+    r = json.loads(out.read_text())["results"]["yolo-train-ram"]["0"]
+    assert r["native"]["epochs"][0]["images"] == r["jpegloader"]["epochs"][0]["images"] == 16
+    from jpegloader.bench.recipes import build_dataset
+    dataset, _ = build_dataset("yolo-train-ram", (coco / "val2017",
+                                                  coco / "annotations" / "instances_val2017.json"))
+    assert dataset.cache == "ram" and all(im is not None for im in dataset.ims)
+    assert r["dataset_ram_cache"]["mib"] > 0 and r["dataset_ram_cache"]["dataset_built_s"] > 0

@@ -26,8 +26,8 @@ from ..dataloader.loader import TorchDataLoader
 from ..pipelines import WORKER_STAGES
 from . import ceiling as bench_ceiling
 from . import memory as bench_memory
-from . import sources
-from .recipes import IN_ORDER, PIPELINES, build_dataset, image_files, images_in
+from . import sources, yolo_user
+from .recipes import IN_ORDER, PIPELINES, YOLO, build_dataset, image_files, images_in
 
 
 class PeakMemory:
@@ -204,8 +204,16 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     ceiling on the same files.  ``source``: where the images are kept
     (sources.SOURCES: made from root's files in ``work``), torch's loader reading
     them as users do today."""
+    cache_mib = build_s = 0.0
     if source == "folder":
+        started = time.perf_counter()
         dataset, collate_fn = build_dataset(pipeline, root, batch_size)
+        build_s = time.perf_counter() - started
+        if pipeline in YOLO:  # cache="ram": outside both loaders, and not in their memory
+            cache_mib = yolo_user.ram_cache_mib(dataset)
+            if cache_mib:
+                log(f"  {pipeline}: the dataset's cache holds {cache_mib:.0f} MiB of decoded "
+                    f"photos, filled in {build_s:.1f} s with the dataset")
         native_args = {"shuffle": pipeline not in IN_ORDER, "collate_fn": collate_fn}
         native_dataset = dataset
     else:
@@ -281,6 +289,8 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
     summary["ratio"] = summary["jpegloader"]["img_per_s"] / summary["native"]["img_per_s"]
     summary["ratio_per_epoch_pair"] = ratios
     summary["advice"] = advice(summary, consumer_ms, batch_size, workers)
+    if cache_mib:
+        summary["dataset_ram_cache"] = {"mib": cache_mib, "dataset_built_s": build_s}
     loaders.clear()  # their workers and ring go before the runs below
     for run in range(memory_runs):
         # Alternating, as the epochs do; the medians go in the table.

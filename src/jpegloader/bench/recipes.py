@@ -344,21 +344,24 @@ RTDETR = {
 }
 for _name, (_what, _image_set) in RTDETR.items():
     PIPELINES[_name] = (_what, None)
-#: Ultralytics' loaders (yolo_user.py): name -> (what it is, task, mode)
+#: Ultralytics' loaders (yolo_user.py): name -> (what it is, task, mode, cache)
 YOLO = {
     "yolo-train": ("Ultralytics YOLO train (detect): build_yolo_dataset(mode='train'), imgsz "
                    "640, default hyperparameters: Mosaic, RandomPerspective (translate 0.1, "
                    "scale 0.5), RandomHSV, fliplr 0.5, Format, YOLODataset.collate_fn",
-                   "detect", "train"),
+                   "detect", "train", False),
+    "yolo-train-ram": ("Ultralytics YOLO train (detect): as yolo-train, with cache='ram' (the "
+                       "dataset keeps every photo decoded and resized, filled when it is "
+                       "built)", "detect", "train", "ram"),
     "yolo-seg-train": ("Ultralytics YOLO train (segment): as yolo-train, with the instances' "
-                       "polygons and Format's masks", "segment", "train"),
+                       "polygons and Format's masks", "segment", "train", False),
     "yolo-val": ("Ultralytics YOLO val (detect): build_yolo_dataset(mode='val', rect=True), "
                  "imgsz 640, LetterBox(scaleup=False), Format, YOLODataset.collate_fn",
-                 "detect", "val"),
+                 "detect", "val", False),
     "yolo-seg-val": ("Ultralytics YOLO val (segment): as yolo-val, with the instances' "
-                     "polygons and Format's masks", "segment", "val"),
+                     "polygons and Format's masks", "segment", "val", False),
 }
-for _name, (_what, _task, _mode) in YOLO.items():
+for _name, (_what, *_) in YOLO.items():
     PIPELINES[_name] = (_what, None)
 DETECTION = ("ssd", "ssd-val", *DETECTION_V2, *DETR, *RTDETR, *YOLO)
 NEEDS = {"timm-train": "timm", "deit-train": "timm",
@@ -392,11 +395,11 @@ def build_dataset(pipeline: str, root, batch_size: int = 32):
     dataset knows its batches (Ultralytics' rect batches)."""
     entry = PIPELINES[pipeline]
     if pipeline in YOLO:
-        _, task, mode = YOLO[pipeline]
+        _, task, mode, cache = YOLO[pipeline]
         yaml = yolo_user.yolo_set_for(root[0], root[1], segments=task == "segment")
         build = yolo_user.train_dataset if mode == "train" else yolo_user.val_dataset
         with contextlib.redirect_stdout(io.StringIO()):
-            dataset = build(yaml, batch_size, task=task)
+            dataset = build(yaml, batch_size, task=task, cache=cache)
         return dataset, dataset.collate_fn
     if pipeline in DETECTION_V2:
         _, policy, masks = DETECTION_V2[pipeline]

@@ -77,25 +77,33 @@ def yolo_set_for(images: Path, annotations: Path, segments: bool = False) -> Pat
 
 
 def val_dataset(yaml: Path, batch_size: int, imgsz: int = 640, rect: bool = True,
-                task: str = "detect"):
+                task: str = "detect", cache=False):
     """The dataset ``yolo val`` builds: build_yolo_dataset with mode="val"."""
     from ultralytics.cfg import get_cfg
     from ultralytics.data import build_yolo_dataset
     from ultralytics.data.utils import check_det_dataset
 
-    cfg = get_cfg(overrides={"imgsz": imgsz, "task": task, "rect": rect})
+    cfg = get_cfg(overrides={"imgsz": imgsz, "task": task, "rect": rect, "cache": cache})
     data = check_det_dataset(str(yaml))
     return build_yolo_dataset(cfg, data["val"], batch_size, data, mode="val", rect=rect,
                               stride=32)
 
 
-def train_dataset(yaml: Path, batch_size: int, imgsz: int = 640, task: str = "detect"):
+def train_dataset(yaml: Path, batch_size: int, imgsz: int = 640, task: str = "detect",
+                  cache=False):
     """The dataset ``yolo train`` builds: build_yolo_dataset with mode="train" and
-    Ultralytics' default hyperparameters."""
+    Ultralytics' default hyperparameters; ``cache`` its setting ("ram", "disk")."""
     from ultralytics.cfg import get_cfg
     from ultralytics.data import build_yolo_dataset
     from ultralytics.data.utils import check_det_dataset
 
-    cfg = get_cfg(overrides={"imgsz": imgsz, "task": task})
+    cfg = get_cfg(overrides={"imgsz": imgsz, "task": task, "cache": cache})
     data = check_det_dataset(str(yaml))
     return build_yolo_dataset(cfg, data["train"], batch_size, data, mode="train", stride=32)
+
+
+def ram_cache_mib(dataset) -> float:
+    """What a dataset built with cache="ram" holds of decoded photos (0 without)."""
+    if getattr(dataset, "cache", None) != "ram":
+        return 0.0
+    return sum(im.nbytes for im in dataset.ims if im is not None) / (1 << 20)
