@@ -81,7 +81,9 @@ def _hsv_lut(rng) -> np.ndarray:
 
 def test_hsv_round_trip_equals_opencv_on_every_colour():
     # all 2^24 BGR colours, rows of 4096 pixels (OpenCV's vector loop throughout),
-    # through the identity table and random gains
+    # through the identity table and random gains; once as one image (the C core's
+    # vector code, with its saturation table) and once as 32 x 32 images (its scalar
+    # code: too small to build the table for)
     colours = _every_colour()
     rng = np.random.default_rng(0)
     tables = [np.repeat(np.arange(256, dtype=np.uint8)[:, None], 3, 1)]
@@ -92,6 +94,10 @@ def test_hsv_round_trip_equals_opencv_on_every_colour():
         ours = colours.copy()
         _opencv.hsv_lut(ours, 4096, lut.tobytes())
         np.testing.assert_array_equal(ours, ref)
+        small = colours.copy().reshape(-1, 32, 32, 3)
+        for image in small:
+            _opencv.hsv_lut(image, 32, lut.tobytes())
+        np.testing.assert_array_equal(small.reshape(colours.shape), ref)
 
 
 def test_hsv_round_trip_equals_opencv_where_rows_end_between_its_blocks():

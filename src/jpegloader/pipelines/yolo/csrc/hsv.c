@@ -4,6 +4,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* NOTE [ OpenCV's HSV ]
@@ -13,7 +14,7 @@
  * row; YOLO's widths are multiples of 32): hue * (6/180), its sector from
  * truncations, s and v * (1/255), the four candidates v, v(1 - s),
  * v * fma(-s, f, 1) and v * fma(-s, 1 - f, 1) (the vector build fuses these),
- * each channel a candidate picked by the sector, * 255 and truncated.  Both were
+ * each channel a candidate picked by the sector, * 255 and truncated.
  * The last (width mod 32) pixels of a row take OpenCV's scalar code instead:
  * the sector from fmod and floor, the same fused candidates, v itself where
  * s is 0, * 255 rounded half to even.  Each was matched to OpenCV 5.0.0 on all
@@ -120,19 +121,40 @@ __attribute__((target("avx2"))) static inline __m256i lookup8(const int32_t *tab
                              table[i[5]], table[i[6]], table[i[7]]);
 }
 
+__attribute__((target("avx2"))) static inline __m256i lookup8_u8(const uint8_t *table, __m256i at)
+{
+    int32_t i[8];
+    _mm256_storeu_si256((__m256i *)i, at);
+    return _mm256_setr_epi32(table[i[0]], table[i[1]], table[i[2]], table[i[3]], table[i[4]],
+                             table[i[5]], table[i[6]], table[i[7]]);
+}
+
+/* The table's saturation of every (v, v - min): s from OpenCV's reciprocal, then the
+ * table; one lookup a pixel instead of two and a multiply.  Built once an image. */
+static void saturation_of(const uint8_t *lut, uint8_t table[256 * 256])
+{
+    for (int v = 0; v < 256; v++)
+        for (int diff = 0; diff <= v; diff++)
+            table[v * 256 + diff] = lut[((diff * sdiv[v] + (1 << 11)) >> 12) * 3 + 1];
+}
+
 /* Eight pixels at a time: the same arithmetic, lane by lane. */
 __attribute__((target("avx2,fma"))) static size_t pixels_avx2(uint8_t *img, size_t n,
-                                                              const uint8_t *lut)
+                                                              const uint8_t *lut,
+                                                              const uint8_t *s_of)
 {
-    int32_t lh[256], ls[256], lv[256];
+    int32_t lh[256], lv[256];
     for (int i = 0; i < 256; i++)
-        lh[i] = lut[i * 3], ls[i] = lut[i * 3 + 1], lv[i] = lut[i * 3 + 2];
+        lh[i] = lut[i * 3], lv[i] = lut[i * 3 + 2];
     const __m128i pick_b0 = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1),
                   pick_b1 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1),
                   pick_g0 = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1),
                   pick_g1 = _mm_setr_epi8(-1, -1, -1, -1, -1, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1),
                   pick_r0 = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1),
                   pick_r1 = _mm_setr_epi8(-1, -1, -1, -1, -1, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+    /* each lane's four (b, g, r, 0) words to twelve bytes at the lane's start */
+    const __m256i pack3 = _mm256_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1,
+                                           0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
     const __m256i half = _mm256_set1_epi32(1 << 11), zero = _mm256_setzero_si256(),
                   h180 = _mm256_set1_epi32(180), byte = _mm256_set1_epi32(255);
     const __m256 hscale = _mm256_set1_ps(6.0f / 180), inv255 = _mm256_set1_ps(1.0f / 255.0f),
@@ -141,15 +163,15 @@ __attribute__((target("avx2,fma"))) static size_t pixels_avx2(uint8_t *img, size
     size_t i = 0;
     /* the last group's input and output: a run of equal groups (Mosaic's and the
      * warp's 114 border) is converted once */
-    __m128i last0 = _mm_set1_epi8(-1), last1 = last0;
-    uint8_t last_out[24];
+    __m128i last0 = _mm_set1_epi8(-1), last1 = last0, out0 = _mm_setzero_si128(), out1 = out0;
     int have_last = 0;
     for (; i + 8 <= n; i += 8, img += 24) {
         __m128i x0 = _mm_loadu_si128((const __m128i *)img),
                 x1 = _mm_loadu_si128((const __m128i *)(img + 8));
         if (have_last && _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(x0, last0),
                                                          _mm_cmpeq_epi8(x1, last1))) == 0xFFFF) {
-            memcpy(img, last_out, 24);
+            _mm_storeu_si128((__m128i *)img, out0);
+            _mm_storel_epi64((__m128i *)(img + 16), out1);
             continue;
         }
         last0 = x0, last1 = x1;
@@ -173,11 +195,9 @@ __attribute__((target("avx2,fma"))) static size_t pixels_avx2(uint8_t *img, size
         h = _mm256_srai_epi32(_mm256_add_epi32(
             _mm256_mullo_epi32(h, lookup8(hdiv, diff)), half), 12);
         h = _mm256_add_epi32(h, _mm256_and_si256(_mm256_cmpgt_epi32(zero, h), h180));
-        __m256i s = _mm256_srai_epi32(_mm256_add_epi32(
-            _mm256_mullo_epi32(diff, lookup8(sdiv, v)), half), 12);
         /* the table */
+        __m256i s = lookup8_u8(s_of, _mm256_add_epi32(_mm256_slli_epi32(v, 8), diff));
         h = lookup8(lh, h);
-        s = lookup8(ls, s);
         v = lookup8(lv, v);
         /* to BGR: floats */
         __m256 hf = _mm256_mul_ps(_mm256_cvtepi32_ps(h), hscale);
@@ -205,11 +225,12 @@ __attribute__((target("avx2,fma"))) static size_t pixels_avx2(uint8_t *img, size
         __m256i words = _mm256_or_si256(CLAMP(qb), _mm256_or_si256(
             _mm256_slli_epi32(CLAMP(qg), 8), _mm256_slli_epi32(CLAMP(qr), 16)));
 #undef CLAMP
-        uint32_t out[8];
-        _mm256_storeu_si256((__m256i *)out, words);
-        for (int k = 0; k < 8; k++)
-            memcpy(last_out + 3 * k, &out[k], 3);
-        memcpy(img, last_out, 24);
+        __m256i packed = _mm256_shuffle_epi8(words, pack3);
+        __m128i lo = _mm256_castsi256_si128(packed), hi = _mm256_extracti128_si256(packed, 1);
+        out0 = _mm_or_si128(lo, _mm_slli_si128(hi, 12));
+        out1 = _mm_srli_si128(hi, 4);
+        _mm_storeu_si128((__m128i *)img, out0);
+        _mm_storel_epi64((__m128i *)(img + 16), out1);
         have_last = 1;
     }
     return i;
@@ -218,11 +239,16 @@ __attribute__((target("avx2,fma"))) static size_t pixels_avx2(uint8_t *img, size
 void jl_hsv_lut_u8c3(uint8_t *img, size_t rows, size_t width, const uint8_t *lut)
 {
     const size_t blocks = width - width % OPENCV_BLOCK;
-    const int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    uint8_t *s_of = NULL;
     pthread_once(&tables_once, tables);
+    /* the saturation table takes what 1,600 pixels of scalar code do: not for fewer */
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        rows * blocks >= 2048 && (s_of = malloc(256 * 256)) != NULL)
+        saturation_of(lut, s_of);
     for (size_t y = 0; y < rows; y++, img += 3 * width) {
-        size_t done = avx2 ? pixels_avx2(img, blocks, lut) : 0;
+        size_t done = s_of ? pixels_avx2(img, blocks, lut, s_of) : 0;
         pixels(img + 3 * done, blocks - done, lut, 0);
         pixels(img + 3 * blocks, width - blocks, lut, 1);
     }
+    free(s_of);
 }

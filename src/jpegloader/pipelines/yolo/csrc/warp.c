@@ -100,6 +100,13 @@ static void rows_scalar(const uint8_t *src, int sh, int sw, ptrdiff_t src_stride
     }
 }
 
+static inline int32_t load4(const uint8_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
 /* Eight pixels whose four taps all lie inside, with their bytes read 4 at a time
  * (rows below the last two, so a read never passes the image's end). */
 __attribute__((target("avx2,fma"))) static void
@@ -111,19 +118,15 @@ eight_inside(const uint8_t *src, ptrdiff_t stride, __m256i ix, __m256i iy, __m25
     __m256i at = _mm256_add_epi32(_mm256_mullo_epi32(iy, stride_v), _mm256_mullo_epi32(ix, three));
     /* scalar loads: AVX2's gathers are slower on AMD's cores, and no faster on Intel's */
     int32_t offset[8];
-    uint32_t q[4][8];
+    const uint8_t *p[8];
     _mm256_storeu_si256((__m256i *)offset, at);
-    for (int k = 0; k < 8; k++) {
-        const uint8_t *p = src + offset[k];
-        memcpy(&q[0][k], p, 4);
-        memcpy(&q[1][k], p + 3, 4);
-        memcpy(&q[2][k], p + stride, 4);
-        memcpy(&q[3][k], p + stride + 3, 4);
-    }
-    __m256i q00 = _mm256_loadu_si256((const __m256i *)q[0]);
-    __m256i q01 = _mm256_loadu_si256((const __m256i *)q[1]);
-    __m256i q10 = _mm256_loadu_si256((const __m256i *)q[2]);
-    __m256i q11 = _mm256_loadu_si256((const __m256i *)q[3]);
+    for (int k = 0; k < 8; k++)
+        p[k] = src + offset[k];
+#define TAPS(d) _mm256_setr_epi32(load4(p[0] + (d)), load4(p[1] + (d)), load4(p[2] + (d)),     \
+                                  load4(p[3] + (d)), load4(p[4] + (d)), load4(p[5] + (d)),     \
+                                  load4(p[6] + (d)), load4(p[7] + (d)))
+    __m256i q00 = TAPS(0), q01 = TAPS(3), q10 = TAPS(stride), q11 = TAPS(stride + 3);
+#undef TAPS
     __m256i packed = _mm256_setzero_si256();
     for (int ch = 0; ch < 3; ch++) {
         const __m128i shift = _mm_cvtsi32_si128(8 * ch);
@@ -136,10 +139,13 @@ eight_inside(const uint8_t *src, ptrdiff_t stride, __m256i ix, __m256i iy, __m25
         v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()), byte);
         packed = _mm256_or_si256(packed, _mm256_sll_epi32(v, shift));
     }
-    int words[8];
-    _mm256_storeu_si256((__m256i *)words, packed);
-    for (int k = 0; k < 8; k++)
-        memcpy(out + 3 * k, &words[k], 3);
+    /* each lane's four (b, g, r, 0) words to twelve bytes, stored as 16 + 8 */
+    packed = _mm256_shuffle_epi8(packed, _mm256_setr_epi8(
+        0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1,
+        0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1));
+    __m128i lo = _mm256_castsi256_si128(packed), hi = _mm256_extracti128_si256(packed, 1);
+    _mm_storeu_si128((__m128i *)out, _mm_or_si128(lo, _mm_slli_si128(hi, 12)));
+    _mm_storel_epi64((__m128i *)(out + 16), _mm_srli_si128(hi, 4));
 }
 
 __attribute__((target("avx2,fma"))) static void
