@@ -46,7 +46,7 @@ def worker_0_slow(monkeypatch):
     decode = ClassificationBatchDecoder.decode
 
     def slow(self, indices, seed, arrays, where, *args, **kwargs):
-        if "worker process 0 " in where:
+        if "worker process 0 " in getattr(where, "text", where):  # a str in workers
             time.sleep(SLOW_SECONDS)
         return decode(self, indices, seed, arrays, where, *args, **kwargs)
 
