@@ -53,6 +53,58 @@ def test_warp_affine_equals_opencv_on_a_mosaic_sized_photo():
         np.testing.assert_array_equal(_warp(canvas, m, 640, 640, (114,) * 3), ref)
 
 
+def _mosaic_tiles(photos: list, s: int, xc: int, yc: int) -> list:
+    """Mosaic's four rectangles (n=4, its layout's arithmetic) as warp_mosaic takes
+    them: (src, h, w, x0, y0, x1, y1, sx, sy)."""
+    tiles = []
+    for i, img in enumerate(photos):
+        h, w = img.shape[:2]
+        x0, x1 = (max(xc - w, 0), xc) if i in (0, 2) else (xc, min(xc + w, 2 * s))
+        y0, y1 = (max(yc - h, 0), yc) if i < 2 else (yc, min(2 * s, yc + h))
+        sx = w - (x1 - x0) if i in (0, 2) else 0
+        sy = h - (y1 - y0) if i < 2 else 0
+        tiles.append((img, h, w, x0, y0, x1, y1, sx, sy))
+    return tiles
+
+
+def test_warp_of_a_mosaic_never_built_equals_opencv_on_the_built_canvas():
+    # NOTE [ A Mosaic never built ]: four coco photos (some larger than imgsz, so
+    # rectangles cut from them) around random centres, warped by random matrices to
+    # widths on and off OpenCV's 16-column blocks, against cv2.warpAffine of the canvas
+    # built as Mosaic builds it
+    photos = [cv2.imread(str(p)) for p in sorted(
+        (shared("coco-sample") / "val2017").glob("*.jpg"))[:12]]
+    rng = np.random.default_rng(4)
+    for t in range(24):
+        s = (320, 640)[t % 2]
+        four = [photos[k] for k in rng.choice(len(photos), 4, replace=False)]
+        four = [np.ascontiguousarray(p[:s + 64, :s + 64]) if t % 3 else
+                cv2.resize(p, None, fx=s / 640, fy=s / 640) for p in four]
+        tiles = _mosaic_tiles(four, s, *(int(rng.uniform(s // 2, 3 * s // 2)) for _ in "xy"))
+        canvas = np.full((2 * s, 2 * s, 3), 114, np.uint8)
+        for img, _, _, x0, y0, x1, y1, sx, sy in tiles:
+            canvas[y0:y1, x0:x1] = img[sy:sy + y1 - y0, sx:sx + x1 - x0]
+        m = _random_matrix(rng, t)
+        m[:, 2] -= s * np.asarray(rng.uniform(0.3, 0.7, 2), np.float32)
+        dw = (s, s - 5, s + 16)[t % 3]
+        out = np.empty((s, dw, 3), np.uint8)
+        _opencv.warp_mosaic(tiles, out, s, dw, tuple(float(v) for v in m.reshape(-1)),
+                            (114, 114, 114))
+        ref = cv2.warpAffine(canvas, m, dsize=(dw, s), borderValue=(114, 114, 114, 114))
+        np.testing.assert_array_equal(out, ref, err_msg=f"mosaic {t}")
+
+
+def test_warp_mosaic_refuses_tiles_that_do_not_fit():
+    img, out = np.zeros((4, 5, 3), np.uint8), np.zeros((2, 2, 3), np.uint8)
+    m, fill = (1.0, 0, 0, 0, 1, 0), (114, 114, 114)
+    with pytest.raises(ValueError, match="tile 0 does not fit its 4 x 5 image"):
+        _opencv.warp_mosaic([(img, 4, 5, 0, 0, 6, 2, 0, 0)], out, 2, 2, m, fill)
+    with pytest.raises(ValueError, match="a tile's src is a 60-byte buffer"):
+        _opencv.warp_mosaic([(img, 5, 5, 0, 0, 1, 1, 0, 0)], out, 2, 2, m, fill)
+    with pytest.raises(ValueError, match="at most 9 tiles"):
+        _opencv.warp_mosaic([(img, 4, 5, 0, 0, 1, 1, 0, 0)] * 10, out, 2, 2, m, fill)
+
+
 def test_warp_affine_refuses_wrong_buffers():
     src = np.zeros((4, 5, 3), np.uint8)
     with pytest.raises(ValueError, match="src is a 60-byte buffer"):

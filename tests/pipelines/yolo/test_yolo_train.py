@@ -87,6 +87,39 @@ def test_segment_train_with_copy_paste_replays_ultralytics(tmp_path):
     assert_replays_ultralytics(ds, [list(range(10, 18))])
 
 
+def test_the_mosaic_canvas_is_left_unbuilt_only_where_the_warp_alone_reads_it(tmp_path):
+    # NOTE [ A Mosaic never built ]: with Ultralytics' defaults nothing reads Mosaic's
+    # canvas before the warp; a CopyPaste that may paste, or a step of yours, between
+    # them gets the canvas built by Mosaic itself.  Built on demand, it is Mosaic's.
+    import random
+
+    from jpegloader.pipelines.yolo import augment, recognise
+    yaml = coco_yolo_set(tmp_path)
+
+    def kinds(ds):
+        return [k for t, k in recognise.planned_steps(ds.transforms)
+                if type(t).__name__ == "Mosaic"]
+
+    ds = train_dataset(yaml, imgsz=320, batch=8)
+    assert kinds(ds) == ["mosaic"]
+    assert "Mosaic image (warped from its photos)" in \
+        jpegloader.explain(ds, batch_size=8, collate_fn=ds.collate_fn).split_text()
+    assert kinds(train_dataset(yaml, imgsz=320, batch=8, copy_paste=0.5)) == [None]
+    mosaic = next(t for t, k in recognise.planned_steps(ds.transforms) if k == "mosaic")
+    ds.transforms.transforms[0].transforms.insert(1, lambda labels: labels)
+    assert kinds(ds) == [None]
+    for seed in range(3):
+        ds.buffer = list(range(8))
+        random.seed(seed)
+        labels = ds.get_image_and_label(seed)
+        params = mosaic.get_params(labels)
+        ours = augment._mosaic(mosaic, dict(labels), params)["img"]
+        theirs = mosaic.apply_image(dict(labels), params)["img"]
+        assert isinstance(ours, augment.MosaicCanvas) and ours.built is None
+        assert ours.shape == theirs.shape
+        np.testing.assert_array_equal(np.asarray(ours), theirs)
+
+
 @pytest.mark.parametrize("task", ["segment", "pose", "obb"])
 def test_every_task_replays_ultralytics(tmp_path, task):
     ds = train_dataset(generated_yolo_set(tmp_path, task=task), imgsz=64, batch=4, task=task)

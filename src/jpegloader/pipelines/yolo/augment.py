@@ -21,7 +21,7 @@ import random
 import numpy as np
 import torch
 
-from ._opencv import bgr_to_planes, hsv_lut, warp_affine
+from ._opencv import bgr_to_planes, hsv_lut, warp_affine, warp_mosaic
 
 #: RandomPerspective.apply_image's border (it passes four 114s to cv2.warpAffine)
 _BORDER = (114, 114, 114)
@@ -34,6 +34,8 @@ def run_steps(planned: list, labels: dict, out: np.ndarray) -> dict:
     for step, kind in planned:
         if kind is None:
             labels = step(labels)
+        elif kind == "mosaic":
+            labels = _mosaic_called(step, labels)
         elif kind == "format":
             labels = _called(step, labels, functools.partial(_format, out=out))
         else:
@@ -53,6 +55,88 @@ def _called(step, labels: dict, apply_image) -> dict:
     return labels
 
 
+# NOTE [ A Mosaic never built ]
+# Ultralytics' Mosaic fills a 2s x 2s canvas with 114 and copies its four photos'
+# rectangles in; RandomPerspective then reads a third of it on average.  Where only
+# the warp reads the canvas (recognise.planned_steps), Mosaic's apply_image leaves a
+# MosaicCanvas, the rectangles as they would be placed, and the C warp samples the
+# photos through them, 114 elsewhere: bit for bit the warp of the built canvas, as
+# the border is 114 too.  Whatever else reads it builds it, as Mosaic would have.
+_FILL = 114
+
+
+class MosaicCanvas:
+    """Mosaic's canvas as its tiles (src, h, w, x0, y0, x1, y1, sx, sy); built on
+    first use by anything but the C warp."""
+
+    dtype = np.dtype(np.uint8)
+    ndim = 3
+
+    def __init__(self, size: int, tiles: list):
+        self.shape = (size, size, 3)
+        self.tiles = tiles
+        self.built: np.ndarray | None = None
+
+    def build(self) -> np.ndarray:
+        if self.built is None:
+            canvas = np.full(self.shape, _FILL, np.uint8)
+            for src, _, _, x0, y0, x1, y1, sx, sy in self.tiles:
+                canvas[y0:y1, x0:x1] = src[sy:sy + y1 - y0, sx:sx + x1 - x0]
+            self.built = canvas
+        return self.built
+
+    def __array__(self, dtype=None, copy=None):
+        return self.build() if dtype is None else self.build().astype(dtype)
+
+    def __getattr__(self, name):
+        return getattr(self.build(), name)
+
+    def __getitem__(self, key):
+        return self.build()[key]
+
+    def __setitem__(self, key, value):
+        self.build()[key] = value
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+
+def _mosaic_called(step, labels: dict) -> dict:
+    """BaseMixTransform.__call__ with Mosaic's apply_image leaving its canvas unbuilt
+    (NOTE [ A Mosaic never built ])."""
+    if random.uniform(0, 1) > step.p:
+        return labels
+    params = step.get_params(labels)
+    labels = _mosaic(step, labels, params)
+    labels = step.apply_instances(labels, params)
+    labels = step.apply_semantic(labels, params)
+    if hasattr(step, "apply_depth"):
+        labels = step.apply_depth(labels, params)
+    labels.pop("mix_labels", None)
+    return labels
+
+
+def _mosaic(step, labels: dict, params: dict) -> dict:
+    """Mosaic.apply_image (n=4) as a MosaicCanvas where its photos are BGR arrays and
+    its rectangles fit them and do not overlap; else the step's own."""
+    size, tiles = 2 * step.imgsz, []
+    for item in params["layout"]:
+        src = item["labels_patch"]["img"]
+        x0, y0, x1, y1 = (int(item[k]) for k in ("x1a", "y1a", "x2a", "y2a"))
+        sx, sy, ex, ey = (int(item[k]) for k in ("x1b", "y1b", "x2b", "y2b"))
+        if not (_is_bgr(src) and src.flags.c_contiguous and 0 <= x0 <= x1 <= size
+                and 0 <= y0 <= y1 <= size and 0 <= sx and 0 <= sy and ex - sx == x1 - x0
+                and ey - sy == y1 - y0 and ex <= src.shape[1] and ey <= src.shape[0]):
+            return step.apply_image(labels, params)
+        tiles.append((src, src.shape[0], src.shape[1], x0, y0, x1, y1, sx, sy))
+    for k, a in enumerate(tiles):
+        for b in tiles[k + 1:]:
+            if max(a[3], b[3]) < min(a[5], b[5]) and max(a[4], b[4]) < min(a[6], b[6]):
+                return step.apply_image(labels, params)  # overlapping: the later wins there
+    labels["img"] = MosaicCanvas(size, tiles)
+    return labels
+
+
 def _is_bgr(img) -> bool:
     return isinstance(img, np.ndarray) and img.dtype == np.uint8 and img.ndim == 3 and \
         img.shape[2] == 3
@@ -62,13 +146,18 @@ def _warp(step, labels: dict, params: dict) -> dict:
     """RandomPerspective.apply_image without a perspective: cv2.warpAffine of the
     image by M's top rows to ``size`` (w, h), bordered with 114."""
     img = labels["img"]
-    if not _is_bgr(img):
+    if isinstance(img, MosaicCanvas) and img.built is not None:
+        img = img.built
+    if not (_is_bgr(img) or isinstance(img, MosaicCanvas)):
         return step.apply_image(labels, params)
     w, h = (int(v) for v in params["size"])
     out = np.empty((h, w, 3), np.uint8)
-    matrix = np.asarray(params["M"], np.float64)[:2].reshape(-1)
-    warp_affine(np.ascontiguousarray(img), img.shape[0], img.shape[1], out, h, w,
-                tuple(float(v) for v in matrix), _BORDER)
+    matrix = tuple(float(v) for v in np.asarray(params["M"], np.float64)[:2].reshape(-1))
+    if isinstance(img, MosaicCanvas):  # NOTE [ A Mosaic never built ]
+        warp_mosaic(img.tiles, out, h, w, matrix, _BORDER)
+    else:
+        warp_affine(np.ascontiguousarray(img), img.shape[0], img.shape[1], out, h, w, matrix,
+                    _BORDER)
     labels["img"] = out
     labels["resized_shape"] = out.shape[:2]
     return labels

@@ -35,7 +35,8 @@ def lower(dataset, loader_args: dict | None = None) -> Lowering:
 def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
     """A training dataset: every step the user's object, three steps' pixels in C."""
     planned = recognise.planned_steps(source.dataset.transforms)
-    in_c = {"warp": "RandomPerspective warp", "hsv": "RandomHSV", "format": "Format image"}
+    in_c = {"mosaic": "Mosaic image (warped from its photos)", "warp": "RandomPerspective warp",
+            "hsv": "RandomHSV", "format": "Format image"}
     native = ["decode", "load_image resize"] + [
         in_c[k] for k in dict.fromkeys(k for _, k in planned) if k]
     yours = [type(t).__name__ + (" labels" if k else "") for t, k in planned]
@@ -43,7 +44,8 @@ def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
                         "sample in the workers, seeded per sample", "", ""))
     samples = recognise.dataset_key(source)
     program = (source.task, source.largest, "train",
-               tuple((type(t).__name__, repr(vars(t))) for t, k in planned if k is None))
+               tuple((type(t).__name__, repr(vars(t))) for t, k in planned
+                     if k in (None, "mosaic")))
     split = {"native": native, "yours": yours,
              "collate": "YOLODataset.collate_fn in the main process"}
     return Lowering(NAME, tuple(checks), program, source,

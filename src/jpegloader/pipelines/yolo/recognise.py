@@ -58,8 +58,32 @@ def _step_names(steps) -> list[str]:
 
 def planned_steps(transforms) -> list[tuple[object, str | None]]:
     """Each step of a training Compose (nested ones opened) with ``step_in_c``'s
-    answer, decided once per batch rather than per sample."""
-    return [(t, step_in_c(t)) for t in flat_steps(transforms.transforms)]
+    answer, decided once per batch rather than per sample; "mosaic" for a Mosaic
+    whose canvas goes to the C warp untouched (NOTE [ A Mosaic never built ] in
+    augment.py)."""
+    steps = flat_steps(transforms.transforms)
+    planned = [(t, step_in_c(t)) for t in steps]
+    for k, t in enumerate(steps):
+        if _canvas_only_warped(t, planned[k + 1:]):
+            planned[k] = (t, "mosaic")
+    return planned
+
+
+def _canvas_only_warped(step, after: list) -> bool:
+    """Ultralytics' own 4-photo Mosaic, called as BaseMixTransform calls it, whose
+    canvas nothing reads before the C warp but its shape: only CopyPaste steps with
+    p == 0 between (they return at once)."""
+    call = getattr(type(step).__call__, "__qualname__", "")
+    if not (_is_ultralytics(step, "Mosaic") and getattr(step, "n", None) == 4
+            and call == "BaseMixTransform.__call__"
+            and all(hasattr(step, m) for m in (*_REPLAYED, "apply_image"))):
+        return False
+    for t, kind in after:
+        if kind == "warp":
+            return True
+        if not (_is_ultralytics(t, "CopyPaste") and getattr(t, "p", None) == 0):
+            return False
+    return False
 
 
 def step_in_c(step) -> str | None:

@@ -52,6 +52,90 @@ done:
     return result;
 }
 
+/* 0 when h and w are positive and an h x w x 3 image's bytes fit, else -1 with a
+ * ValueError. */
+static int image_size_ok(Py_ssize_t h, Py_ssize_t w)
+{
+    if (h <= 0 || w <= 0 || h > INT_MAX / 4 || w > INT_MAX / 4 || h > PY_SSIZE_T_MAX / 3 / w) {
+        PyErr_SetString(PyExc_ValueError, "image size out of range");
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(warp_mosaic_doc,
+"warp_mosaic(tiles, dst, dh, dw, matrix, fill) -> None\n\n"
+"warp_affine of a canvas that is never built: tiles, up to 9 tuples (src, h, w,\n"
+"x0, y0, x1, y1, sx, sy), each placing src's (a C-contiguous h x w x 3 uint8\n"
+"buffer) pixels from (sx, sy) at canvas [x0, x1) x [y0, y1), disjoint; every\n"
+"other pixel, and the border, is fill (three ints).");
+
+enum { MAX_TILES = 9 };
+
+static PyObject *py_warp_mosaic(PyObject *self, PyObject *args)
+{
+    PyObject *seq, *items = NULL, *result = NULL;
+    Py_ssize_t dh, dw, count = 0;
+    double m[6];
+    int fill_in[3];
+    Py_buffer b[MAX_TILES + 1] = {{0}};
+    jl_warp_tile tiles[MAX_TILES];
+    int used = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Ow*nn(dddddd)(iii):warp_mosaic", &seq, &b[MAX_TILES], &dh, &dw,
+                          &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &fill_in[0], &fill_in[1],
+                          &fill_in[2]))
+        return NULL;
+    if (!(items = PySequence_Tuple(seq)))
+        goto done;
+    count = PyTuple_Size(items);
+    if (count > MAX_TILES) {
+        PyErr_Format(PyExc_ValueError, "at most %d tiles, not %zd", MAX_TILES, count);
+        goto done;
+    }
+    if (image_size_ok(dh, dw) || jl_check_size(&b[MAX_TILES], dh * dw * 3, "dst"))
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t h, w, x0, y0, x1, y1, sx, sy;
+        if (!PyArg_ParseTuple(PyTuple_GetItem(items, i), "y*nnnnnnnn:a tile", &b[used],
+                              &h, &w, &x0, &y0, &x1, &y1, &sx, &sy))
+            goto done;
+        used++;
+        if (image_size_ok(h, w) || jl_check_size(&b[used - 1], h * w * 3, "a tile's src"))
+            goto done;
+        if (x0 < 0 || y0 < 0 || x1 > INT_MAX / 4 || y1 > INT_MAX / 4 || sx < 0 || sy < 0 ||
+            x1 < x0 || y1 < y0 || sx + (x1 - x0) > w || sy + (y1 - y0) > h) {
+            PyErr_Format(PyExc_ValueError, "tile %zd does not fit its %zd x %zd image", i, h, w);
+            goto done;
+        }
+        tiles[used - 1] = (jl_warp_tile){(const uint8_t *)b[used - 1].buf + (sy * w + sx) * 3,
+                                         (ptrdiff_t)w * 3, (int)x0, (int)y0, (int)x1, (int)y1,
+                                         (int)(h - sy)};
+    }
+    for (int i = 0; i < 6; i++)
+        if (!isfinite(m[i])) {
+            PyErr_SetString(PyExc_ValueError, "the matrix is not finite");
+            goto done;
+        }
+    {
+        float inv[6];
+        uint8_t fill[3];
+        for (int i = 0; i < 3; i++)
+            fill[i] = (uint8_t)(fill_in[i] < 0 ? 0 : fill_in[i] > 255 ? 255 : fill_in[i]);
+        jl_warp_inverse(m, inv);
+        Py_BEGIN_ALLOW_THREADS
+        jl_warp_tiles_u8c3(tiles, used, b[MAX_TILES].buf, (int)dh, (int)dw, (ptrdiff_t)dw * 3,
+                           inv, fill);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+done:
+    Py_XDECREF(items);
+    jl_release_all(b, used);
+    jl_release_all(&b[MAX_TILES], 1);
+    return result;
+}
+
 PyDoc_STRVAR(hsv_lut_doc,
 "hsv_lut(img, width, lut) -> None\n\n"
 "In place: cv2.cvtColor(cv2.LUT(cv2.cvtColor(img, COLOR_BGR2HSV), lut),\n"
@@ -77,17 +161,6 @@ static PyObject *py_hsv_lut(PyObject *self, PyObject *args)
     }
     jl_release_all(b, 2);
     return result;
-}
-
-/* 0 when h and w are positive and an h x w x 3 image's bytes fit, else -1 with a
- * ValueError. */
-static int image_size_ok(Py_ssize_t h, Py_ssize_t w)
-{
-    if (h <= 0 || w <= 0 || h > INT_MAX / 4 || w > INT_MAX / 4 || h > PY_SSIZE_T_MAX / 3 / w) {
-        PyErr_SetString(PyExc_ValueError, "image size out of range");
-        return -1;
-    }
-    return 0;
 }
 
 PyDoc_STRVAR(planes_to_bgr_doc,
@@ -146,6 +219,7 @@ static PyMethodDef methods[] = {
     {"bgr_to_planes", py_bgr_to_planes, METH_VARARGS, bgr_to_planes_doc},
     {"hsv_lut", py_hsv_lut, METH_VARARGS, hsv_lut_doc},
     {"warp_affine", py_warp_affine, METH_VARARGS, warp_affine_doc},
+    {"warp_mosaic", py_warp_mosaic, METH_VARARGS, warp_mosaic_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -31,12 +31,22 @@ void jl_warp_inverse(const double m[6], float inv[6])
         inv[i] = (float)a[i];
 }
 
-static inline float tap(const uint8_t *src, int sh, int sw, ptrdiff_t stride, int y, int x,
-                        int ch, const uint8_t *border)
+/* The source a pixel's taps read: ``tiles`` over a plane of ``fill`` (a Mosaic's
+ * photos on its canvas of 114; a plain image is one tile, and the border its fill). */
+typedef struct {
+    const jl_warp_tile *tiles;
+    int count;
+    const uint8_t *fill;
+} source;
+
+static inline const uint8_t *tap(const source *s, int y, int x)
 {
-    if ((unsigned)x < (unsigned)sw && (unsigned)y < (unsigned)sh)
-        return (float)src[y * stride + 3 * x + ch];
-    return (float)border[ch];
+    for (int t = 0; t < s->count; t++) {
+        const jl_warp_tile *tile = &s->tiles[t];
+        if (x >= tile->x0 && x < tile->x1 && y >= tile->y0 && y < tile->y1)
+            return tile->src + (ptrdiff_t)(y - tile->y0) * tile->stride + 3 * (x - tile->x0);
+    }
+    return s->fill;
 }
 
 static inline uint8_t saturate(float v)
@@ -45,22 +55,17 @@ static inline uint8_t saturate(float v)
     return r <= 0.0f ? 0 : r >= 255.0f ? 255 : (uint8_t)r;
 }
 
-/* One pixel at source (sx, sy). */
-static inline void one_pixel(const uint8_t *src, int sh, int sw, ptrdiff_t stride, float sx,
-                             float sy, const uint8_t *border, uint8_t *out)
+/* One pixel at source (sx, sy); a tap on no tile reads the fill (where all four do,
+ * the blend is the fill itself, as OpenCV's border pixel is). */
+static inline void one_pixel(const source *s, float sx, float sy, uint8_t *out)
 {
     float fx = floorf(sx), fy = floorf(sy);
-    int ix = (int)fx, iy = (int)fy, ch;
+    int ix = (int)fx, iy = (int)fy;
     float a = sx - fx, b = sy - fy;
-    if ((unsigned)(ix + 1) >= (unsigned)(sw + 1) || (unsigned)(iy + 1) >= (unsigned)(sh + 1)) {
-        memcpy(out, border, 3);
-        return;
-    }
-    for (ch = 0; ch < 3; ch++) {
-        float p00 = tap(src, sh, sw, stride, iy, ix, ch, border);
-        float p01 = tap(src, sh, sw, stride, iy, ix + 1, ch, border);
-        float p10 = tap(src, sh, sw, stride, iy + 1, ix, ch, border);
-        float p11 = tap(src, sh, sw, stride, iy + 1, ix + 1, ch, border);
+    const uint8_t *q00 = tap(s, iy, ix), *q01 = tap(s, iy, ix + 1), *q10 = tap(s, iy + 1, ix),
+                  *q11 = tap(s, iy + 1, ix + 1);
+    for (int ch = 0; ch < 3; ch++) {
+        float p00 = q00[ch], p01 = q01[ch], p10 = q10[ch], p11 = q11[ch];
         float v0 = fmaf(a, p01 - p00, p00), v1 = fmaf(a, p11 - p10, p10);
         out[ch] = saturate(fmaf(b, v1 - v0, v0));
     }
@@ -74,29 +79,27 @@ static inline float clamp_coord(float v)
 }
 
 /* The columns OpenCV's scalar loop does: NOTE [ OpenCV's warpAffine ]. */
-static void tail(const uint8_t *src, int sh, int sw, ptrdiff_t stride, uint8_t *row, int y,
-                 int x0, int dw, const float *inv, const uint8_t *border)
+static void tail(const source *s, uint8_t *row, int y, int x0, int dw, const float *inv)
 {
     float ry0 = (float)y * inv[1], ry1 = (float)y * inv[4];
     for (int x = x0; x < dw; x++) {
         float sx = fmaf((float)x, inv[0], ry0) + inv[2];
         float sy = fmaf((float)x, inv[3], ry1) + inv[5];
-        one_pixel(src, sh, sw, stride, clamp_coord(sx), clamp_coord(sy), border, row + 3 * x);
+        one_pixel(s, clamp_coord(sx), clamp_coord(sy), row + 3 * x);
     }
 }
 
-static void rows_scalar(const uint8_t *src, int sh, int sw, ptrdiff_t src_stride, uint8_t *dst,
-                        int dh, int dw, ptrdiff_t dst_stride, const float *inv,
-                        const uint8_t *border)
+static void rows_scalar(const source *s, uint8_t *dst, int dh, int dw, ptrdiff_t dst_stride,
+                        const float *inv)
 {
     const int vec_end = dw - dw % OPENCV_LANES;
     for (int y = 0; y < dh; y++) {
         uint8_t *row = dst + y * dst_stride;
         float ox = (float)y * inv[1] + inv[2], oy = (float)y * inv[4] + inv[5];
         for (int x = 0; x < vec_end; x++)
-            one_pixel(src, sh, sw, src_stride, clamp_coord(fmaf(inv[0], (float)x, ox)),
-                      clamp_coord(fmaf(inv[3], (float)x, oy)), border, row + 3 * x);
-        tail(src, sh, sw, src_stride, row, y, vec_end, dw, inv, border);
+            one_pixel(s, clamp_coord(fmaf(inv[0], (float)x, ox)),
+                      clamp_coord(fmaf(inv[3], (float)x, oy)), row + 3 * x);
+        tail(s, row, y, vec_end, dw, inv);
     }
 }
 
@@ -107,8 +110,8 @@ static inline int32_t load4(const uint8_t *p)
     return v;
 }
 
-/* Eight pixels whose four taps all lie inside, with their bytes read 4 at a time
- * (rows below the last two, so a read never passes the image's end). */
+/* Eight pixels whose four taps all lie on one tile, with their bytes read 4 at a
+ * time (rows above the tile source's last two, so a read never passes its end). */
 __attribute__((target("avx2,fma"))) static void
 eight_inside(const uint8_t *src, ptrdiff_t stride, __m256i ix, __m256i iy, __m256 a, __m256 b,
              uint8_t *out)
@@ -148,14 +151,32 @@ eight_inside(const uint8_t *src, ptrdiff_t stride, __m256i ix, __m256i iy, __m25
     _mm_storel_epi64((__m128i *)(out + 16), _mm_srli_si128(hi, 4));
 }
 
+/* Which tile holds every tap of a group whose floors span [x0, x1] x [y0, y1]: its
+ * index, -1 for none (the group is the fill) or -2 for more than one. */
+static inline int group_tile(const source *s, int x0, int x1, int y0, int y1)
+{
+    int touched = 0;
+    for (int t = 0; t < s->count; t++) {
+        const jl_warp_tile *tile = &s->tiles[t];
+        if (x1 + 1 < tile->x0 || x0 >= tile->x1 || y1 + 1 < tile->y0 || y0 >= tile->y1)
+            continue; /* no tap on it */
+        if (x0 >= tile->x0 && x1 + 1 < tile->x1 && y0 >= tile->y0 && y1 + 1 < tile->y1 &&
+            y1 - tile->y0 <= tile->rows - 3)
+            return t;
+        touched = 1;
+    }
+    return touched ? -2 : -1;
+}
+
 __attribute__((target("avx2,fma"))) static void
-rows_avx2(const uint8_t *src, int sh, int sw, ptrdiff_t src_stride, uint8_t *dst, int dh, int dw,
-          ptrdiff_t dst_stride, const float *inv, const uint8_t *border)
+rows_avx2(const source *s, uint8_t *dst, int dh, int dw, ptrdiff_t dst_stride, const float *inv)
 {
     const int vec_end = dw - dw % OPENCV_LANES;
     const __m256 m0 = _mm256_set1_ps(inv[0]), m3 = _mm256_set1_ps(inv[3]);
     const __m256 lanes = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7), lim = _mm256_set1_ps(1e9f);
-    const __m256i inner_x = _mm256_set1_epi32(sw - 2), inner_y = _mm256_set1_epi32(sh - 3);
+    uint8_t fill8[24];
+    for (int k = 0; k < 8; k++)
+        memcpy(fill8 + 3 * k, s->fill, 3);
     for (int y = 0; y < dh; y++) {
         uint8_t *row = dst + y * dst_stride;
         const __m256 ox = _mm256_set1_ps((float)y * inv[1] + inv[2]);
@@ -167,32 +188,46 @@ rows_avx2(const uint8_t *src, int sh, int sw, ptrdiff_t src_stride, uint8_t *dst
             sy = _mm256_max_ps(_mm256_min_ps(sy, lim), _mm256_sub_ps(_mm256_setzero_ps(), lim));
             __m256 fx = _mm256_floor_ps(sx), fy = _mm256_floor_ps(sy);
             __m256i ix = _mm256_cvtps_epi32(fx), iy = _mm256_cvtps_epi32(fy);
-            /* inside: 0 <= ix <= sw - 2 and 0 <= iy <= sh - 3, as unsigned compares */
-            __m256i out_x = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), ix),
-                                            _mm256_cmpgt_epi32(ix, inner_x));
-            __m256i out_y = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), iy),
-                                            _mm256_cmpgt_epi32(iy, inner_y));
-            if (_mm256_testz_si256(_mm256_or_si256(out_x, out_y), _mm256_set1_epi32(-1))) {
-                eight_inside(src, src_stride, ix, iy, _mm256_sub_ps(sx, fx),
-                             _mm256_sub_ps(sy, fy), row + 3 * x);
+            /* a row's source points are monotone in x (each coordinate is affine in x and
+             * rounding keeps order): the group's floors span its first and last lane's */
+            int xa = _mm256_cvtsi256_si32(ix), xb = _mm256_extract_epi32(ix, 7),
+                ya = _mm256_cvtsi256_si32(iy), yb = _mm256_extract_epi32(iy, 7);
+            int t = group_tile(s, xa < xb ? xa : xb, xa < xb ? xb : xa, ya < yb ? ya : yb,
+                               ya < yb ? yb : ya);
+            if (t >= 0) {
+                const jl_warp_tile *tile = &s->tiles[t];
+                eight_inside(tile->src, tile->stride,
+                             _mm256_sub_epi32(ix, _mm256_set1_epi32(tile->x0)),
+                             _mm256_sub_epi32(iy, _mm256_set1_epi32(tile->y0)),
+                             _mm256_sub_ps(sx, fx), _mm256_sub_ps(sy, fy), row + 3 * x);
+            } else if (t == -1) {
+                memcpy(row + 3 * x, fill8, 24);
             } else {
                 float xs_[8], ys_[8];
                 _mm256_storeu_ps(xs_, sx);
                 _mm256_storeu_ps(ys_, sy);
                 for (int k = 0; k < 8; k++)
-                    one_pixel(src, sh, sw, src_stride, xs_[k], ys_[k], border, row + 3 * (x + k));
+                    one_pixel(s, xs_[k], ys_[k], row + 3 * (x + k));
             }
         }
-        tail(src, sh, sw, src_stride, row, y, vec_end, dw, inv, border);
+        tail(s, row, y, vec_end, dw, inv);
     }
+}
+
+void jl_warp_tiles_u8c3(const jl_warp_tile *tiles, int count, uint8_t *dst, int dh, int dw,
+                        ptrdiff_t dst_stride, const float inv[6], const uint8_t fill[3])
+{
+    const source s = {tiles, count, fill};
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        rows_avx2(&s, dst, dh, dw, dst_stride, inv);
+    else
+        rows_scalar(&s, dst, dh, dw, dst_stride, inv);
 }
 
 void jl_warp_affine_u8c3(const uint8_t *src, int sh, int sw, ptrdiff_t src_stride,
                          uint8_t *dst, int dh, int dw, ptrdiff_t dst_stride,
                          const float inv[6], const uint8_t border[3])
 {
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        rows_avx2(src, sh, sw, src_stride, dst, dh, dw, dst_stride, inv, border);
-    else
-        rows_scalar(src, sh, sw, src_stride, dst, dh, dw, dst_stride, inv, border);
+    const jl_warp_tile whole = {src, src_stride, 0, 0, sw, sh, sh};
+    jl_warp_tiles_u8c3(&whole, 1, dst, dh, dw, dst_stride, inv, border);
 }
