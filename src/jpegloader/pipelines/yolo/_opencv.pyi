@@ -10,6 +10,17 @@ def warp_affine(src: Buffer, h: int, w: int, dst: Buffer, dh: int, dw: int,
     one, ``matrix`` the forward 2x3 matrix row-major.  Runs without the GIL.
     Raises ValueError for wrong buffers or sizes or a matrix that is not finite."""
 
+def warp_mosaic(tiles: list[tuple[Buffer, int, int, int, int, int, int, int, int]],
+                dst: Buffer, dh: int, dw: int,
+                matrix: tuple[float, float, float, float, float, float],
+                fill: tuple[int, int, int], /) -> None:
+    """``warp_affine`` of a canvas that is never built, bit for bit: each tile (src,
+    h, w, x0, y0, x1, y1, sx, sy) places the C-contiguous h x w x 3 uint8 ``src``'s
+    pixels from (sx, sy) at canvas [x0, x1) x [y0, y1) (up to 9, disjoint); every
+    other canvas pixel, and the border, is ``fill``.  Runs without the GIL.  Raises
+    ValueError for tiles that do not fit their image, wrong buffers or a matrix that
+    is not finite."""
+
 def hsv_lut(img: Buffer, width: int, lut: Buffer, /) -> None:
     """In place, bit for bit: ``cv2.cvtColor(cv2.LUT(cv2.cvtColor(img,
     COLOR_BGR2HSV), lut), COLOR_HSV2BGR, dst=img)``, ``img`` a writable

@@ -106,12 +106,7 @@ def _mosaic_called(step, labels: dict) -> dict:
     (NOTE [ A Mosaic never built ])."""
     if random.uniform(0, 1) > step.p:
         return labels
-    params = step.get_params(labels)
-    labels = _mosaic(step, labels, params)
-    labels = step.apply_instances(labels, params)
-    labels = step.apply_semantic(labels, params)
-    if hasattr(step, "apply_depth"):
-        labels = step.apply_depth(labels, params)
+    labels = _called(step, labels, _mosaic)
     labels.pop("mix_labels", None)
     return labels
 
