@@ -91,6 +91,7 @@ def test_the_mosaic_canvas_is_left_unbuilt_only_where_the_warp_alone_reads_it(tm
     # NOTE [ A Mosaic never built ]: with Ultralytics' defaults nothing reads Mosaic's
     # canvas before the warp; a CopyPaste that may paste, or a step of yours, between
     # them gets the canvas built by Mosaic itself.  Built on demand, it is Mosaic's.
+    import copy
     import random
 
     from jpegloader.pipelines.yolo import augment, recognise
@@ -117,7 +118,12 @@ def test_the_mosaic_canvas_is_left_unbuilt_only_where_the_warp_alone_reads_it(tm
         theirs = mosaic.apply_image(dict(labels), params)["img"]
         assert isinstance(ours, augment.MosaicCanvas) and ours.built is None
         assert ours.shape == theirs.shape
+        # a step that copies its labels gets the canvas too
+        copies = copy.copy(ours), copy.deepcopy(ours)
         np.testing.assert_array_equal(np.asarray(ours), theirs)
+        for copied in copies:
+            np.testing.assert_array_equal(np.asarray(copied), theirs)
+        assert ours.sum() == theirs.sum() and ours[5:9, 3].tolist() == theirs[5:9, 3].tolist()
 
 
 @pytest.mark.parametrize("task", ["segment", "pose", "obb"])

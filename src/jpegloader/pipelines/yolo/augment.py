@@ -89,6 +89,9 @@ class MosaicCanvas:
         return self.build() if dtype is None else self.build().astype(dtype)
 
     def __getattr__(self, name):
+        # dunders (copy's and pickle's probes) and its own fields are not the canvas's
+        if name.startswith("__") or name in ("built", "tiles", "shape"):
+            raise AttributeError(name)
         return getattr(self.build(), name)
 
     def __getitem__(self, key):
