@@ -3,6 +3,7 @@
 #ifndef JL_YOLO_BGR_H
 #define JL_YOLO_BGR_H
 
+#include <immintrin.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,5 +15,20 @@ void jl_planes_to_bgr(const uint8_t *planes, int h, int w, uint8_t *bgr);
  * image, its flips by RandomFlip. */
 void jl_bgr_to_planes(const uint8_t *bgr, int h, int w, int flip_y, int flip_x, int reverse,
                       uint8_t *planes);
+
+/* Eight pixels held as (b, g, r, 0) words, in lane order, as the 24 bytes of their BGR
+ * row: the first 16 in *first, the last 8 in the low half of *last (stored with
+ * _mm_storeu_si128 and _mm_storel_epi64, nothing past the 24 is written). */
+__attribute__((target("avx2"))) static inline void jl_pack8_bgr(__m256i words, __m128i *first,
+                                                               __m128i *last)
+{
+    /* each lane's four words to twelve bytes at the lane's start */
+    const __m256i pack3 = _mm256_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1,
+                                           0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+    __m256i packed = _mm256_shuffle_epi8(words, pack3);
+    __m128i lo = _mm256_castsi256_si128(packed), hi = _mm256_extracti128_si256(packed, 1);
+    *first = _mm_or_si128(lo, _mm_slli_si128(hi, 12));
+    *last = _mm_srli_si128(hi, 4);
+}
 
 #endif

@@ -1,6 +1,8 @@
 /* OpenCV's 8-bit HSV conversions with a table between. */
 #include "hsv.h"
 
+#include "bgr.h"
+
 #include <immintrin.h>
 #include <math.h>
 #include <pthread.h>
@@ -112,22 +114,15 @@ static inline void pixels(uint8_t *img, size_t n, const uint8_t *lut, int rounde
     }
 }
 
-/* Eight table entries: scalar loads, which AMD's cores do faster than AVX2's gathers. */
-__attribute__((target("avx2"))) static inline __m256i lookup8(const int32_t *table, __m256i at)
-{
-    int32_t i[8];
-    _mm256_storeu_si256((__m256i *)i, at);
-    return _mm256_setr_epi32(table[i[0]], table[i[1]], table[i[2]], table[i[3]], table[i[4]],
-                             table[i[5]], table[i[6]], table[i[7]]);
-}
-
-__attribute__((target("avx2"))) static inline __m256i lookup8_u8(const uint8_t *table, __m256i at)
-{
-    int32_t i[8];
-    _mm256_storeu_si256((__m256i *)i, at);
-    return _mm256_setr_epi32(table[i[0]], table[i[1]], table[i[2]], table[i[3]], table[i[4]],
-                             table[i[5]], table[i[6]], table[i[7]]);
-}
+/* Eight table entries (a table of int32_t or of uint8_t): scalar loads, which AMD's
+ * cores do faster than AVX2's gathers. */
+#define LOOKUP8(table, at)                                                                    \
+    __extension__({                                                                           \
+        int32_t i_[8];                                                                        \
+        _mm256_storeu_si256((__m256i *)i_, (at));                                             \
+        _mm256_setr_epi32((table)[i_[0]], (table)[i_[1]], (table)[i_[2]], (table)[i_[3]],     \
+                          (table)[i_[4]], (table)[i_[5]], (table)[i_[6]], (table)[i_[7]]);    \
+    })
 
 /* The table's saturation of every (v, v - min): s from OpenCV's reciprocal, then the
  * table; one lookup a pixel instead of two and a multiply.  Built once an image. */
@@ -152,9 +147,6 @@ __attribute__((target("avx2,fma"))) static size_t pixels_avx2(uint8_t *img, size
                   pick_g1 = _mm_setr_epi8(-1, -1, -1, -1, -1, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1),
                   pick_r0 = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1),
                   pick_r1 = _mm_setr_epi8(-1, -1, -1, -1, -1, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1);
-    /* each lane's four (b, g, r, 0) words to twelve bytes at the lane's start */
-    const __m256i pack3 = _mm256_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1,
-                                           0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
     const __m256i half = _mm256_set1_epi32(1 << 11), zero = _mm256_setzero_si256(),
                   h180 = _mm256_set1_epi32(180), byte = _mm256_set1_epi32(255);
     const __m256 hscale = _mm256_set1_ps(6.0f / 180), inv255 = _mm256_set1_ps(1.0f / 255.0f),
@@ -193,12 +185,12 @@ __attribute__((target("avx2,fma"))) static size_t pixels_avx2(uint8_t *img, size
             _mm256_andnot_si256(vr, _mm256_add_epi32(_mm256_and_si256(vg, br),
                                                      _mm256_andnot_si256(vg, rg))));
         h = _mm256_srai_epi32(_mm256_add_epi32(
-            _mm256_mullo_epi32(h, lookup8(hdiv, diff)), half), 12);
+            _mm256_mullo_epi32(h, LOOKUP8(hdiv, diff)), half), 12);
         h = _mm256_add_epi32(h, _mm256_and_si256(_mm256_cmpgt_epi32(zero, h), h180));
         /* the table */
-        __m256i s = lookup8_u8(s_of, _mm256_add_epi32(_mm256_slli_epi32(v, 8), diff));
-        h = lookup8(lh, h);
-        v = lookup8(lv, v);
+        __m256i s = LOOKUP8(s_of, _mm256_add_epi32(_mm256_slli_epi32(v, 8), diff));
+        h = LOOKUP8(lh, h);
+        v = LOOKUP8(lv, v);
         /* to BGR: floats */
         __m256 hf = _mm256_mul_ps(_mm256_cvtepi32_ps(h), hscale);
         __m256 sf = _mm256_mul_ps(_mm256_cvtepi32_ps(s), inv255);
@@ -225,10 +217,7 @@ __attribute__((target("avx2,fma"))) static size_t pixels_avx2(uint8_t *img, size
         __m256i words = _mm256_or_si256(CLAMP(qb), _mm256_or_si256(
             _mm256_slli_epi32(CLAMP(qg), 8), _mm256_slli_epi32(CLAMP(qr), 16)));
 #undef CLAMP
-        __m256i packed = _mm256_shuffle_epi8(words, pack3);
-        __m128i lo = _mm256_castsi256_si128(packed), hi = _mm256_extracti128_si256(packed, 1);
-        out0 = _mm_or_si128(lo, _mm_slli_si128(hi, 12));
-        out1 = _mm_srli_si128(hi, 4);
+        jl_pack8_bgr(words, &out0, &out1);
         _mm_storeu_si128((__m128i *)img, out0);
         _mm_storel_epi64((__m128i *)(img + 16), out1);
         have_last = 1;

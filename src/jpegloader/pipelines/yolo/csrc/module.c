@@ -8,6 +8,21 @@
 #include "hsv.h"
 #include "warp.h"
 
+/* The warp's inverse map and fill from the Python arguments: 0, or -1 with a
+ * ValueError when the matrix is not finite.  The fill is clamped to 0..255. */
+static int warp_arguments(const double m[6], const int fill_in[3], float inv[6], uint8_t fill[3])
+{
+    for (int i = 0; i < 6; i++)
+        if (!isfinite(m[i])) {
+            PyErr_SetString(PyExc_ValueError, "the matrix is not finite");
+            return -1;
+        }
+    for (int i = 0; i < 3; i++)
+        fill[i] = (uint8_t)(fill_in[i] < 0 ? 0 : fill_in[i] > 255 ? 255 : fill_in[i]);
+    jl_warp_inverse(m, inv);
+    return 0;
+}
+
 PyDoc_STRVAR(warp_affine_doc,
 "warp_affine(src, h, w, dst, dh, dw, matrix, border) -> None\n\n"
 "cv2.warpAffine(src, matrix, (dw, dh), flags=INTER_LINEAR,\n"
@@ -20,6 +35,8 @@ static PyObject *py_warp_affine(PyObject *self, PyObject *args)
     Py_ssize_t h, w, dh, dw;
     double m[6];
     int border[3];
+    float inv[6];
+    uint8_t fill[3];
     Py_buffer b[2] = {{0}};
     PyObject *result = NULL;
     (void)self;
@@ -30,24 +47,14 @@ static PyObject *py_warp_affine(PyObject *self, PyObject *args)
     if (h <= 0 || w <= 0 || dh <= 0 || dw <= 0 || h > INT_MAX / 4 || w > INT_MAX / 4 ||
         dh > INT_MAX / 4 || dw > INT_MAX / 4 || h * w > INT_MAX / 4 || dh * dw > PY_SSIZE_T_MAX / 4)
         PyErr_SetString(PyExc_ValueError, "image size out of range");
-    else if (!jl_check_size(&b[0], h * w * 3, "src") && !jl_check_size(&b[1], dh * dw * 3, "dst")) {
-        float inv[6];
-        uint8_t fill[3];
-        for (int i = 0; i < 3; i++)
-            fill[i] = (uint8_t)(border[i] < 0 ? 0 : border[i] > 255 ? 255 : border[i]);
-        for (int i = 0; i < 6; i++)
-            if (!isfinite(m[i])) {
-                PyErr_SetString(PyExc_ValueError, "the matrix is not finite");
-                goto done;
-            }
-        jl_warp_inverse(m, inv);
+    else if (!jl_check_size(&b[0], h * w * 3, "src") && !jl_check_size(&b[1], dh * dw * 3, "dst")
+             && !warp_arguments(m, border, inv, fill)) {
         Py_BEGIN_ALLOW_THREADS
         jl_warp_affine_u8c3(b[0].buf, (int)h, (int)w, (ptrdiff_t)w * 3, b[1].buf, (int)dh, (int)dw,
                             (ptrdiff_t)dw * 3, inv, fill);
         Py_END_ALLOW_THREADS
         result = Py_NewRef(Py_None);
     }
-done:
     jl_release_all(b, 2);
     return result;
 }
@@ -78,6 +85,8 @@ static PyObject *py_warp_mosaic(PyObject *self, PyObject *args)
     Py_ssize_t dh, dw, count = 0;
     double m[6];
     int fill_in[3];
+    float inv[6];
+    uint8_t fill[3];
     Py_buffer b[MAX_TILES + 1] = {{0}};
     jl_warp_tile tiles[MAX_TILES];
     int used = 0;
@@ -112,17 +121,7 @@ static PyObject *py_warp_mosaic(PyObject *self, PyObject *args)
                                          (ptrdiff_t)w * 3, (int)x0, (int)y0, (int)x1, (int)y1,
                                          (int)(h - sy)};
     }
-    for (int i = 0; i < 6; i++)
-        if (!isfinite(m[i])) {
-            PyErr_SetString(PyExc_ValueError, "the matrix is not finite");
-            goto done;
-        }
-    {
-        float inv[6];
-        uint8_t fill[3];
-        for (int i = 0; i < 3; i++)
-            fill[i] = (uint8_t)(fill_in[i] < 0 ? 0 : fill_in[i] > 255 ? 255 : fill_in[i]);
-        jl_warp_inverse(m, inv);
+    if (!warp_arguments(m, fill_in, inv, fill)) {
         Py_BEGIN_ALLOW_THREADS
         jl_warp_tiles_u8c3(tiles, used, b[MAX_TILES].buf, (int)dh, (int)dw, (ptrdiff_t)dw * 3,
                            inv, fill);

@@ -1,6 +1,8 @@
 /* OpenCV's warpAffine, INTER_LINEAR with a constant border, on uint8 BGR. */
 #include "warp.h"
 
+#include "bgr.h"
+
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -142,13 +144,10 @@ eight_inside(const uint8_t *src, ptrdiff_t stride, __m256i ix, __m256i iy, __m25
         v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()), byte);
         packed = _mm256_or_si256(packed, _mm256_sll_epi32(v, shift));
     }
-    /* each lane's four (b, g, r, 0) words to twelve bytes, stored as 16 + 8 */
-    packed = _mm256_shuffle_epi8(packed, _mm256_setr_epi8(
-        0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1,
-        0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1));
-    __m128i lo = _mm256_castsi256_si128(packed), hi = _mm256_extracti128_si256(packed, 1);
-    _mm_storeu_si128((__m128i *)out, _mm_or_si128(lo, _mm_slli_si128(hi, 12)));
-    _mm_storel_epi64((__m128i *)(out + 16), _mm_srli_si128(hi, 4));
+    __m128i first, last;
+    jl_pack8_bgr(packed, &first, &last);
+    _mm_storeu_si128((__m128i *)out, first);
+    _mm_storel_epi64((__m128i *)(out + 16), last);
 }
 
 /* Which tile holds every tap of a group whose floors span [x0, x1] x [y0, y1]: its
