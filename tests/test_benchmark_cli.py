@@ -326,21 +326,22 @@ def test_plots_draw_every_pipeline_with_and_without_a_ceiling(tmp_path):
 
 
 def test_yolo_recipes_run_ultralytics_loaders(tmp_path, capsys, monkeypatch):
-    """--pipeline yolo-val,yolo-train: coco-sample written as a YOLO set (in the cache),
-    the datasets yolo val and yolo train build, val's loaders in the dataset's order
-    (its rect batches), the memory run in a new process, the ceiling's full decode on
-    the same files."""
+    """--pipeline yolo-val,yolo-train,yolo-train-rect: coco-sample written as a YOLO set
+    (in the cache), the datasets yolo val and yolo train build, val's and rect
+    training's loaders in the dataset's order (their rect batches), the memory run in a
+    new process, the ceiling's full decode on the same files."""
     pytest.importorskip("ultralytics", reason="the yolo recipes run Ultralytics' datasets")
     coco = shared("coco-sample")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     out = tmp_path / "r.json"
-    args = ["--data", coco, "--pipeline", "yolo-val,yolo-train", "--files", "24", "--workers",
+    args = ["--data", coco, "--pipeline", "yolo-val,yolo-train,yolo-train-rect", "--files", "24",
+            "--workers",
             "0", "--epochs", "1", "--warmup", "0", "--batch-size", "8", "--memory-runs", "1",
             "--ceiling", "--json", out]
     assert cli.main([str(a) for a in args]) == 0
     text = capsys.readouterr().out
     assert "native: decode, LetterBox" in text and "RandomPerspective warp" in text
-    for recipe in ("yolo-val", "yolo-train"):
+    for recipe in ("yolo-val", "yolo-train", "yolo-train-rect"):
         r = json.loads(out.read_text())["results"][recipe]["0"]
         assert r["native"]["epochs"][0]["images"] == r["jpegloader"]["epochs"][0]["images"] == 24
         assert r["jpegloader"]["pss_mib"] > 0 and r["ceiling"]["mode"] == "full"

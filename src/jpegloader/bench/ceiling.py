@@ -49,7 +49,7 @@ MODES = {"train": "roi2", "train-uint8": "roi2", "timm-train": "roi2", "dle-trai
          "det-hflip-uint8": "full", "det-ssdlite": "full", "det-ssd": "full",
          "det-lsj": "full", "detr": "full", "detr-val": "full",
          "rtdetr": "full", "rtdetr-val": "full", "yolo-val": "full", "yolo-seg-val": "full",
-         "yolo-train": "full", "yolo-seg-train": "full"}
+         "yolo-train": "full", "yolo-train-rect": "full", "yolo-seg-train": "full"}
 
 
 def build(source: Path) -> Path:

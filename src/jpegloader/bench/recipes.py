@@ -344,22 +344,27 @@ RTDETR = {
 }
 for _name, (_what, _image_set) in RTDETR.items():
     PIPELINES[_name] = (_what, None)
-#: Ultralytics' loaders (yolo_user.py): name -> (what it is, task, mode, cache)
+#: Ultralytics' loaders (yolo_user.py): name -> (what it is, task, mode, the dataset's
+#: settings beyond Ultralytics' defaults)
 YOLO = {
     "yolo-train": ("Ultralytics YOLO train (detect): build_yolo_dataset(mode='train'), imgsz "
                    "640, default hyperparameters: Mosaic, RandomPerspective (translate 0.1, "
                    "scale 0.5), RandomHSV, fliplr 0.5, Format, YOLODataset.collate_fn",
-                   "detect", "train", False),
+                   "detect", "train", {}),
     "yolo-train-ram": ("Ultralytics YOLO train (detect): as yolo-train, with cache='ram' (the "
                        "dataset keeps every photo decoded and resized, filled when it is "
-                       "built)", "detect", "train", "ram"),
+                       "built)", "detect", "train", {"cache": "ram"}),
+    "yolo-train-rect": ("Ultralytics YOLO train (detect): as yolo-train, with rect=True (no "
+                        "Mosaic, MixUp or CutMix; each photo warped to its batch's shape, the "
+                        "set in aspect-ratio order, unshuffled)", "detect", "train",
+                        {"rect": True}),
     "yolo-seg-train": ("Ultralytics YOLO train (segment): as yolo-train, with the instances' "
-                       "polygons and Format's masks", "segment", "train", False),
+                       "polygons and Format's masks", "segment", "train", {}),
     "yolo-val": ("Ultralytics YOLO val (detect): build_yolo_dataset(mode='val', rect=True), "
                  "imgsz 640, LetterBox(scaleup=False), Format, YOLODataset.collate_fn",
-                 "detect", "val", False),
+                 "detect", "val", {}),
     "yolo-seg-val": ("Ultralytics YOLO val (segment): as yolo-val, with the instances' "
-                     "polygons and Format's masks", "segment", "val", False),
+                     "polygons and Format's masks", "segment", "val", {}),
 }
 for _name, (_what, *_) in YOLO.items():
     PIPELINES[_name] = (_what, None)
@@ -368,8 +373,9 @@ NEEDS = {"timm-train": "timm", "deit-train": "timm",
          **{name: "pycocotools" for name in (*DETECTION_V2, *DETR, *RTDETR)},
          **{name: "ultralytics" for name in YOLO}}
 #: Recipes whose loaders keep the dataset's order: Ultralytics' rect batches (shapes by
-#: batch) come in the order its val loader gives them.
-IN_ORDER = frozenset(name for name, entry in YOLO.items() if entry[2] == "val")
+#: batch) come in the order its loader gives them, unshuffled.
+IN_ORDER = frozenset(name for name, (_, _, mode, settings) in YOLO.items()
+                     if mode == "val" or settings.get("rect"))
 
 
 def batch_images(batch) -> list[torch.Tensor]:
@@ -395,11 +401,11 @@ def build_dataset(pipeline: str, root, batch_size: int = 32):
     dataset knows its batches (Ultralytics' rect batches)."""
     entry = PIPELINES[pipeline]
     if pipeline in YOLO:
-        _, task, mode, cache = YOLO[pipeline]
+        _, task, mode, settings = YOLO[pipeline]
         yaml = yolo_user.yolo_set_for(root[0], root[1], segments=task == "segment")
         build = yolo_user.train_dataset if mode == "train" else yolo_user.val_dataset
         with contextlib.redirect_stdout(io.StringIO()):
-            dataset = build(yaml, batch_size, task=task, cache=cache)
+            dataset = build(yaml, batch_size, task=task, **settings)
         return dataset, dataset.collate_fn
     if pipeline in DETECTION_V2:
         _, policy, masks = DETECTION_V2[pipeline]

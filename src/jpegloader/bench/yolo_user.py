@@ -90,14 +90,15 @@ def val_dataset(yaml: Path, batch_size: int, imgsz: int = 640, rect: bool = True
 
 
 def train_dataset(yaml: Path, batch_size: int, imgsz: int = 640, task: str = "detect",
-                  cache=False):
+                  cache=False, rect: bool = False):
     """The dataset ``yolo train`` builds: build_yolo_dataset with mode="train" and
-    Ultralytics' default hyperparameters; ``cache`` its setting ("ram", "disk")."""
+    Ultralytics' default hyperparameters; ``cache`` its setting ("ram", "disk"),
+    ``rect`` rect training."""
     from ultralytics.cfg import get_cfg
     from ultralytics.data import build_yolo_dataset
     from ultralytics.data.utils import check_det_dataset
 
-    cfg = get_cfg(overrides={"imgsz": imgsz, "task": task, "cache": cache})
+    cfg = get_cfg(overrides={"imgsz": imgsz, "task": task, "cache": cache, "rect": rect})
     data = check_det_dataset(str(yaml))
     return build_yolo_dataset(cfg, data["train"], batch_size, data, mode="train", stride=32)
 

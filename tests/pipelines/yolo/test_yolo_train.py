@@ -199,11 +199,35 @@ def test_close_mosaic_is_followed(tmp_path):
     assert dl.eligibility.accelerated
 
 
-def test_rect_training_falls_back_naming_the_rule(tmp_path):
-    ds = train_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4, rect=True)
+def test_rect_training_batches_replay_ultralytics_each_of_its_batch_shape(tmp_path):
+    # rect=True: Ultralytics turns Mosaic, MixUp and CutMix off and warps each photo to
+    # its batch's shape (the set sorted by aspect ratio); batches of different shapes
+    ds = train_dataset(coco_yolo_set(tmp_path), imgsz=320, batch=8, rect=True,
+                       degrees=5.0)
     verdict = loader(ds, 0).eligibility
-    assert not verdict.accelerated
-    assert "rect training batches are not accelerated yet" in verdict.report()
+    assert verdict.accelerated, verdict.report()
+    shapes = {tuple(int(v) for v in s) for s in ds.batch_shapes}
+    assert len(shapes) > 1 and max(shapes) <= (320, 320)
+    batches = [list(range(b * 8, b * 8 + 8)) for b in (0, len(ds) // 8 - 1)]
+    assert_replays_ultralytics(ds, batches)
+    ours, _ = decoded_batch(ds, batches[0], epoch_seed(3, 0), 0)
+    assert tuple(ours["img"].shape[2:]) == tuple(ds.batch_shapes[0])
+    # a batch whose samples have different rect shapes fails as Ultralytics' collate_fn
+    # would, naming nothing silently dropped
+    with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
+        decoded_batch(ds, [0, len(ds) - 1], epoch_seed(3, 0), 0)
+
+
+def test_rect_training_with_its_unshuffled_loader_equals_ultralytics_own(tmp_path):
+    # every augmentation off but fliplr=1.0: no draw changes a pixel, so the loader's
+    # rect batches equal Ultralytics' own loading through torch's DataLoader
+    ds = train_dataset(coco_yolo_set(tmp_path), imgsz=320, batch=8, rect=True, translate=0.0,
+                       scale=0.0, hsv_h=0.0, hsv_s=0.0, hsv_v=0.0, fliplr=1.0)
+    ours = loader(ds, 2, decode="exact")
+    assert ours.eligibility.accelerated, ours.eligibility.report()
+    batches = list(ours)
+    assert len({tuple(b["img"].shape) for b in batches}) > 1
+    assert_same_batches(batches, list(loader(ds, 0, cls=torch.utils.data.DataLoader)))
 
 
 @pytest.mark.parametrize("workers", [0, 2])

@@ -70,11 +70,13 @@ def planned_steps(transforms) -> list[tuple[object, str | None]]:
 
 
 def _canvas_only_warped(step, after: list) -> bool:
-    """Ultralytics' own 4-photo Mosaic, called as BaseMixTransform calls it, whose
-    canvas nothing reads before the C warp but its shape: only CopyPaste steps with
-    p == 0 between (they return at once)."""
+    """Ultralytics' own 4-photo Mosaic that may run (p > 0; rect training and
+    close_mosaic turn it off), called as BaseMixTransform calls it, whose canvas nothing
+    reads before the C warp but its shape: only CopyPaste steps with p == 0 between
+    (they return at once)."""
     call = getattr(type(step).__call__, "__qualname__", "")
     if not (_is_ultralytics(step, "Mosaic") and getattr(step, "n", None) == 4
+            and getattr(step, "p", 0) > 0
             and call == "BaseMixTransform.__call__"
             and all(hasattr(step, m) for m in (*_REPLAYED, "apply_image"))):
         return False
@@ -106,7 +108,8 @@ def _name(obj) -> str:
 @dataclass(frozen=True)
 class YoloTrainSource:
     """A recognised training dataset: its transforms run per sample in the workers
-    (NOTE [ YOLO training samples ]), every image ``largest`` (imgsz square)."""
+    (NOTE [ YOLO training samples ]), every image ``largest`` (imgsz square) or, in
+    rect training, its batch's shape, at most ``largest``."""
 
     dataset: object
     largest: tuple[int, int]
@@ -212,11 +215,8 @@ def recognise(dataset) -> tuple[YoloSource | None, list[Check]]:
 
 
 def _recognise_train(dataset, transforms, steps, names, checks) -> tuple:
-    """A training dataset: Ultralytics' Compose ending in Format, square batches."""
-    checks.append(check(
-        "dataset.rect", not dataset.rect, "augment=True, square batches (rect=False)",
-        "rect=True with augment=True: rect training batches are not accelerated yet",
-        f"train with rect=False (Ultralytics' default); {_FALLBACK}"))
+    """A training dataset: Ultralytics' Compose ending in Format; square batches,
+    or each rect batch of its own shape."""
     flat = flat_steps(steps)
     ends_in_format = bool(flat) and _is_ultralytics(flat[-1], "Format")
     checks.append(check(
@@ -228,7 +228,8 @@ def _recognise_train(dataset, transforms, steps, names, checks) -> tuple:
     if not all(c.passed for c in checks):
         return None, checks
     size = imgsz(dataset)
-    return YoloTrainSource(dataset, (size, size)), checks
+    return YoloTrainSource(dataset, _largest(dataset, None) if dataset.rect else (size, size)), \
+        checks
 
 
 def collate_check(dataset, collate_fn) -> Check:

@@ -18,7 +18,7 @@ from ..random_stream import SAMPLE_STREAM, generators_kept, seed_generators, see
 from ._opencv import planes_to_bgr
 from .augment import run_steps
 from .batches import YoloBatches, read_as_opencv
-from .draw import letterbox_plan, resized_hw
+from .draw import letterbox_plan, rect_shape, resized_hw
 from .recognise import YoloTrainSource, planned_steps
 
 _NO_PAD = {"top": 0, "bottom": 0, "left": 0, "right": 0}
@@ -60,7 +60,13 @@ class YoloTrainDecoder(YoloBatches):
     def begin(self, work: BatchWork) -> None:
         super().begin(work)
         n = len(work.indices)
-        work.compact, work.shape = True, self.source.largest
+        dataset = self.source.dataset
+        if dataset.rect:  # each sample warped to its rect batch's shape (NOTE [ YOLO batches ])
+            shapes = {tuple(int(v) for v in rect_shape(dataset, int(i))) for i in work.indices}
+            work.compact = len(shapes) == 1
+            work.shape = next(iter(shapes)) if work.compact else None
+        else:
+            work.compact, work.shape = True, self.source.largest
         work.out_hw = [None] * n
         work.labels = [None] * n
         work.images = {}  # index -> (BGR image, original hw, resized hw), decoded here
@@ -112,15 +118,16 @@ class YoloTrainDecoder(YoloBatches):
 
     def _one_sample(self, work: BatchWork, k: int, index: int, steps, seed: int) -> None:
         dataset = self.source.dataset
-        out = self.image_out(work, k, *work.shape)[0]
+        shape = work.shape or tuple(int(v) for v in rect_shape(dataset, index))
+        out = self.image_out(work, k, *shape)[0]
         seed_generators(seed)
         try:
             label = run_steps(steps, dataset.get_image_and_label(index), out)
             image = label.pop("img").numpy()
             h, w = image.shape[1:]
-            if (h, w) != work.shape:
+            if (h, w) != shape:
                 raise RuntimeError(f"the transforms gave a {h} x {w} image, not the "
-                                   f"{work.shape} of every training batch")
+                                   f"{shape} of its training batch")
         except Exception:
             work.keep[k] = False
             self._python_path_failed(work.report, index, work.paths[k],
