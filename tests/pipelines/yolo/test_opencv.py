@@ -131,11 +131,25 @@ def _hsv_lut(rng) -> np.ndarray:
     return lut
 
 
-def test_hsv_round_trip_equals_opencv_on_every_colour():
+@pytest.fixture(params=["avx512", "avx2"])
+def hsv_loop(request):
+    """hsv_lut with its AVX-512 loop (where the processor has it) and without: the
+    AVX2 loop, or the scalar code for images too small for its saturation table."""
+    avx512 = request.param == "avx512"
+    before = _opencv.hsv_allow_avx512(avx512)
+    try:
+        if avx512 and not _opencv.hsv_avx512_on():
+            pytest.skip("this processor has no AVX-512 (F, BW, VL, VBMI) for hsv_lut")
+        yield request.param
+    finally:
+        _opencv.hsv_allow_avx512(before)
+
+
+def test_hsv_round_trip_equals_opencv_on_every_colour(hsv_loop):
     # all 2^24 BGR colours, rows of 4096 pixels (OpenCV's vector loop throughout),
     # through the identity table and random gains; once as one image (the C core's
-    # vector code, with its saturation table) and once as 32 x 32 images (its scalar
-    # code: too small to build the table for)
+    # vector code) and once as 32 x 32 images (without AVX-512, its scalar code: too
+    # small to build the AVX2 loop's saturation table for)
     colours = _every_colour()
     rng = np.random.default_rng(0)
     tables = [np.repeat(np.arange(256, dtype=np.uint8)[:, None], 3, 1)]
@@ -152,7 +166,7 @@ def test_hsv_round_trip_equals_opencv_on_every_colour():
         np.testing.assert_array_equal(small.reshape(colours.shape), ref)
 
 
-def test_hsv_round_trip_equals_opencv_where_rows_end_between_its_blocks():
+def test_hsv_round_trip_equals_opencv_where_rows_end_between_its_blocks(hsv_loop):
     # OpenCV converts HSV -> BGR 32 pixels at a time and a row's last (width mod 32)
     # pixels with its scalar code (rounded, not truncated): every colour in rows of
     # 16, and a photo cut to widths around the blocks

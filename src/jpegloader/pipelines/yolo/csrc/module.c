@@ -162,6 +162,31 @@ static PyObject *py_hsv_lut(PyObject *self, PyObject *args)
     return result;
 }
 
+PyDoc_STRVAR(hsv_allow_avx512_doc,
+"hsv_allow_avx512(allow) -> bool\n\n"
+"Whether hsv_lut's 16-pixel AVX-512 loop may run where the processor has it (the\n"
+"default); returns the previous setting.  Its results are the AVX2 loop's; the tests\n"
+"compare both with OpenCV.");
+
+static PyObject *py_hsv_allow_avx512(PyObject *self, PyObject *allow)
+{
+    int truth = PyObject_IsTrue(allow);
+    (void)self;
+    if (truth < 0)
+        return NULL;
+    return PyBool_FromLong(jl_hsv_allow_avx512(truth));
+}
+
+PyDoc_STRVAR(hsv_avx512_on_doc,
+"hsv_avx512_on() -> bool\n\n"
+"Whether hsv_lut runs its AVX-512 loop: allowed, and the processor has AVX-512.");
+
+static PyObject *py_hsv_avx512_on(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return PyBool_FromLong(jl_hsv_avx512_on());
+}
+
 PyDoc_STRVAR(planes_to_bgr_doc,
 "planes_to_bgr(planes, h, w, bgr) -> None\n\n"
 "planes, uint8 R, G, B planes of h x w, into bgr, a writable h x w x 3 uint8\n"
@@ -217,6 +242,8 @@ static PyMethodDef methods[] = {
     {"planes_to_bgr", py_planes_to_bgr, METH_VARARGS, planes_to_bgr_doc},
     {"bgr_to_planes", py_bgr_to_planes, METH_VARARGS, bgr_to_planes_doc},
     {"hsv_lut", py_hsv_lut, METH_VARARGS, hsv_lut_doc},
+    {"hsv_allow_avx512", py_hsv_allow_avx512, METH_O, hsv_allow_avx512_doc},
+    {"hsv_avx512_on", py_hsv_avx512_on, METH_NOARGS, hsv_avx512_on_doc},
     {"warp_affine", py_warp_affine, METH_VARARGS, warp_affine_doc},
     {"warp_mosaic", py_warp_mosaic, METH_VARARGS, warp_mosaic_doc},
     {NULL, NULL, 0, NULL},
