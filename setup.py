@@ -131,7 +131,7 @@ setup(
         _pipeline_extension("jpegloader.pipelines.detection._masks",
                             "src/jpegloader/pipelines/detection/csrc", ["masks.c"]),
         _pipeline_extension("jpegloader.pipelines.yolo._opencv",
-                            "src/jpegloader/pipelines/yolo/csrc", ["warp.c", "hsv.c", "bgr.c"]),
+                            "src/jpegloader/pipelines/yolo/csrc", ["warp.c", "hsv.c", "bgr.c", "simd.c"]),
     ],
     options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )

@@ -11,6 +11,20 @@ from tests.conftest import shared
 cv2 = pytest.importorskip("cv2", reason="OpenCV comes with Ultralytics (the test extra)")
 
 
+@pytest.fixture(params=["avx512", "avx2"])
+def vector_loop(request):
+    """The C core with its AVX-512 loops (where the processor has them) and without:
+    the AVX2 loops, or the scalar code where those do not run."""
+    avx512 = request.param == "avx512"
+    before = _opencv.allow_avx512(avx512)
+    try:
+        if avx512 and not _opencv.avx512_on():
+            pytest.skip("this processor has no AVX-512 (F, BW, VL, VBMI) for the C core")
+        yield request.param
+    finally:
+        _opencv.allow_avx512(before)
+
+
 def _warp(src: np.ndarray, m: np.ndarray, dh: int, dw: int, border) -> np.ndarray:
     out = np.empty((dh, dw, 3), np.uint8)
     _opencv.warp_affine(np.ascontiguousarray(src), *src.shape[:2], out, dh, dw,
@@ -28,7 +42,7 @@ def _random_matrix(rng, t: int) -> np.ndarray:
                      [s * np.sin(a), s * np.cos(a), rng.uniform(-80, 80)]], np.float32)
 
 
-def test_warp_affine_equals_opencv_on_random_matrices_and_sizes():
+def test_warp_affine_equals_opencv_on_random_matrices_and_sizes(vector_loop):
     rng = np.random.default_rng(1)
     for t in range(400):
         h, w = (int(v) for v in rng.integers(1, 300, 2))
@@ -41,7 +55,7 @@ def test_warp_affine_equals_opencv_on_random_matrices_and_sizes():
                                       err_msg=f"case {t}: {h}x{w} -> {dh}x{dw}")
 
 
-def test_warp_affine_equals_opencv_on_a_mosaic_sized_photo():
+def test_warp_affine_equals_opencv_on_a_mosaic_sized_photo(vector_loop):
     photo = shared("coco-sample") / "val2017"
     image = cv2.imread(str(sorted(photo.glob("*.jpg"))[0]))
     canvas = np.full((1280, 1280, 3), 114, np.uint8)
@@ -67,7 +81,7 @@ def _mosaic_tiles(photos: list, s: int, xc: int, yc: int) -> list:
     return tiles
 
 
-def test_warp_of_a_mosaic_never_built_equals_opencv_on_the_built_canvas():
+def test_warp_of_a_mosaic_never_built_equals_opencv_on_the_built_canvas(vector_loop):
     # NOTE [ A Mosaic never built ]: four coco photos (some larger than imgsz, so
     # rectangles cut from them) around random centres, warped by random matrices to
     # widths on and off OpenCV's 16-column blocks, against cv2.warpAffine of the canvas
@@ -131,21 +145,7 @@ def _hsv_lut(rng) -> np.ndarray:
     return lut
 
 
-@pytest.fixture(params=["avx512", "avx2"])
-def hsv_loop(request):
-    """hsv_lut with its AVX-512 loop (where the processor has it) and without: the
-    AVX2 loop, or the scalar code for images too small for its saturation table."""
-    avx512 = request.param == "avx512"
-    before = _opencv.hsv_allow_avx512(avx512)
-    try:
-        if avx512 and not _opencv.hsv_avx512_on():
-            pytest.skip("this processor has no AVX-512 (F, BW, VL, VBMI) for hsv_lut")
-        yield request.param
-    finally:
-        _opencv.hsv_allow_avx512(before)
-
-
-def test_hsv_round_trip_equals_opencv_on_every_colour(hsv_loop):
+def test_hsv_round_trip_equals_opencv_on_every_colour(vector_loop):
     # all 2^24 BGR colours, rows of 4096 pixels (OpenCV's vector loop throughout),
     # through the identity table and random gains; once as one image (the C core's
     # vector code) and once as 32 x 32 images (without AVX-512, its scalar code: too
@@ -166,7 +166,7 @@ def test_hsv_round_trip_equals_opencv_on_every_colour(hsv_loop):
         np.testing.assert_array_equal(small.reshape(colours.shape), ref)
 
 
-def test_hsv_round_trip_equals_opencv_where_rows_end_between_its_blocks(hsv_loop):
+def test_hsv_round_trip_equals_opencv_where_rows_end_between_its_blocks(vector_loop):
     # OpenCV converts HSV -> BGR 32 pixels at a time and a row's last (width mod 32)
     # pixels with its scalar code (rounded, not truncated): every colour in rows of
     # 16, and a photo cut to widths around the blocks

@@ -28,13 +28,14 @@ def hsv_lut(img: Buffer, width: int, lut: Buffer, /) -> None:
     (value x channel).
     Runs without the GIL.  Raises ValueError for wrong buffers."""
 
-def hsv_allow_avx512(allow: bool, /) -> bool:
-    """Whether ``hsv_lut``'s 16-pixel AVX-512 loop may run where the processor has it
-    (the default); returns the previous setting.  Its results are the AVX2 loop's."""
+def allow_avx512(allow: bool, /) -> bool:
+    """Whether ``hsv_lut``'s and the warps' AVX-512 loops may run where the processor
+    has them (the default); returns the previous setting.  They give the AVX2 loops'
+    results."""
 
-def hsv_avx512_on() -> bool:
-    """Whether ``hsv_lut`` runs its AVX-512 loop: allowed, and the processor has
-    AVX-512 F, BW, VL and FMA."""
+def avx512_on() -> bool:
+    """Whether the AVX-512 loops run: allowed, and the processor has AVX-512 F, BW,
+    VL and VBMI, and FMA."""
 
 def planes_to_bgr(planes: Buffer, h: int, w: int, bgr: Buffer, /) -> None:
     """R, G, B uint8 planes of h x w into ``bgr``, a writable h x w x 3 uint8

@@ -2,6 +2,7 @@
 #include "hsv.h"
 
 #include "bgr.h"
+#include "simd.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -232,8 +233,6 @@ __attribute__((target("avx2,fma"))) static size_t pixels_avx2(uint8_t *img, size
  * VBMI's two-register byte permutes rather than by gathers, slower on AMD's
  * cores.  Pixels move by plain 16- and 32-byte loads and stores: AMD's masked
  * AVX-512 loads and stores made the loop slower than AVX2's. */
-#define JL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,fma")))
-
 /* A table of 256 bytes in registers: entries 0..127 in lo, 128..255 in hi. */
 typedef struct {
     __m512i lo[2], hi[2];
@@ -397,30 +396,13 @@ JL_AVX512 static size_t pixels_avx512(uint8_t *img, size_t n, const hsv_bytes *t
     return i;
 }
 
-static int avx512_allowed = 1;
-
-int jl_hsv_allow_avx512(int allow)
-{
-    int before = avx512_allowed;
-    avx512_allowed = allow != 0;
-    return before;
-}
-
-int jl_hsv_avx512_on(void)
-{
-    return avx512_allowed && __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512vbmi") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("fma");
-}
-
 void jl_hsv_lut_u8c3(uint8_t *img, size_t rows, size_t width, const uint8_t *lut)
 {
     const size_t blocks = width - width % OPENCV_BLOCK;
     uint8_t *s_of = NULL;
     hsv_bytes *bytes = NULL;
     pthread_once(&tables_once, tables);
-    if (jl_hsv_avx512_on() && blocks && (bytes = malloc(sizeof *bytes)) != NULL)
+    if (jl_yolo_avx512_on() && blocks && (bytes = malloc(sizeof *bytes)) != NULL)
         hsv_bytes_of(lut, bytes); /* NOTE [ HSV with AVX-512 ] */
     /* the saturation table takes what 1,600 pixels of scalar code do: not for fewer */
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&

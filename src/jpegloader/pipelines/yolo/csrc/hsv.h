@@ -12,11 +12,4 @@
  * back, row by row as OpenCV converts. */
 void jl_hsv_lut_u8c3(uint8_t *img, size_t rows, size_t width, const uint8_t *lut);
 
-/* Whether the 16-pixel AVX-512 loop may run where the processor has it (the
- * default); returns the previous setting.  Its results are the AVX2 loop's. */
-int jl_hsv_allow_avx512(int allow);
-
-/* Whether the AVX-512 loop runs: allowed, and the processor has AVX-512 F, BW, VL and FMA. */
-int jl_hsv_avx512_on(void);
-
 #endif

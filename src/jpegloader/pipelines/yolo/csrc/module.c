@@ -6,6 +6,7 @@
 #include "buffer_checks.h"
 #include "bgr.h"
 #include "hsv.h"
+#include "simd.h"
 #include "warp.h"
 
 /* The warp's inverse map and fill from the Python arguments: 0, or -1 with a
@@ -162,29 +163,30 @@ static PyObject *py_hsv_lut(PyObject *self, PyObject *args)
     return result;
 }
 
-PyDoc_STRVAR(hsv_allow_avx512_doc,
-"hsv_allow_avx512(allow) -> bool\n\n"
-"Whether hsv_lut's 16-pixel AVX-512 loop may run where the processor has it (the\n"
-"default); returns the previous setting.  Its results are the AVX2 loop's; the tests\n"
-"compare both with OpenCV.");
+PyDoc_STRVAR(allow_avx512_doc,
+"allow_avx512(allow) -> bool\n\n"
+"Whether hsv_lut's and the warps' AVX-512 loops may run where the processor has\n"
+"them (the default); returns the previous setting.  They give the AVX2 loops'\n"
+"results; the tests compare both with OpenCV.");
 
-static PyObject *py_hsv_allow_avx512(PyObject *self, PyObject *allow)
+static PyObject *py_allow_avx512(PyObject *self, PyObject *allow)
 {
     int truth = PyObject_IsTrue(allow);
     (void)self;
     if (truth < 0)
         return NULL;
-    return PyBool_FromLong(jl_hsv_allow_avx512(truth));
+    return PyBool_FromLong(jl_yolo_allow_avx512(truth));
 }
 
-PyDoc_STRVAR(hsv_avx512_on_doc,
-"hsv_avx512_on() -> bool\n\n"
-"Whether hsv_lut runs its AVX-512 loop: allowed, and the processor has AVX-512.");
+PyDoc_STRVAR(avx512_on_doc,
+"avx512_on() -> bool\n\n"
+"Whether the AVX-512 loops run: allowed, and the processor has AVX-512 F, BW, VL and\n"
+"VBMI, and FMA.");
 
-static PyObject *py_hsv_avx512_on(PyObject *self, PyObject *unused)
+static PyObject *py_avx512_on(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-    return PyBool_FromLong(jl_hsv_avx512_on());
+    return PyBool_FromLong(jl_yolo_avx512_on());
 }
 
 PyDoc_STRVAR(planes_to_bgr_doc,
@@ -242,8 +244,8 @@ static PyMethodDef methods[] = {
     {"planes_to_bgr", py_planes_to_bgr, METH_VARARGS, planes_to_bgr_doc},
     {"bgr_to_planes", py_bgr_to_planes, METH_VARARGS, bgr_to_planes_doc},
     {"hsv_lut", py_hsv_lut, METH_VARARGS, hsv_lut_doc},
-    {"hsv_allow_avx512", py_hsv_allow_avx512, METH_O, hsv_allow_avx512_doc},
-    {"hsv_avx512_on", py_hsv_avx512_on, METH_NOARGS, hsv_avx512_on_doc},
+    {"allow_avx512", py_allow_avx512, METH_O, allow_avx512_doc},
+    {"avx512_on", py_avx512_on, METH_NOARGS, avx512_on_doc},
     {"warp_affine", py_warp_affine, METH_VARARGS, warp_affine_doc},
     {"warp_mosaic", py_warp_mosaic, METH_VARARGS, warp_mosaic_doc},
     {NULL, NULL, 0, NULL},

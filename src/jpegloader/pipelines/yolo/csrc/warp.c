@@ -2,6 +2,7 @@
 #include "warp.h"
 
 #include "bgr.h"
+#include "simd.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -167,15 +168,36 @@ static inline int group_tile(const source *s, int x0, int x1, int y0, int y1)
     return touched ? -2 : -1;
 }
 
+/* Eight pixels at source (sx, sy), whose taps are all on tile t (t >= 0), on none
+ * (-1: the fill) or on several (-2: pixel by pixel). */
+__attribute__((target("avx2,fma"))) static void eight_of(const source *s, int t, __m256 sx,
+                                                         __m256 sy, uint8_t *out)
+{
+    if (t >= 0) {
+        const jl_warp_tile *tile = &s->tiles[t];
+        __m256 fx = _mm256_floor_ps(sx), fy = _mm256_floor_ps(sy);
+        eight_inside(tile->src, tile->stride,
+                     _mm256_sub_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(tile->x0)),
+                     _mm256_sub_epi32(_mm256_cvtps_epi32(fy), _mm256_set1_epi32(tile->y0)),
+                     _mm256_sub_ps(sx, fx), _mm256_sub_ps(sy, fy), out);
+    } else if (t == -1) {
+        for (int k = 0; k < 8; k++)
+            memcpy(out + 3 * k, s->fill, 3);
+    } else {
+        float xs[8], ys[8];
+        _mm256_storeu_ps(xs, sx);
+        _mm256_storeu_ps(ys, sy);
+        for (int k = 0; k < 8; k++)
+            one_pixel(s, xs[k], ys[k], out + 3 * k);
+    }
+}
+
 __attribute__((target("avx2,fma"))) static void
 rows_avx2(const source *s, uint8_t *dst, int dh, int dw, ptrdiff_t dst_stride, const float *inv)
 {
     const int vec_end = dw - dw % OPENCV_LANES;
     const __m256 m0 = _mm256_set1_ps(inv[0]), m3 = _mm256_set1_ps(inv[3]);
     const __m256 lanes = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7), lim = _mm256_set1_ps(1e9f);
-    uint8_t fill8[24];
-    for (int k = 0; k < 8; k++)
-        memcpy(fill8 + 3 * k, s->fill, 3);
     for (int y = 0; y < dh; y++) {
         uint8_t *row = dst + y * dst_stride;
         const __m256 ox = _mm256_set1_ps((float)y * inv[1] + inv[2]);
@@ -185,28 +207,136 @@ rows_avx2(const source *s, uint8_t *dst, int dh, int dw, ptrdiff_t dst_stride, c
             __m256 sx = _mm256_fmadd_ps(m0, xs, ox), sy = _mm256_fmadd_ps(m3, xs, oy);
             sx = _mm256_max_ps(_mm256_min_ps(sx, lim), _mm256_sub_ps(_mm256_setzero_ps(), lim));
             sy = _mm256_max_ps(_mm256_min_ps(sy, lim), _mm256_sub_ps(_mm256_setzero_ps(), lim));
-            __m256 fx = _mm256_floor_ps(sx), fy = _mm256_floor_ps(sy);
-            __m256i ix = _mm256_cvtps_epi32(fx), iy = _mm256_cvtps_epi32(fy);
+            __m256i ix = _mm256_cvtps_epi32(_mm256_floor_ps(sx)),
+                    iy = _mm256_cvtps_epi32(_mm256_floor_ps(sy));
             /* a row's source points are monotone in x (each coordinate is affine in x and
              * rounding keeps order): the group's floors span its first and last lane's */
             int xa = _mm256_cvtsi256_si32(ix), xb = _mm256_extract_epi32(ix, 7),
                 ya = _mm256_cvtsi256_si32(iy), yb = _mm256_extract_epi32(iy, 7);
             int t = group_tile(s, xa < xb ? xa : xb, xa < xb ? xb : xa, ya < yb ? ya : yb,
                                ya < yb ? yb : ya);
-            if (t >= 0) {
-                const jl_warp_tile *tile = &s->tiles[t];
-                eight_inside(tile->src, tile->stride,
-                             _mm256_sub_epi32(ix, _mm256_set1_epi32(tile->x0)),
-                             _mm256_sub_epi32(iy, _mm256_set1_epi32(tile->y0)),
-                             _mm256_sub_ps(sx, fx), _mm256_sub_ps(sy, fy), row + 3 * x);
+            eight_of(s, t, sx, sy, row + 3 * x);
+        }
+        tail(s, row, y, vec_end, dw, inv);
+    }
+}
+
+/* NOTE [ A warp with AVX-512 ]
+ * Sixteen pixels a pass, the AVX2 loop's arithmetic lane by lane.  Where the 16
+ * pixels' taps lie on two rows of one tile and within 42 pixels (RandomPerspective
+ * without rotation or shear keeps a row's source row; its scale keeps 16 pixels'
+ * taps within 34), each tap row is read as one 128-byte window and every channel of
+ * every tap picked from it with VBMI's byte permutes, instead of 64 scalar loads.
+ * Elsewhere the group takes the AVX2 loop's ways.  Plain loads and stores only. */
+enum { WINDOW = 128 };
+
+/* bytes of the 16 int32 lanes' low bytes, in the low 16 bytes */
+JL_AVX512 static inline __m512i low_bytes(__m512i v)
+{
+    return _mm512_castsi128_si512(_mm512_cvtepi32_epi8(v));
+}
+
+/* the window's bytes at the 16 byte offsets idx, as int32 lanes */
+JL_AVX512 static inline __m512i pick(__m512i lo, __m512i hi, __m512i idx)
+{
+    return _mm512_cvtepu8_epi32(_mm512_castsi512_si128(_mm512_permutex2var_epi8(lo, idx, hi)));
+}
+
+/* Sixteen pixels whose taps lie on rows iy, iy + 1 of the tile from column ix0 on
+ * (at most WINDOW bytes): rel the lanes' byte offsets 3 * (ix - ix0). */
+JL_AVX512 static void sixteen_in_window(const uint8_t *row0, ptrdiff_t stride, __m512i rel,
+                                        __m512 a, __m512 b, uint8_t *out)
+{
+    const __m512i lo0 = _mm512_loadu_si512(row0), hi0 = _mm512_loadu_si512(row0 + 64),
+                  lo1 = _mm512_loadu_si512(row0 + stride),
+                  hi1 = _mm512_loadu_si512(row0 + stride + 64);
+    const __m512i zero = _mm512_setzero_si512(), byte = _mm512_set1_epi32(0xFF);
+    const __m512i pack3 = _mm512_broadcast_i32x4(
+                      _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1)),
+                  runs = _mm512_setr_epi32(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 15, 15, 15, 15);
+    __m512i packed = zero;
+    for (int ch = 0; ch < 3; ch++) {
+        __m512i i0 = low_bytes(_mm512_add_epi32(rel, _mm512_set1_epi32(ch))),
+                i1 = low_bytes(_mm512_add_epi32(rel, _mm512_set1_epi32(ch + 3)));
+        __m512 p00 = _mm512_cvtepi32_ps(pick(lo0, hi0, i0)),
+               p01 = _mm512_cvtepi32_ps(pick(lo0, hi0, i1)),
+               p10 = _mm512_cvtepi32_ps(pick(lo1, hi1, i0)),
+               p11 = _mm512_cvtepi32_ps(pick(lo1, hi1, i1));
+        __m512 v0 = _mm512_fmadd_ps(a, _mm512_sub_ps(p01, p00), p00);
+        __m512 v1 = _mm512_fmadd_ps(a, _mm512_sub_ps(p11, p10), p10);
+        __m512i v = _mm512_cvtps_epi32(_mm512_fmadd_ps(b, _mm512_sub_ps(v1, v0), v0));
+        v = _mm512_min_epi32(_mm512_max_epi32(v, zero), byte);
+        packed = _mm512_or_si512(packed, _mm512_slli_epi32(v, 8 * ch));
+    }
+    __m512i bytes = _mm512_permutexvar_epi32(runs, _mm512_shuffle_epi8(packed, pack3));
+    _mm256_storeu_si256((__m256i *)out, _mm512_castsi512_si256(bytes));
+    _mm_storeu_si128((__m128i *)(out + 32), _mm512_extracti32x4_epi32(bytes, 2));
+}
+
+/* Where a group of floors [xa, xb] x [ya, ya] on tile t may be read by windows: the
+ * first tap row's window start, or NULL. */
+static inline const uint8_t *window_of(const jl_warp_tile *tile, int xa, int xb, int ya)
+{
+    ptrdiff_t start = (ptrdiff_t)(ya - tile->y0) * tile->stride + 3 * (xa - tile->x0);
+    /* the tile's source is readable to its last row's tile width at least */
+    ptrdiff_t end = (ptrdiff_t)(tile->rows - 1) * tile->stride + 3 * (tile->x1 - tile->x0);
+    if (3 * (xb - xa) + 6 > WINDOW || start + tile->stride + WINDOW > end)
+        return NULL;
+    return tile->src + start;
+}
+
+JL_AVX512 static void rows_avx512(const source *s, uint8_t *dst, int dh, int dw,
+                                  ptrdiff_t dst_stride, const float *inv)
+{
+    const int vec_end = dw - dw % OPENCV_LANES;
+    const __m512 m0 = _mm512_set1_ps(inv[0]), m3 = _mm512_set1_ps(inv[3]);
+    const __m512 lanes = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                 lim = _mm512_set1_ps(1e9f), nlim = _mm512_set1_ps(-1e9f);
+    const __m512i three = _mm512_set1_epi32(3);
+    uint8_t fill16[48];
+    for (int k = 0; k < 16; k++)
+        memcpy(fill16 + 3 * k, s->fill, 3);
+    for (int y = 0; y < dh; y++) {
+        uint8_t *row = dst + y * dst_stride;
+        const __m512 ox = _mm512_set1_ps((float)y * inv[1] + inv[2]);
+        const __m512 oy = _mm512_set1_ps((float)y * inv[4] + inv[5]);
+        for (int x = 0; x < vec_end; x += 16) {
+            __m512 xs = _mm512_add_ps(lanes, _mm512_set1_ps((float)x));
+            __m512 sx = _mm512_fmadd_ps(m0, xs, ox), sy = _mm512_fmadd_ps(m3, xs, oy);
+            sx = _mm512_max_ps(_mm512_min_ps(sx, lim), nlim);
+            sy = _mm512_max_ps(_mm512_min_ps(sy, lim), nlim);
+            __m512 fx = _mm512_roundscale_ps(sx, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC),
+                   fy = _mm512_roundscale_ps(sy, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+            __m512i ix = _mm512_cvtps_epi32(fx), iy = _mm512_cvtps_epi32(fy);
+            /* monotone in x, as in rows_avx2: the first and last lanes span the group */
+            int xa = _mm_cvtsi128_si32(_mm512_castsi512_si128(ix)),
+                xb = _mm_extract_epi32(_mm512_extracti32x4_epi32(ix, 3), 3),
+                ya = _mm_cvtsi128_si32(_mm512_castsi512_si128(iy)),
+                yb = _mm_extract_epi32(_mm512_extracti32x4_epi32(iy, 3), 3);
+            int x0 = xa < xb ? xa : xb, x1 = xa < xb ? xb : xa, y0 = ya < yb ? ya : yb,
+                y1 = ya < yb ? yb : ya;
+            int t = group_tile(s, x0, x1, y0, y1);
+            const uint8_t *window = t >= 0 && y0 == y1 && xa <= xb
+                                        ? window_of(&s->tiles[t], x0, x1, y0) : NULL;
+            if (window) { /* NOTE [ A warp with AVX-512 ] */
+                __m512i rel = _mm512_mullo_epi32(_mm512_sub_epi32(ix, _mm512_set1_epi32(x0)),
+                                                 three);
+                sixteen_in_window(window, s->tiles[t].stride, rel, _mm512_sub_ps(sx, fx),
+                                  _mm512_sub_ps(sy, fy), row + 3 * x);
             } else if (t == -1) {
-                memcpy(row + 3 * x, fill8, 24);
+                memcpy(row + 3 * x, fill16, 48);
             } else {
-                float xs_[8], ys_[8];
-                _mm256_storeu_ps(xs_, sx);
-                _mm256_storeu_ps(ys_, sy);
-                for (int k = 0; k < 8; k++)
-                    one_pixel(s, xs_[k], ys_[k], row + 3 * (x + k));
+                float xs_[16], ys_[16];
+                _mm512_storeu_ps(xs_, sx);
+                _mm512_storeu_ps(ys_, sy);
+                for (int h = 0; h < 16; h += 8) {
+                    int g = t >= 0 ? t : group_tile(s, (int)floorf(fminf(xs_[h], xs_[h + 7])),
+                                                   (int)floorf(fmaxf(xs_[h], xs_[h + 7])),
+                                                   (int)floorf(fminf(ys_[h], ys_[h + 7])),
+                                                   (int)floorf(fmaxf(ys_[h], ys_[h + 7])));
+                    eight_of(s, g, _mm256_loadu_ps(xs_ + h), _mm256_loadu_ps(ys_ + h),
+                             row + 3 * (x + h));
+                }
             }
         }
         tail(s, row, y, vec_end, dw, inv);
@@ -217,7 +347,9 @@ void jl_warp_tiles_u8c3(const jl_warp_tile *tiles, int count, uint8_t *dst, int 
                         ptrdiff_t dst_stride, const float inv[6], const uint8_t fill[3])
 {
     const source s = {tiles, count, fill};
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    if (jl_yolo_avx512_on())
+        rows_avx512(&s, dst, dh, dw, dst_stride, inv);
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         rows_avx2(&s, dst, dh, dw, dst_stride, inv);
     else
         rows_scalar(&s, dst, dh, dw, dst_stride, inv);

@@ -1,0 +1,16 @@
+/* Which vector loops YOLO's C core runs: AVX-512 where the processor has it and the
+ * tests have not turned it off.  No Python here. */
+#ifndef JL_YOLO_SIMD_H
+#define JL_YOLO_SIMD_H
+
+/* The loops' target: AVX-512 F, BW, VL and VBMI (byte permutes), and FMA. */
+#define JL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,fma")))
+
+/* Whether the AVX-512 loops may run where the processor has them (the default);
+ * returns the previous setting.  They give the AVX2 loops' results. */
+int jl_yolo_allow_avx512(int allow);
+
+/* Whether they run: allowed, and the processor has every extension JL_AVX512 names. */
+int jl_yolo_avx512_on(void);
+
+#endif
