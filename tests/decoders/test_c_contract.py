@@ -36,7 +36,7 @@ def test_bad_buffers_raise_value_error_naming_them():
     with pytest.raises(ValueError, match="out is a"):  # uint8 output: a quarter the bytes
         _call(np.zeros(3 * 8 * 8, np.float32), 1)
     with pytest.raises(ValueError, match="out_type"):
-        _call(np.zeros(3 * 8 * 8, np.float32), 3)
+        _call(np.zeros(3 * 8 * 8, np.float32), 4)
     with pytest.raises(ValueError, match="lut"):
         _call(np.zeros(3 * 8 * 8, np.float32), 0, lut=np.zeros(10, np.float32))
     with pytest.raises(ValueError, match="norm"):  # empty, or a mean and std per channel

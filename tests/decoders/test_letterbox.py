@@ -82,3 +82,53 @@ def test_a_plan_for_another_size_is_refused():
     status, messages = decode_batch(EncodedBatch.from_files([data]),
                                     to_plans(g, [30], [24], dct_scaling=False), out)
     assert status[0] != 0 and "drawn for 30x24" in messages[0]
+
+
+def bgr_rows(data: bytes, size: tuple[int, int]) -> tuple[int, np.ndarray, str]:
+    """decode_batch's uint8[1, h, w, 3] in OpenCV's order (hwc and bgr): its status,
+    the rows and the message."""
+    h, w = size
+    one, zero = np.ones(1, np.int64), np.zeros(1, np.int64)
+    g = Geometry(zero, zero, one * w, one * h, one * w, one * h, zero, zero,
+                 np.zeros(1, bool), np.zeros(1, bool),
+                 np.full(1, FILTER_OPENCV_LINEAR, np.int32), pad_mode=PAD_MODES["constant"],
+                 pad_fill=0, pad_x=np.array([[0, w]]), pad_y=np.array([[0, h]]))
+    out = np.full((1, h, w, 3), 7, np.uint8)
+    status, messages = decode_batch(EncodedBatch.from_files([data]),
+                                    to_plans(g, [w], [h], dct_scaling=False), out, hwc=True,
+                                    bgr=True)
+    return int(status[0]), out[0], messages[0]
+
+
+def test_bgr_rows_equal_opencvs_imdecode():
+    # YOLO's training photos at their own size: libjpeg-turbo's B, G, R rows, as
+    # cv2.imdecode(IMREAD_COLOR) gives them; grey, progressive and 4:2:2 files too
+    photos = sorted((SHARED_DATA / "coco-sample" / "val2017").glob("*.jpg"))[:12]
+    photos += [SHARED_DATA / "edge-cases" / k for k in (
+        "grayscale/hopper_gray.jpg", "progressive/app13-multiple.jpg",
+        "subsampling-422/iptc.jpg")]
+    photos = [p for p in photos if p.exists()]
+    if not photos:
+        pytest.skip(f"needs the real-image corpus in {SHARED_DATA}")
+    for data in [noisy_jpeg(97, 61, seed=3)] + [p.read_bytes() for p in photos]:
+        want = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+        status, got, message = bgr_rows(data, want.shape[:2])
+        assert status == 0, message
+        np.testing.assert_array_equal(got, want)
+
+
+def test_bgr_rows_are_only_for_a_whole_image_at_its_own_size():
+    data = noisy_jpeg(32, 24, seed=4)
+    one, zero = np.ones(1, np.int64), np.zeros(1, np.int64)
+    g = Geometry(zero, zero, one * 32, one * 24, one * 16, one * 12, zero, zero,
+                 np.zeros(1, bool), np.zeros(1, bool),
+                 np.full(1, FILTER_OPENCV_LINEAR, np.int32), pad_mode=PAD_MODES["constant"],
+                 pad_fill=0, pad_x=np.array([[0, 16]]), pad_y=np.array([[0, 12]]))
+    out = np.full((1, 12, 16, 3), 7, np.uint8)
+    status, messages = decode_batch(EncodedBatch.from_files([data]),
+                                    to_plans(g, [32], [24], dct_scaling=False), out, hwc=True,
+                                    bgr=True)
+    assert status[0] != 0 and "own size only" in messages[0] and not out.any()
+    with pytest.raises(ValueError, match="pass hwc=True"):
+        decode_batch(EncodedBatch.from_files([data]), to_plans(g, [32], [24], False),
+                     np.zeros((1, 3, 12, 16), np.uint8), bgr=True)

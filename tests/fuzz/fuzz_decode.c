@@ -172,6 +172,28 @@ static void random_plan(jl_plan *p, int width, int height, int out_w, int out_h)
     }
 }
 
+/* The plan of a whole image at its own size, unpadded: what JL_OUT_BGR_HWC takes. */
+static void whole_image_plan(jl_plan *p, int width, int height)
+{
+    jl_axis *axes[2] = {&p->x, &p->y};
+    int sizes[2] = {width, height}, i;
+    for (i = 0; i < JL_COLOUR_STEPS; i++)
+        p->colour.op[i] = JL_COLOUR_NONE;
+    p->skip = 0;
+    p->scale_denom = 1;
+    p->flip = 0;
+    p->filter = below(2) ? JL_FILTER_OPENCV_LINEAR : JL_FILTER_BILINEAR;
+    p->pad_mode = JL_PAD_CONSTANT;
+    for (i = 0; i < 2; i++) {
+        jl_axis *a = axes[i];
+        a->src_lo = 0;
+        a->src_size = a->out_size = a->pad_len = sizes[i];
+        a->in0 = 0.0;
+        a->in1 = sizes[i];
+        a->pad_lo = a->pad_start = 0;
+    }
+}
+
 static void check_sample(const void *out, int out_type, size_t n, const float *lut,
                          int status, const char *msg, int sample)
 {
@@ -194,6 +216,7 @@ static void check_sample(const void *out, int out_type, size_t n, const float *l
 
 static long status_counts[8]; /* by status (0 .. JL_CHANGED) */
 static long rewritten;         /* inputs the DC-only rewrite shortened */
+static long bgr_rows;          /* samples decoded OK into OpenCV's BGR rows */
 
 /* FNV-1a over the input: the seed of every choice made for it. */
 static uint64_t input_seed(const uint8_t *data, size_t size)
@@ -300,11 +323,11 @@ static int decode_input(const uint8_t *data, size_t size, int scale8)
     double seconds[2] = {0.0, 0.0};
     char messages[2 * JL_MSG_LEN];
     jl_plan plans[2];
-    int out_w = 1 + below(OUT_MAX), out_h = 1 + below(OUT_MAX), k, width, height;
-    size_t sample = (size_t)3 * out_w * out_h;
-    int out_type = below(3) ? JL_OUT_FLOAT32 : JL_OUT_UINT8;
+    int out_w = 1 + below(OUT_MAX), out_h = 1 + below(OUT_MAX), k, width, height, whole = 0;
+    size_t sample;
+    int out_type = below(3) ? JL_OUT_FLOAT32 : below(3) ? JL_OUT_UINT8 : JL_OUT_BGR_HWC;
     size_t item = out_type == JL_OUT_FLOAT32 ? sizeof(float) : 1;
-    uint8_t *out = malloc(2 * sample * item);
+    uint8_t *out;
     int64_t max_pixels = below(8) ? 2 * 89478485LL : 1 + below(1 << 16);
 
     current_input = data;
@@ -322,8 +345,16 @@ static int decode_input(const uint8_t *data, size_t size, int scale8)
         width = 1 + below(2 * width);
         height = 1 + below(2 * height);
     }
+    if (out_type == JL_OUT_BGR_HWC && width <= OUT_MAX && height <= OUT_MAX && below(2)) {
+        out_w = width, out_h = height; /* OpenCV's rows: a whole image at its own size */
+        whole = 1;
+    }
+    sample = (size_t)3 * out_w * out_h;
+    out = malloc(2 * sample * item);
     for (k = 0; k < 2; k++) {
         random_plan(&plans[k], width, height, out_w, out_h);
+        if (whole)
+            whole_image_plan(&plans[k], width, height);
         if (scale8 && plans[k].scale_denom != 8) {
             plans[k].scale_denom = 8;
             random_axis(&plans[k].x, (width + 7) / 8, out_w);
@@ -346,6 +377,7 @@ static int decode_input(const uint8_t *data, size_t size, int scale8)
         status_counts[status[k] & 7]++;
         check_sample(out + k * sample * item, out_type, sample, lut, status[k],
                      messages + k * JL_MSG_LEN, k);
+        bgr_rows += out_type == JL_OUT_BGR_HWC && status[k] == JL_OK;
     }
     if (below(2))
         decode_views_input(twice, offsets, width, height, max_pixels, lut, scale8);
@@ -554,7 +586,7 @@ int main(int argc, char **argv)
            (double)(clock() - start) / CLOCKS_PER_SEC);
     for (k = 0; k < 8; k++)
         printf("%s\"%ld\": %ld", k ? ", " : "", k, status_counts[k]);
-    printf("}, \"rewritten\": %ld}\n", rewritten);
+    printf("}, \"rewritten\": %ld, \"bgr_rows\": %ld}\n", rewritten, bgr_rows);
     for (i = 0; i < nseeds; i++)
         free(seeds[i].data);
     free(seeds);

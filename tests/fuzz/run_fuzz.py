@@ -134,7 +134,8 @@ def fuzz(binary: Path, seeds: list[Path], *, inputs: int, jobs: int, cwd: Path,
         procs.append(subprocess.Popen([*args, *map(str, seeds)], stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True, cwd=cwd,
                                       env={**os.environ, **SANITIZER_ENV}))
-    total = {"inputs": 0, "seeds": 0, "cpu_seconds": 0.0, "statuses": {}, "rewritten": 0}
+    total = {"inputs": 0, "seeds": 0, "cpu_seconds": 0.0, "statuses": {}, "rewritten": 0,
+             "bgr_rows": 0}
     for j, proc in enumerate(procs):
         out, err = proc.communicate()
         _check(f"fuzz job {j + 1}", proc.returncode, err)
@@ -143,6 +144,7 @@ def fuzz(binary: Path, seeds: list[Path], *, inputs: int, jobs: int, cwd: Path,
         total["seeds"] = summary["seeds"]
         total["cpu_seconds"] = round(total["cpu_seconds"] + summary["cpu_seconds"], 1)
         total["rewritten"] += summary["rewritten"]
+        total["bgr_rows"] += summary["bgr_rows"]
         for k, v in summary["statuses"].items():
             total["statuses"][k] = total["statuses"].get(k, 0) + v
     return total

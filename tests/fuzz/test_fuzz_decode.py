@@ -43,6 +43,7 @@ def test_bounded_fuzz_run(driver):
     assert summary["inputs"] >= 1000
     statuses = summary["statuses"]
     assert statuses["0"] > 0 and statuses["3"] + statuses["4"] > 0  # both outcomes reached
+    assert summary["bgr_rows"] > 0  # OpenCV's BGR rows of whole images decoded too
 
 
 def test_bounded_run_of_the_dc_scans_target_rewrites_progressive_files(driver):

@@ -25,7 +25,8 @@ def decode_batch(
     each level through lut, float32[3, 256], or, where norm is float32[3, 2] rather
     than empty, computed as ((level / 255) - mean) / std with each channel's mean and
     std, which must give lut exactly) or uint8 (out_type 1), or uint8[n, out_h,
-    out_w, 3] (out_type 2: interleaved, as a PIL image).
+    out_w, 3] (out_type 2: interleaved, as a PIL image; 3: B, G, R, as cv2.imread
+    gives it, for plans that keep the whole image at its own size only).
 
     plans: n PLAN_DTYPE records.  Runs without the GIL.  A failed sample gets a
     non-zero status, a message and zeroed pixels; there are no partial results.

@@ -71,6 +71,7 @@ PAD_MODES = dict(_jpeg.PAD_MODES)
 OUT_TYPES = {np.dtype(np.float32): _jpeg.OUT_TYPES["FLOAT32"],
              np.dtype(np.uint8): _jpeg.OUT_TYPES["UINT8"]}
 OUT_UINT8_HWC = _jpeg.OUT_TYPES["UINT8_HWC"]
+OUT_BGR_HWC = _jpeg.OUT_TYPES["BGR_HWC"]
 
 
 def empty_plans(n: int) -> np.ndarray:
@@ -130,16 +131,18 @@ def probe(batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray, list[str]]:
     return info, status, _messages_to_text(messages, batch, status)
 
 
-def _output(out: np.ndarray, n: int, lut, norm, hwc: bool) -> tuple:
+def _output(out: np.ndarray, n: int, lut, norm, hwc: bool, bgr: bool = False) -> tuple:
     """Checks an output buffer: (out, out_type, height, width, lut, norm) as the C core
     takes them."""
+    if bgr and not hwc:
+        raise ValueError("bgr output is interleaved: pass hwc=True too")
     out_type = OUT_TYPES.get(out.dtype)
     if hwc:
         if out.dtype != np.uint8 or out.ndim != 4 or out.shape[0] != n or out.shape[3] != 3 \
                 or not out.flags.c_contiguous:
             raise ValueError(f"out must be C-contiguous uint8[{n}, H, W, 3], got "
                              f"{out.dtype}{out.shape}")
-        out_type, height, width = OUT_UINT8_HWC, out.shape[1], out.shape[2]
+        out_type, height, width = OUT_BGR_HWC if bgr else OUT_UINT8_HWC, *out.shape[1:3]
     elif out_type is None or out.ndim != 4 or out.shape[:2] != (n, 3) \
             or not out.flags.c_contiguous:
         raise ValueError(f"out must be C-contiguous float32 or uint8 [{n}, 3, H, W], got "
@@ -166,14 +169,17 @@ def _seconds(seconds: np.ndarray | None) -> np.ndarray:
 def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
                  lut: np.ndarray | None = None, max_pixels: int = DEFAULT_MAX_PIXELS,
                  seconds: np.ndarray | None = None, hwc: bool = False, threads: int = 1,
-                 norm: np.ndarray | None = None) -> tuple[np.ndarray, list[str]]:
+                 norm: np.ndarray | None = None, bgr: bool = False
+                 ) -> tuple[np.ndarray, list[str]]:
     """Runs the fused pipeline for a batch into ``out``: float32[n, 3, H, W]
     (each level through ``lut``, float32[3, 256]; computed instead when ``norm``,
     float32[3, 2], holds a mean and std per channel that give the table exactly:
     see pipelines/tensor_stage.py's division_form), uint8[n, 3, H, W] (the
     levels; no lut), or with ``hwc`` uint8[n, H, W, 3] (interleaved, as a PIL
-    image holds them).  With ``threads`` > 1 the samples are split over that
-    many threads (the C core runs without the GIL); the result is the same.
+    image holds them; with ``bgr`` too, B, G, R as cv2.imread gives them, for
+    plans that keep the whole image at its own size: others fail as unsupported).
+    With ``threads`` > 1 the samples are split over that many threads (the C core
+    runs without the GIL); the result is the same.
 
     Returns (status int32[n], messages).  Failed samples are zero-filled and
     must be completed by the caller; there are no partial results.  When given,
@@ -183,7 +189,7 @@ def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
     n = len(batch)
     if plans.dtype != PLAN_DTYPE or plans.shape != (n,):
         raise ValueError(f"plans must be PLAN_DTYPE[{n}], got {plans.dtype}{plans.shape}")
-    out, out_type, height, width, lut, norm = _output(out, n, lut, norm, hwc)
+    out, out_type, height, width, lut, norm = _output(out, n, lut, norm, hwc, bgr)
     status = np.zeros(n, dtype=np.int32)
     messages = np.zeros((n, MESSAGE_LENGTH), dtype=np.uint8)
     seconds = _seconds(seconds)

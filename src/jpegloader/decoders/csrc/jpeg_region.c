@@ -27,6 +27,7 @@ struct jl_decoder {
     size_t dc_stream_size;
     int reading; /* a region is open: its rows up to y_end remain to be read */
     int y_end;
+    int bgr; /* rows as B, G, R (JCS_EXT_BGR), OpenCV's order; else R, G, B */
 };
 
 static void on_error_exit(j_common_ptr cinfo)
@@ -97,6 +98,11 @@ jl_decoder *jl_decoder_new(void)
     }
     d->cinfo.progress = &d->progress;
     return d;
+}
+
+void jl_decoder_output_bgr(jl_decoder *d, int bgr)
+{
+    d->bgr = bgr != 0;
 }
 
 void jl_decoder_free(jl_decoder *d)
@@ -232,7 +238,8 @@ static int open_region(jl_decoder *d, const uint8_t *data, size_t size, int scal
                  info.width, info.height, (long long)max_pixels);
         return JL_TOO_LARGE;
     }
-    cinfo->out_color_space = JCS_RGB; /* grey is replicated, as PIL's convert does */
+    /* grey is replicated, as PIL's convert and OpenCV's IMREAD_COLOR do */
+    cinfo->out_color_space = d->bgr ? JCS_EXT_BGR : JCS_RGB;
     cinfo->scale_num = 1;
     cinfo->scale_denom = (unsigned)scale_denom;
     cinfo->dct_method = JDCT_ISLOW;    /* Pillow's default */

@@ -35,6 +35,10 @@ typedef struct jl_decoder jl_decoder;
 jl_decoder *jl_decoder_new(void);
 void jl_decoder_free(jl_decoder *d);
 
+/* Whether the next regions' rows are B, G, R (libjpeg-turbo's JCS_EXT_BGR: the same
+ * colour conversion, its bytes in OpenCV's order) instead of R, G, B. */
+void jl_decoder_output_bgr(jl_decoder *d, int bgr);
+
 /* Reads the header only.  Returns a status; msg gets a short text. */
 int jl_jpeg_probe(jl_decoder *d, const uint8_t *data, size_t size,
                   jl_jpeg_info *info, char *msg);

@@ -20,7 +20,9 @@
  * split straight into the planes at the padding's offset (an identity resize
  * would give the same bytes through two passes and two copies); resized, the
  * whole image is decoded and each output row made from two horizontal rows,
- * kept as they are reused, and split into the planes. */
+ * kept as they are reused, and split into the planes.  YOLO's training photos at
+ * their own size go into OpenCV's B, G, R rows instead (JL_OUT_BGR_HWC): libjpeg-
+ * turbo writes them in that order (JCS_EXT_BGR) and the rows are copied. */
 enum { LETTERBOX_STRIP_ROWS = 16 }; /* rows split while still in cache */
 
 static int whole_axis(const jl_axis *a, int size, int resized)
@@ -33,6 +35,12 @@ static int whole_axis(const jl_axis *a, int size, int resized)
 int jl_is_letterbox(const jl_plan *p, int out_type, int out_h, int out_w)
 {
     int resized = p->filter == JL_FILTER_OPENCV_LINEAR;
+    if (out_type == JL_OUT_BGR_HWC) /* OpenCV's rows: the whole image, as it is */
+        return p->pad_mode == JL_PAD_CONSTANT && p->scale_denom == 1 && !p->flip &&
+               !jl_colour_is_active(&p->colour) && whole_axis(&p->x, p->image_w, 0) &&
+               whole_axis(&p->y, p->image_h, 0) && p->x.pad_len == p->image_w &&
+               p->y.pad_len == p->image_h && out_w == p->image_w && out_h == p->image_h &&
+               jl_plan_is_valid(p, out_h, out_w);
     return out_type == JL_OUT_UINT8 && p->pad_mode == JL_PAD_CONSTANT && p->scale_denom == 1 &&
            !p->flip && !jl_colour_is_active(&p->colour) &&
            (resized || p->filter == JL_FILTER_BILINEAR) &&
@@ -69,6 +77,23 @@ static int copy_rows(jl_decoder *dec, uint8_t *out, size_t plane, int out_w, int
         for (k = 0; k < strip.rows; k++)
             jl_split_rgb(strip.pixels + (size_t)k * strip.stride, strip.stride, 1, w,
                          out + (size_t)(top + y + k) * out_w + left, plane);
+        y += strip.rows;
+    }
+    return status;
+}
+
+/* The decoded rows, B, G, R, copied into OpenCV's rows as they come. */
+static int copy_bgr_rows(jl_decoder *dec, uint8_t *out, int h, int w, char *msg)
+{
+    int y, k, status = JL_OK;
+    for (y = 0; y < h;) {
+        jl_rows strip;
+        status = jl_jpeg_region_read(dec, LETTERBOX_STRIP_ROWS, &strip, msg);
+        if (status != JL_OK)
+            return status;
+        for (k = 0; k < strip.rows; k++)
+            memcpy(out + (size_t)(y + k) * 3 * w, strip.pixels + (size_t)k * strip.stride,
+                   (size_t)3 * w);
         y += strip.rows;
     }
     return status;
@@ -126,17 +151,19 @@ static int resize_rows(jl_decoder *dec, const jl_plan *p, uint8_t *out, size_t p
 }
 
 int jl_letterbox_sample(jl_decoder *dec, const uint8_t *data, size_t size, const jl_plan *p,
-                        uint8_t *out, int out_h, int out_w, int64_t max_pixels, char *msg,
-                        double *decode_seconds)
+                        int out_type, uint8_t *out, int out_h, int out_w, int64_t max_pixels,
+                        char *msg, double *decode_seconds)
 {
-    const int w = p->image_w, h = p->image_h;
+    const int w = p->image_w, h = p->image_h, bgr = out_type == JL_OUT_BGR_HWC;
     jl_region r;
     int status;
     struct timespec t0, t1;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(&r, 0, sizeof(r));
+    jl_decoder_output_bgr(dec, bgr);
     status = jl_jpeg_region_open(dec, data, size, 1, 0, 0, w, h, max_pixels, &r, msg);
+    jl_decoder_output_bgr(dec, 0); /* set when a region opens */
     if (status != JL_TOO_LARGE && r.width != 0 && (r.width != w || r.height != h)) {
         if (status == JL_OK)
             jl_jpeg_region_close(dec, NULL);
@@ -146,13 +173,17 @@ int jl_letterbox_sample(jl_decoder *dec, const uint8_t *data, size_t size, const
     }
     if (status != JL_OK)
         return status;
-    fill_border(out, out_h, out_w, p->y.pad_lo, p->x.pad_lo, p->y.out_size, p->x.out_size,
-                p->pad_fill);
-    if (p->filter == JL_FILTER_OPENCV_LINEAR && (p->x.out_size != w || p->y.out_size != h))
-        status = resize_rows(dec, p, out, (size_t)out_h * out_w, out_w, msg);
-    else /* cv::resize to the same size copies */
-        status = copy_rows(dec, out, (size_t)out_h * out_w, out_w, p->y.pad_lo, p->x.pad_lo, h,
-                           w, msg);
+    if (bgr) {
+        status = copy_bgr_rows(dec, out, h, w, msg);
+    } else {
+        fill_border(out, out_h, out_w, p->y.pad_lo, p->x.pad_lo, p->y.out_size, p->x.out_size,
+                    p->pad_fill);
+        if (p->filter == JL_FILTER_OPENCV_LINEAR && (p->x.out_size != w || p->y.out_size != h))
+            status = resize_rows(dec, p, out, (size_t)out_h * out_w, out_w, msg);
+        else /* cv::resize to the same size copies */
+            status = copy_rows(dec, out, (size_t)out_h * out_w, out_w, p->y.pad_lo, p->x.pad_lo,
+                               h, w, msg);
+    }
     if (status == JL_OK)
         status = jl_jpeg_region_close(dec, msg);
     else

@@ -82,7 +82,8 @@ PyDoc_STRVAR(decode_batch_doc,
 "float32[3, 256], or computed as ((level / 255) - mean) / std where norm,\n"
 "float32[3, 2] or empty, holds a mean and std that give the table exactly)\n"
 "or uint8 (out_type 1: the levels), or uint8[n, out_h,\n"
-"out_w, 3] (out_type 2: interleaved, as a PIL image).  plans holds n\n"
+"out_w, 3] (out_type 2: interleaved, as a PIL image; 3: B, G, R, as OpenCV\n"
+"holds it, for whole images at their own size only).  plans holds n\n"
 "PLAN_DTYPE records.  A sample that fails gets a non-zero status, a\n"
 "message, and zeroed pixels; the call raises only when its buffers are\n"
 "wrong.  seconds, float64[2], is increased by the time spent decoding and\n"
@@ -102,9 +103,9 @@ static PyObject *py_decode_batch(PyObject *self, PyObject *args)
     n = check_inputs(&b[0], &b[1]);
     if (n >= 0 && (out_h <= 0 || out_w <= 0 || max_pixels <= 0 ||
                    (out_type != JL_OUT_FLOAT32 && out_type != JL_OUT_UINT8 &&
-                    out_type != JL_OUT_UINT8_HWC))) {
+                    out_type != JL_OUT_UINT8_HWC && out_type != JL_OUT_BGR_HWC))) {
         PyErr_Format(PyExc_ValueError,
-                     "out_h, out_w and max_pixels must be positive and out_type 0, 1 or 2, got "
+                     "out_h, out_w and max_pixels must be positive and out_type 0 to 3, got "
                      "%d, %d, %lld, %d", out_h, out_w, max_pixels, out_type);
         n = -1;
     }
@@ -456,7 +457,7 @@ static const named_value pad_modes[] = {
     {"reflect", JL_PAD_REFLECT}, {"symmetric", JL_PAD_SYMMETRIC}, {NULL, 0}};
 static const named_value out_types[] = {
     {"FLOAT32", JL_OUT_FLOAT32}, {"UINT8", JL_OUT_UINT8}, {"UINT8_HWC", JL_OUT_UINT8_HWC},
-    {NULL, 0}};
+    {"BGR_HWC", JL_OUT_BGR_HWC}, {NULL, 0}};
 
 static int add_dict(PyObject *m, const char *name, const named_value *items)
 {

@@ -341,8 +341,13 @@ static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
     double start;
 
     if (jl_is_letterbox(p, out_type, out_h, out_w)) /* NOTE [ A letterbox ] */
-        return jl_letterbox_sample(dec, data, size, p, (uint8_t *)out, out_h, out_w, max_pixels,
-                                msg, decode_seconds);
+        return jl_letterbox_sample(dec, data, size, p, out_type, (uint8_t *)out, out_h, out_w,
+                                   max_pixels, msg, decode_seconds);
+    if (out_type == JL_OUT_BGR_HWC) {
+        snprintf(msg, JL_MSG_LEN, "OpenCV's BGR rows are written for a whole image at its "
+                                  "own size only");
+        return JL_UNSUPPORTED;
+    }
     status = jl_view_taps_make(p, out_h, out_w, &t, msg);
     if (status != JL_OK)
         return status;

@@ -56,7 +56,9 @@ typedef struct {
 int jl_plan_is_valid(const jl_plan *p, int out_h, int out_w);
 
 /* Output element types of jl_decode_batch: float32 CHW through the table, uint8
- * CHW, or uint8 HWC (interleaved RGB rows: what a PIL image holds). */
-enum { JL_OUT_FLOAT32 = 0, JL_OUT_UINT8 = 1, JL_OUT_UINT8_HWC = 2 };
+ * CHW, uint8 HWC (interleaved RGB rows: what a PIL image holds), or uint8 HWC in
+ * OpenCV's order (B, G, R rows: what cv2.imread gives; a whole image at its own
+ * size only, NOTE [ A letterbox ] in letterbox.c). */
+enum { JL_OUT_FLOAT32 = 0, JL_OUT_UINT8 = 1, JL_OUT_UINT8_HWC = 2, JL_OUT_BGR_HWC = 3 };
 
 #endif

@@ -84,15 +84,19 @@ class YoloTrainDecoder(YoloBatches):
                 continue  # the dataset's own load_image reads it (targets)
             ori = (int(heights[j]), int(widths[j]))
             rh, rw = resized_hw(dataset, *ori)
-            planes = np.empty((1, 3, rh, rw), np.uint8)
+            plan = letterbox_plan(ori, (rh, rw), {"new_unpad": (rw, rh), **_NO_PAD}, self.fill)
             one = EncodedBatch(encoded.data, encoded.offsets[j:j + 2])
-            s, m = decode_batch(one, letterbox_plan(ori, (rh, rw), {"new_unpad": (rw, rh),
-                                                                    **_NO_PAD}, self.fill),
-                                planes, None, self.options.max_pixels, c_seconds)
-            if int(s[0]) == st.OK:  # RGB planes to OpenCV's BGR rows
-                bgr = np.empty((rh, rw, 3), np.uint8)
-                planes_to_bgr(planes, rh, rw, bgr)
-                work.images[index] = (bgr, ori, (rh, rw))
+            bgr = np.empty((1, rh, rw, 3), np.uint8)
+            if (rh, rw) == ori:  # decoded straight into OpenCV's BGR rows
+                s, m = decode_batch(one, plan, bgr, None, self.options.max_pixels, c_seconds,
+                                    hwc=True, bgr=True)
+            else:  # resized into RGB planes, then OpenCV's BGR rows
+                planes = np.empty((1, 3, rh, rw), np.uint8)
+                s, m = decode_batch(one, plan, planes, None, self.options.max_pixels, c_seconds)
+                if int(s[0]) == st.OK:
+                    planes_to_bgr(planes, rh, rw, bgr[0])
+            if int(s[0]) == st.OK:
+                work.images[index] = (bgr[0], ori, (rh, rw))
         return status, messages
 
     def targets(self, work: BatchWork) -> None:
