@@ -15,21 +15,28 @@ from tests.conftest import SHARED_DATA, noisy_jpeg
 cv2 = pytest.importorskip("cv2", reason="OpenCV is the oracle for its resize")
 
 
-def letterboxed(data: bytes, size: tuple[int, int], resized: tuple[int, int],
-                pad: tuple[int, int, int, int], fill=(114, 114, 114)) -> np.ndarray:
-    """The C core's [3, H, W] letterbox: (h, w) resized to (rh, rw), padded by (top,
-    bottom, left, right)."""
+def letterbox_plan(size: tuple[int, int], resized: tuple[int, int],
+                   pad: tuple[int, int, int, int] = (0, 0, 0, 0), fill=(0, 0, 0)) -> np.ndarray:
+    """A letterbox plan for an image of ``size`` (h, w): resized to (rh, rw), padded by
+    (top, bottom, left, right)."""
     (h, w), (rh, rw), (top, bottom, left, right) = size, resized, pad
-    out_h, out_w = rh + top + bottom, rw + left + right
     one, zero = np.ones(1, np.int64), np.zeros(1, np.int64)
     g = Geometry(zero, zero, one * w, one * h, one * rw, one * rh, zero, zero,
                  np.zeros(1, bool), np.zeros(1, bool),
                  np.full(1, FILTER_OPENCV_LINEAR, np.int32), pad_mode=PAD_MODES["constant"],
-                 pad_fill=packed_fill(fill), pad_x=np.array([[left, out_w]]),
-                 pad_y=np.array([[top, out_h]]))
-    out = np.zeros((1, 3, out_h, out_w), np.uint8)
+                 pad_fill=packed_fill(fill), pad_x=np.array([[left, rw + left + right]]),
+                 pad_y=np.array([[top, rh + top + bottom]]))
+    return to_plans(g, [w], [h], dct_scaling=False)
+
+
+def letterboxed(data: bytes, size: tuple[int, int], resized: tuple[int, int],
+                pad: tuple[int, int, int, int], fill=(114, 114, 114)) -> np.ndarray:
+    """The C core's [3, H, W] letterbox: (h, w) resized to (rh, rw), padded by (top,
+    bottom, left, right)."""
+    (rh, rw), (top, bottom, left, right) = resized, pad
+    out = np.zeros((1, 3, rh + top + bottom, rw + left + right), np.uint8)
     status, messages = decode_batch(EncodedBatch.from_files([data]),
-                                    to_plans(g, [w], [h], dct_scaling=False), out)
+                                    letterbox_plan(size, resized, pad, fill), out)
     assert status[0] == 0, messages[0]
     return out[0]
 
@@ -73,30 +80,18 @@ def test_real_photos_like_opencv():
 
 def test_a_plan_for_another_size_is_refused():
     data = noisy_jpeg(32, 24, seed=2)
-    one, zero = np.ones(1, np.int64), np.zeros(1, np.int64)
-    g = Geometry(zero, zero, one * 30, one * 24, one * 30, one * 24, zero, zero,
-                 np.zeros(1, bool), np.zeros(1, bool),
-                 np.full(1, FILTER_OPENCV_LINEAR, np.int32), pad_mode=PAD_MODES["constant"],
-                 pad_fill=0, pad_x=np.array([[0, 30]]), pad_y=np.array([[0, 24]]))
     out = np.zeros((1, 3, 24, 30), np.uint8)
     status, messages = decode_batch(EncodedBatch.from_files([data]),
-                                    to_plans(g, [30], [24], dct_scaling=False), out)
+                                    letterbox_plan((24, 30), (24, 30)), out)
     assert status[0] != 0 and "drawn for 30x24" in messages[0]
 
 
 def bgr_rows(data: bytes, size: tuple[int, int]) -> tuple[int, np.ndarray, str]:
     """decode_batch's uint8[1, h, w, 3] in OpenCV's order (hwc and bgr): its status,
     the rows and the message."""
-    h, w = size
-    one, zero = np.ones(1, np.int64), np.zeros(1, np.int64)
-    g = Geometry(zero, zero, one * w, one * h, one * w, one * h, zero, zero,
-                 np.zeros(1, bool), np.zeros(1, bool),
-                 np.full(1, FILTER_OPENCV_LINEAR, np.int32), pad_mode=PAD_MODES["constant"],
-                 pad_fill=0, pad_x=np.array([[0, w]]), pad_y=np.array([[0, h]]))
-    out = np.full((1, h, w, 3), 7, np.uint8)
-    status, messages = decode_batch(EncodedBatch.from_files([data]),
-                                    to_plans(g, [w], [h], dct_scaling=False), out, hwc=True,
-                                    bgr=True)
+    out = np.full((1, *size, 3), 7, np.uint8)
+    status, messages = decode_batch(EncodedBatch.from_files([data]), letterbox_plan(size, size),
+                                    out, hwc=True, bgr=True)
     return int(status[0]), out[0], messages[0]
 
 
@@ -118,17 +113,11 @@ def test_bgr_rows_equal_opencvs_imdecode():
 
 
 def test_bgr_rows_are_only_for_a_whole_image_at_its_own_size():
-    data = noisy_jpeg(32, 24, seed=4)
-    one, zero = np.ones(1, np.int64), np.zeros(1, np.int64)
-    g = Geometry(zero, zero, one * 32, one * 24, one * 16, one * 12, zero, zero,
-                 np.zeros(1, bool), np.zeros(1, bool),
-                 np.full(1, FILTER_OPENCV_LINEAR, np.int32), pad_mode=PAD_MODES["constant"],
-                 pad_fill=0, pad_x=np.array([[0, 16]]), pad_y=np.array([[0, 12]]))
+    data, plan = noisy_jpeg(32, 24, seed=4), letterbox_plan((24, 32), (12, 16))
     out = np.full((1, 12, 16, 3), 7, np.uint8)
-    status, messages = decode_batch(EncodedBatch.from_files([data]),
-                                    to_plans(g, [32], [24], dct_scaling=False), out, hwc=True,
+    status, messages = decode_batch(EncodedBatch.from_files([data]), plan, out, hwc=True,
                                     bgr=True)
     assert status[0] != 0 and "own size only" in messages[0] and not out.any()
     with pytest.raises(ValueError, match="pass hwc=True"):
-        decode_batch(EncodedBatch.from_files([data]), to_plans(g, [32], [24], False),
-                     np.zeros((1, 3, 12, 16), np.uint8), bgr=True)
+        decode_batch(EncodedBatch.from_files([data]), plan, np.zeros((1, 3, 12, 16), np.uint8),
+                     bgr=True)

@@ -64,9 +64,10 @@ static void fill_border(uint8_t *out, int out_h, int out_w, int top, int left, i
     }
 }
 
-/* The decoded rows split into the planes as they come. */
+/* The decoded rows as they come: split into the planes at the padding's offset, or
+ * (bgr: libjpeg-turbo's B, G, R rows, the image unpadded) copied into OpenCV's rows. */
 static int copy_rows(jl_decoder *dec, uint8_t *out, size_t plane, int out_w, int top, int left,
-                     int h, int w, char *msg)
+                     int h, int w, int bgr, char *msg)
 {
     int y, k, status = JL_OK;
     for (y = 0; y < h;) {
@@ -74,26 +75,14 @@ static int copy_rows(jl_decoder *dec, uint8_t *out, size_t plane, int out_w, int
         status = jl_jpeg_region_read(dec, LETTERBOX_STRIP_ROWS, &strip, msg);
         if (status != JL_OK)
             return status;
-        for (k = 0; k < strip.rows; k++)
-            jl_split_rgb(strip.pixels + (size_t)k * strip.stride, strip.stride, 1, w,
-                         out + (size_t)(top + y + k) * out_w + left, plane);
-        y += strip.rows;
-    }
-    return status;
-}
-
-/* The decoded rows, B, G, R, copied into OpenCV's rows as they come. */
-static int copy_bgr_rows(jl_decoder *dec, uint8_t *out, int h, int w, char *msg)
-{
-    int y, k, status = JL_OK;
-    for (y = 0; y < h;) {
-        jl_rows strip;
-        status = jl_jpeg_region_read(dec, LETTERBOX_STRIP_ROWS, &strip, msg);
-        if (status != JL_OK)
-            return status;
-        for (k = 0; k < strip.rows; k++)
-            memcpy(out + (size_t)(y + k) * 3 * w, strip.pixels + (size_t)k * strip.stride,
-                   (size_t)3 * w);
+        for (k = 0; k < strip.rows; k++) {
+            const uint8_t *row = strip.pixels + (size_t)k * strip.stride;
+            if (bgr)
+                memcpy(out + (size_t)(y + k) * 3 * w, row, (size_t)3 * w);
+            else
+                jl_split_rgb(row, strip.stride, 1, w, out + (size_t)(top + y + k) * out_w + left,
+                             plane);
+        }
         y += strip.rows;
     }
     return status;
@@ -173,17 +162,14 @@ int jl_letterbox_sample(jl_decoder *dec, const uint8_t *data, size_t size, const
     }
     if (status != JL_OK)
         return status;
-    if (bgr) {
-        status = copy_bgr_rows(dec, out, h, w, msg);
-    } else {
+    if (!bgr)
         fill_border(out, out_h, out_w, p->y.pad_lo, p->x.pad_lo, p->y.out_size, p->x.out_size,
                     p->pad_fill);
-        if (p->filter == JL_FILTER_OPENCV_LINEAR && (p->x.out_size != w || p->y.out_size != h))
-            status = resize_rows(dec, p, out, (size_t)out_h * out_w, out_w, msg);
-        else /* cv::resize to the same size copies */
-            status = copy_rows(dec, out, (size_t)out_h * out_w, out_w, p->y.pad_lo, p->x.pad_lo,
-                               h, w, msg);
-    }
+    if (!bgr && p->filter == JL_FILTER_OPENCV_LINEAR && (p->x.out_size != w || p->y.out_size != h))
+        status = resize_rows(dec, p, out, (size_t)out_h * out_w, out_w, msg);
+    else /* cv::resize to the same size copies */
+        status = copy_rows(dec, out, (size_t)out_h * out_w, out_w, p->y.pad_lo, p->x.pad_lo, h,
+                           w, bgr, msg);
     if (status == JL_OK)
         status = jl_jpeg_region_close(dec, msg);
     else
