@@ -47,6 +47,13 @@ class YoloBatches(BatchDecoder):
     def files(self) -> FileTable:
         return self.table
 
+    @staticmethod
+    def shape_batch(work: BatchWork, shapes: set[tuple[int, int]] | None) -> None:
+        """``work.compact`` and ``work.shape`` from the shapes the batch's images are
+        known to have before decoding (None: not known): compact where one shape."""
+        work.compact = shapes is not None and len(shapes) == 1
+        work.shape = next(iter(shapes)) if work.compact else None
+
     def image_out(self, work: BatchWork, k: int, h: int, w: int) -> np.ndarray:
         """Where sample k's h x w image goes in the slot (NOTE [ YOLO batches ])."""
         flat = work.arrays[0].reshape(len(work.arrays[0]), -1)

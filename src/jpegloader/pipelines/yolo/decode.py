@@ -24,7 +24,7 @@ from ...decoders.jpeg import EncodedBatch
 from ...decoders.plans import packed_fill
 from ..contract import BatchWork, DecodeOptions
 from .batches import YoloBatches, read_as_opencv
-from .draw import letterbox_params, letterbox_plan, padded_hw, rect_shape, resized_hw
+from .draw import letterbox_params, letterbox_plan, padded_hw, rect_hw, resized_hw
 from .labels import sample_labels
 from .recognise import YoloSource
 
@@ -42,11 +42,10 @@ class YoloBatchDecoder(YoloBatches):
         # NOTE [ YOLO batches ]: where each sample's letterbox is known before decoding
         shapes = None
         if dataset.rect:
-            shapes = {tuple(int(v) for v in rect_shape(dataset, int(i))) for i in work.indices}
+            shapes = {rect_hw(dataset, int(i)) for i in work.indices}
         elif not lb.auto:  # every letterbox is the whole new_shape
             shapes = {self.source.largest}
-        work.compact = shapes is not None and len(shapes) == 1
-        work.shape = next(iter(shapes)) if work.compact else None
+        self.shape_batch(work, shapes)
         work.out_hw = [None] * n    # each sample's letterboxed (h, w)
         work.hw = [None] * n        # its (original, resized) shapes, where native
         work.labels = [None] * n

@@ -38,6 +38,12 @@ def rect_shape(dataset, index: int):
     return dataset.batch_shapes[dataset.batch[index]]
 
 
+def rect_hw(dataset, index: int) -> tuple[int, int]:
+    """Sample ``index``'s rect batch shape as (h, w) ints."""
+    h, w = rect_shape(dataset, index)
+    return int(h), int(w)
+
+
 def padded_hw(params: dict) -> tuple[int, int]:
     """The letterboxed image's (height, width)."""
     w, h = params["new_unpad"]

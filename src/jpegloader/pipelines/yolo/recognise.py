@@ -155,11 +155,14 @@ def _shape(new_shape) -> tuple[int, int]:
         else (int(new_shape[0]), int(new_shape[1]))
 
 
+def _rect_largest(dataset) -> tuple[int, int]:
+    """The largest of a rect dataset's batch shapes, (h, w), each side on its own."""
+    shapes = np.asarray(dataset.batch_shapes)
+    return int(shapes[:, 0].max()), int(shapes[:, 1].max())
+
+
 def _largest(dataset, letterbox) -> tuple[int, int]:
-    if dataset.rect:
-        shapes = np.asarray(dataset.batch_shapes)
-        return int(shapes[:, 0].max()), int(shapes[:, 1].max())
-    return _shape(letterbox.new_shape)
+    return _rect_largest(dataset) if dataset.rect else _shape(letterbox.new_shape)
 
 
 def recognise(dataset) -> tuple[YoloSource | None, list[Check]]:
@@ -228,7 +231,7 @@ def _recognise_train(dataset, transforms, steps, names, checks) -> tuple:
     if not all(c.passed for c in checks):
         return None, checks
     size = imgsz(dataset)
-    return YoloTrainSource(dataset, _largest(dataset, None) if dataset.rect else (size, size)), \
+    return YoloTrainSource(dataset, _rect_largest(dataset) if dataset.rect else (size, size)), \
         checks
 
 

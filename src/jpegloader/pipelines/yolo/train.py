@@ -18,7 +18,7 @@ from ..random_stream import SAMPLE_STREAM, generators_kept, seed_generators, see
 from ._opencv import planes_to_bgr
 from .augment import run_steps
 from .batches import YoloBatches, read_as_opencv
-from .draw import letterbox_plan, rect_shape, resized_hw
+from .draw import letterbox_plan, rect_hw, resized_hw
 from .recognise import YoloTrainSource, planned_steps
 
 _NO_PAD = {"top": 0, "bottom": 0, "left": 0, "right": 0}
@@ -61,12 +61,9 @@ class YoloTrainDecoder(YoloBatches):
         super().begin(work)
         n = len(work.indices)
         dataset = self.source.dataset
-        if dataset.rect:  # each sample warped to its rect batch's shape (NOTE [ YOLO batches ])
-            shapes = {tuple(int(v) for v in rect_shape(dataset, int(i))) for i in work.indices}
-            work.compact = len(shapes) == 1
-            work.shape = next(iter(shapes)) if work.compact else None
-        else:
-            work.compact, work.shape = True, self.source.largest
+        # NOTE [ YOLO batches ]: each sample warped to imgsz square or its rect batch's shape
+        self.shape_batch(work, {rect_hw(dataset, int(i)) for i in work.indices}
+                         if dataset.rect else {self.source.largest})
         work.out_hw = [None] * n
         work.labels = [None] * n
         work.images = {}  # index -> (BGR image, original hw, resized hw), decoded here
@@ -122,7 +119,7 @@ class YoloTrainDecoder(YoloBatches):
 
     def _one_sample(self, work: BatchWork, k: int, index: int, steps, seed: int) -> None:
         dataset = self.source.dataset
-        shape = work.shape or tuple(int(v) for v in rect_shape(dataset, index))
+        shape = work.shape or rect_hw(dataset, index)
         out = self.image_out(work, k, *shape)[0]
         seed_generators(seed)
         try:
