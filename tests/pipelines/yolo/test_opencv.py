@@ -115,6 +115,8 @@ def test_warp_mosaic_refuses_tiles_that_do_not_fit():
         _opencv.warp_mosaic([(img, 4, 5, 0, 0, 6, 2, 0, 0)], out, 2, 2, m, fill)
     with pytest.raises(ValueError, match="a tile's src is a 60-byte buffer"):
         _opencv.warp_mosaic([(img, 5, 5, 0, 0, 1, 1, 0, 0)], out, 2, 2, m, fill)
+    with pytest.raises(ValueError, match="tile 0's 30000 x 30000 image is too large"):
+        _opencv.warp_mosaic([(img, 30000, 30000, 0, 0, 1, 1, 0, 0)], out, 2, 2, m, fill)
     with pytest.raises(ValueError, match="at most 9 tiles"):
         _opencv.warp_mosaic([(img, 4, 5, 0, 0, 1, 1, 0, 0)] * 10, out, 2, 2, m, fill)
 

@@ -270,21 +270,16 @@ JL_AVX512 static inline __m512i lookup16(const table256 *t, __m512i idx8, __mmas
     return _mm512_cvtepu8_epi32(_mm512_castsi512_si128(r));
 }
 
-JL_AVX512 static inline __m512i bytes_of(__m512i idx)
-{
-    return _mm512_castsi128_si512(_mm512_cvtepi32_epi8(idx));
-}
-
 JL_AVX512 static inline __m512i lookup_u8(const table256 *t, __m512i idx)
 {
-    __m512i b = bytes_of(idx);
+    __m512i b = jl_low_bytes16(idx);
     return lookup16(t, b, _mm512_movepi8_mask(b));
 }
 
 /* a 24-bit value from three byte tables (low byte first) */
 JL_AVX512 static inline __m512i lookup_u24(const table256 t[3], __m512i idx)
 {
-    __m512i b = bytes_of(idx);
+    __m512i b = jl_low_bytes16(idx);
     __mmask64 high = _mm512_movepi8_mask(b);
     return _mm512_or_si512(_mm512_or_si512(lookup16(&t[0], b, high),
                                            _mm512_slli_epi32(lookup16(&t[1], b, high), 8)),
@@ -303,11 +298,6 @@ JL_AVX512 static size_t pixels_avx512(uint8_t *img, size_t n, const hsv_bytes *t
                   pr0 = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1),
                   pr1 = _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1),
                   pr2 = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15);
-    /* each 128-bit lane's four (b, g, r, 0) words to twelve bytes, then the lanes'
-     * twelve-byte runs side by side */
-    const __m512i pack3 = _mm512_broadcast_i32x4(
-                      _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1)),
-                  runs = _mm512_setr_epi32(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 15, 15, 15, 15);
     const __m512i half = _mm512_set1_epi32(1 << 11), h180 = _mm512_set1_epi32(180),
                   zero = _mm512_setzero_si512(), byte = _mm512_set1_epi32(255);
     const __m512 hscale = _mm512_set1_ps(6.0f / 180), inv255 = _mm512_set1_ps(1.0f / 255.0f),
@@ -320,8 +310,7 @@ JL_AVX512 static size_t pixels_avx512(uint8_t *img, size_t n, const hsv_bytes *t
     /* a run of equal groups (Mosaic's and the warp's 114 border) is converted once;
      * plain 16- and 32-byte loads and stores (AMD's masked ones are slow) */
     __m128i last0 = _mm_set1_epi8(-1), last1 = last0, last2 = last0;
-    __m256i out01 = _mm256_setzero_si256();
-    __m128i out2 = _mm_setzero_si128();
+    __m512i out = zero;
     int have_last = 0;
     for (; i + 16 <= n; i += 16, img += 48) {
         __m128i x0 = _mm_loadu_si128((const __m128i *)img),
@@ -331,8 +320,7 @@ JL_AVX512 static size_t pixels_avx512(uint8_t *img, size_t n, const hsv_bytes *t
             _mm_movemask_epi8(_mm_and_si128(_mm_and_si128(_mm_cmpeq_epi8(x0, last0),
                                                           _mm_cmpeq_epi8(x1, last1)),
                                             _mm_cmpeq_epi8(x2, last2))) == 0xFFFF) {
-            _mm256_storeu_si256((__m256i *)img, out01);
-            _mm_storeu_si128((__m128i *)(img + 32), out2);
+            jl_store48_bgr(img, out);
             continue;
         }
         last0 = x0, last1 = x1, last2 = x2;
@@ -386,11 +374,8 @@ JL_AVX512 static size_t pixels_avx512(uint8_t *img, size_t n, const hsv_bytes *t
         __m512i words = _mm512_or_si512(CLAMP(ob), _mm512_or_si512(
             _mm512_slli_epi32(CLAMP(og), 8), _mm512_slli_epi32(CLAMP(orr), 16)));
 #undef CLAMP
-        __m512i out = _mm512_permutexvar_epi32(runs, _mm512_shuffle_epi8(words, pack3));
-        out01 = _mm512_castsi512_si256(out);
-        out2 = _mm512_extracti32x4_epi32(out, 2);
-        _mm256_storeu_si256((__m256i *)img, out01);
-        _mm_storeu_si128((__m128i *)(img + 32), out2);
+        out = jl_pack16_bgr(words);
+        jl_store48_bgr(img, out);
         have_last = 1;
     }
     return i;

@@ -111,7 +111,13 @@ static PyObject *py_warp_mosaic(PyObject *self, PyObject *args)
                               &h, &w, &x0, &y0, &x1, &y1, &sx, &sy))
             goto done;
         used++;
-        if (image_size_ok(h, w) || jl_check_size(&b[used - 1], h * w * 3, "a tile's src"))
+        if (image_size_ok(h, w))
+            goto done;
+        if (h * w > INT_MAX / 4) { /* warp_affine's bound: taps' offsets are int32 lanes */
+            PyErr_Format(PyExc_ValueError, "tile %zd's %zd x %zd image is too large", i, h, w);
+            goto done;
+        }
+        if (jl_check_size(&b[used - 1], h * w * 3, "a tile's src"))
             goto done;
         if (x0 < 0 || y0 < 0 || x1 > INT_MAX / 4 || y1 > INT_MAX / 4 || sx < 0 || sy < 0 ||
             x1 < x0 || y1 < y0 || sx + (x1 - x0) > w || sy + (y1 - y0) > h) {

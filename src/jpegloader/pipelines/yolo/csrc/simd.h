@@ -3,8 +3,17 @@
 #ifndef JL_YOLO_SIMD_H
 #define JL_YOLO_SIMD_H
 
+#include <immintrin.h>
+
 /* The loops' target: AVX-512 F, BW, VL and VBMI (byte permutes), and FMA. */
 #define JL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,fma")))
+
+/* The low byte of each of 16 int32 lanes, in the result's low 16 bytes: byte
+ * indices for the VBMI permutes. */
+JL_AVX512 static inline __m512i jl_low_bytes16(__m512i v)
+{
+    return _mm512_castsi128_si512(_mm512_cvtepi32_epi8(v));
+}
 
 /* Whether the AVX-512 loops may run where the processor has them (the default);
  * returns the previous setting.  They give the AVX2 loops' results. */

@@ -192,6 +192,20 @@ __attribute__((target("avx2,fma"))) static void eight_of(const source *s, int t,
     }
 }
 
+/* Eight pixels at source (sx, sy): the tile their taps lie on, then eight_of. */
+__attribute__((target("avx2,fma"))) static void eight_pixels(const source *s, __m256 sx,
+                                                             __m256 sy, uint8_t *out)
+{
+    __m256i ix = _mm256_cvtps_epi32(_mm256_floor_ps(sx)),
+            iy = _mm256_cvtps_epi32(_mm256_floor_ps(sy));
+    /* a row's source points are monotone in x (each coordinate is affine in x and
+     * rounding keeps order): the group's floors span its first and last lane's */
+    int xa = _mm256_cvtsi256_si32(ix), xb = _mm256_extract_epi32(ix, 7),
+        ya = _mm256_cvtsi256_si32(iy), yb = _mm256_extract_epi32(iy, 7);
+    eight_of(s, group_tile(s, xa < xb ? xa : xb, xa < xb ? xb : xa, ya < yb ? ya : yb,
+                           ya < yb ? yb : ya), sx, sy, out);
+}
+
 __attribute__((target("avx2,fma"))) static void
 rows_avx2(const source *s, uint8_t *dst, int dh, int dw, ptrdiff_t dst_stride, const float *inv)
 {
@@ -207,15 +221,7 @@ rows_avx2(const source *s, uint8_t *dst, int dh, int dw, ptrdiff_t dst_stride, c
             __m256 sx = _mm256_fmadd_ps(m0, xs, ox), sy = _mm256_fmadd_ps(m3, xs, oy);
             sx = _mm256_max_ps(_mm256_min_ps(sx, lim), _mm256_sub_ps(_mm256_setzero_ps(), lim));
             sy = _mm256_max_ps(_mm256_min_ps(sy, lim), _mm256_sub_ps(_mm256_setzero_ps(), lim));
-            __m256i ix = _mm256_cvtps_epi32(_mm256_floor_ps(sx)),
-                    iy = _mm256_cvtps_epi32(_mm256_floor_ps(sy));
-            /* a row's source points are monotone in x (each coordinate is affine in x and
-             * rounding keeps order): the group's floors span its first and last lane's */
-            int xa = _mm256_cvtsi256_si32(ix), xb = _mm256_extract_epi32(ix, 7),
-                ya = _mm256_cvtsi256_si32(iy), yb = _mm256_extract_epi32(iy, 7);
-            int t = group_tile(s, xa < xb ? xa : xb, xa < xb ? xb : xa, ya < yb ? ya : yb,
-                               ya < yb ? yb : ya);
-            eight_of(s, t, sx, sy, row + 3 * x);
+            eight_pixels(s, sx, sy, row + 3 * x);
         }
         tail(s, row, y, vec_end, dw, inv);
     }
@@ -229,12 +235,6 @@ rows_avx2(const source *s, uint8_t *dst, int dh, int dw, ptrdiff_t dst_stride, c
  * every tap picked from it with VBMI's byte permutes, instead of 64 scalar loads.
  * Elsewhere the group takes the AVX2 loop's ways.  Plain loads and stores only. */
 enum { WINDOW = 128 };
-
-/* bytes of the 16 int32 lanes' low bytes, in the low 16 bytes */
-JL_AVX512 static inline __m512i low_bytes(__m512i v)
-{
-    return _mm512_castsi128_si512(_mm512_cvtepi32_epi8(v));
-}
 
 /* the window's bytes at the 16 byte offsets idx, as int32 lanes */
 JL_AVX512 static inline __m512i pick(__m512i lo, __m512i hi, __m512i idx)
@@ -251,13 +251,10 @@ JL_AVX512 static void sixteen_in_window(const uint8_t *row0, ptrdiff_t stride, _
                   lo1 = _mm512_loadu_si512(row0 + stride),
                   hi1 = _mm512_loadu_si512(row0 + stride + 64);
     const __m512i zero = _mm512_setzero_si512(), byte = _mm512_set1_epi32(0xFF);
-    const __m512i pack3 = _mm512_broadcast_i32x4(
-                      _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1)),
-                  runs = _mm512_setr_epi32(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 15, 15, 15, 15);
     __m512i packed = zero;
     for (int ch = 0; ch < 3; ch++) {
-        __m512i i0 = low_bytes(_mm512_add_epi32(rel, _mm512_set1_epi32(ch))),
-                i1 = low_bytes(_mm512_add_epi32(rel, _mm512_set1_epi32(ch + 3)));
+        __m512i i0 = jl_low_bytes16(_mm512_add_epi32(rel, _mm512_set1_epi32(ch))),
+                i1 = jl_low_bytes16(_mm512_add_epi32(rel, _mm512_set1_epi32(ch + 3)));
         __m512 p00 = _mm512_cvtepi32_ps(pick(lo0, hi0, i0)),
                p01 = _mm512_cvtepi32_ps(pick(lo0, hi0, i1)),
                p10 = _mm512_cvtepi32_ps(pick(lo1, hi1, i0)),
@@ -268,9 +265,7 @@ JL_AVX512 static void sixteen_in_window(const uint8_t *row0, ptrdiff_t stride, _
         v = _mm512_min_epi32(_mm512_max_epi32(v, zero), byte);
         packed = _mm512_or_si512(packed, _mm512_slli_epi32(v, 8 * ch));
     }
-    __m512i bytes = _mm512_permutexvar_epi32(runs, _mm512_shuffle_epi8(packed, pack3));
-    _mm256_storeu_si256((__m256i *)out, _mm512_castsi512_si256(bytes));
-    _mm_storeu_si128((__m128i *)(out + 32), _mm512_extracti32x4_epi32(bytes, 2));
+    jl_store48_bgr(out, jl_pack16_bgr(packed));
 }
 
 /* Where a group of floors [xa, xb] x [ya, ya] on tile t may be read by windows: the
@@ -325,17 +320,16 @@ JL_AVX512 static void rows_avx512(const source *s, uint8_t *dst, int dh, int dw,
                                   _mm512_sub_ps(sy, fy), row + 3 * x);
             } else if (t == -1) {
                 memcpy(row + 3 * x, fill16, 48);
-            } else {
+            } else { /* in halves, as the AVX2 loop does them */
                 float xs_[16], ys_[16];
                 _mm512_storeu_ps(xs_, sx);
                 _mm512_storeu_ps(ys_, sy);
                 for (int h = 0; h < 16; h += 8) {
-                    int g = t >= 0 ? t : group_tile(s, (int)floorf(fminf(xs_[h], xs_[h + 7])),
-                                                   (int)floorf(fmaxf(xs_[h], xs_[h + 7])),
-                                                   (int)floorf(fminf(ys_[h], ys_[h + 7])),
-                                                   (int)floorf(fmaxf(ys_[h], ys_[h + 7])));
-                    eight_of(s, g, _mm256_loadu_ps(xs_ + h), _mm256_loadu_ps(ys_ + h),
-                             row + 3 * (x + h));
+                    __m256 hx = _mm256_loadu_ps(xs_ + h), hy = _mm256_loadu_ps(ys_ + h);
+                    if (t >= 0) /* every tap on tile t */
+                        eight_of(s, t, hx, hy, row + 3 * (x + h));
+                    else
+                        eight_pixels(s, hx, hy, row + 3 * (x + h));
                 }
             }
         }
