@@ -27,7 +27,6 @@ struct jl_decoder {
     size_t dc_stream_size;
     int reading; /* a region is open: its rows up to y_end remain to be read */
     int y_end;
-    int bgr; /* rows as B, G, R (JCS_EXT_BGR), OpenCV's order; else R, G, B */
 };
 
 static void on_error_exit(j_common_ptr cinfo)
@@ -98,11 +97,6 @@ jl_decoder *jl_decoder_new(void)
     }
     d->cinfo.progress = &d->progress;
     return d;
-}
-
-void jl_decoder_output_bgr(jl_decoder *d, int bgr)
-{
-    d->bgr = bgr != 0;
 }
 
 void jl_decoder_free(jl_decoder *d)
@@ -199,8 +193,8 @@ static void stop_reading(jl_decoder *d)
 
 /* jl_jpeg_region_open's work, run under its setjmp (NOTE [ setjmp and locals ]). */
 static int open_region(jl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
-                       int x0, int y0, int x1, int y1, int64_t max_pixels, jl_region *out,
-                       char *msg)
+                       int x0, int y0, int x1, int y1, int64_t max_pixels, int bgr,
+                       jl_region *out, char *msg)
 {
     struct jpeg_decompress_struct *cinfo = &d->cinfo;
     jl_jpeg_info info;
@@ -239,7 +233,7 @@ static int open_region(jl_decoder *d, const uint8_t *data, size_t size, int scal
         return JL_TOO_LARGE;
     }
     /* grey is replicated, as PIL's convert and OpenCV's IMREAD_COLOR do */
-    cinfo->out_color_space = d->bgr ? JCS_EXT_BGR : JCS_RGB;
+    cinfo->out_color_space = bgr ? JCS_EXT_BGR : JCS_RGB;
     cinfo->scale_num = 1;
     cinfo->scale_denom = (unsigned)scale_denom;
     cinfo->dct_method = JDCT_ISLOW;    /* Pillow's default */
@@ -285,8 +279,8 @@ static int open_region(jl_decoder *d, const uint8_t *data, size_t size, int scal
 }
 
 int jl_jpeg_region_open(jl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
-                        int x0, int y0, int x1, int y1, int64_t max_pixels, jl_region *out,
-                        char *msg)
+                        int x0, int y0, int x1, int y1, int64_t max_pixels, int bgr,
+                        jl_region *out, char *msg)
 {
     d->err.warnings = 0;
     d->reading = 0;
@@ -299,7 +293,7 @@ int jl_jpeg_region_open(jl_decoder *d, const uint8_t *data, size_t size, int sca
         set_msg(msg, d->err.message);
         return JL_ERROR;
     }
-    return open_region(d, data, size, scale_denom, x0, y0, x1, y1, max_pixels, out, msg);
+    return open_region(d, data, size, scale_denom, x0, y0, x1, y1, max_pixels, bgr, out, msg);
 }
 
 /* jl_jpeg_region_read's work, run under its setjmp (NOTE [ setjmp and locals ]). */

@@ -35,10 +35,6 @@ typedef struct jl_decoder jl_decoder;
 jl_decoder *jl_decoder_new(void);
 void jl_decoder_free(jl_decoder *d);
 
-/* Whether the next regions' rows are B, G, R (libjpeg-turbo's JCS_EXT_BGR: the same
- * colour conversion, its bytes in OpenCV's order) instead of R, G, B. */
-void jl_decoder_output_bgr(jl_decoder *d, int bgr);
-
 /* Reads the header only.  Returns a status; msg gets a short text. */
 int jl_jpeg_probe(jl_decoder *d, const uint8_t *data, size_t size,
                   jl_jpeg_info *info, char *msg);
@@ -63,10 +59,11 @@ typedef struct {
  * [y0,y1) of the scaled image, each of its pixels as a full decode gives it
  * (NOTE [ Exact pixels at a cropped edge ]): fills `out` with the block, which
  * may start further left and end further right.  Refuses images
- * over max_pixels before allocating. */
+ * over max_pixels before allocating.  The rows are R, G, B, or with bgr B, G, R
+ * (libjpeg-turbo's JCS_EXT_BGR: the same colour conversion, in OpenCV's order). */
 int jl_jpeg_region_open(jl_decoder *d, const uint8_t *data, size_t size, int scale_denom,
-                        int x0, int y0, int x1, int y1, int64_t max_pixels, jl_region *out,
-                        char *msg);
+                        int x0, int y0, int x1, int y1, int64_t max_pixels, int bgr,
+                        jl_region *out, char *msg);
 
 /* Decodes the block's next rows, at most max_rows: a few at a time lets the
  * caller work on each strip while it is still in cache. */

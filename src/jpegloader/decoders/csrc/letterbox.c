@@ -150,9 +150,7 @@ int jl_letterbox_sample(jl_decoder *dec, const uint8_t *data, size_t size, const
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(&r, 0, sizeof(r));
-    jl_decoder_output_bgr(dec, bgr);
-    status = jl_jpeg_region_open(dec, data, size, 1, 0, 0, w, h, max_pixels, &r, msg);
-    jl_decoder_output_bgr(dec, 0); /* set when a region opens */
+    status = jl_jpeg_region_open(dec, data, size, 1, 0, 0, w, h, max_pixels, bgr, &r, msg);
     if (status != JL_TOO_LARGE && r.width != 0 && (r.width != w || r.height != h)) {
         if (status == JL_OK)
             jl_jpeg_region_close(dec, NULL);

@@ -354,7 +354,7 @@ static int run_sample(jl_decoder *dec, jl_scratch *s, const uint8_t *data,
     start = now();
     memset(&r, 0, sizeof(r));
     status = jl_jpeg_region_open(dec, data, size, p->scale_denom, t.x0, t.y0, t.x1, t.y1,
-                                 max_pixels, &r, msg);
+                                 max_pixels, 0, &r, msg);
     *decode_seconds = now() - start;
     status = check_opened(dec, status, &r, p, &t, 1, msg);
     if (status != JL_OK)
@@ -450,7 +450,7 @@ static int run_views(jl_decoder *dec, jl_scratch *s, const uint8_t *data, size_t
     start = now();
     memset(&r, 0, sizeof(r));
     status = jl_jpeg_region_open(dec, data, size, p[0].scale_denom, x0, y0, x1, y1, max_pixels,
-                                 &r, msg);
+                                 0, &r, msg);
     *decode_seconds = now() - start;
     status = check_opened(dec, status, &r, p, t, views, msg);
     if (status != JL_OK)
