@@ -96,6 +96,30 @@ static void random_axis(jl_axis *a, int full, int out)
     a->out_start = below(a->out_size - out + 1);
 }
 
+/* A whole image at its own size, no DCT scale, flip or colour, a constant padding of
+ * nothing: a letterbox's base (NOTE [ A letterbox ]), and as it is, what
+ * JL_OUT_BGR_HWC takes. */
+static void whole_image_plan(jl_plan *p, int filter, int width, int height)
+{
+    jl_axis *axes[2] = {&p->x, &p->y};
+    int sizes[2] = {width, height}, i;
+    for (i = 0; i < JL_COLOUR_STEPS; i++)
+        p->colour.op[i] = JL_COLOUR_NONE;
+    p->scale_denom = 1;
+    p->flip = 0;
+    p->colour_first = 0;
+    p->filter = filter;
+    p->pad_mode = JL_PAD_CONSTANT;
+    for (i = 0; i < 2; i++) {
+        jl_axis *a = axes[i];
+        a->src_lo = 0;
+        a->src_size = a->out_size = a->pad_len = sizes[i];
+        a->in0 = 0.0;
+        a->in1 = sizes[i];
+        a->pad_lo = a->pad_start = a->out_start = 0;
+    }
+}
+
 static void random_plan(jl_plan *p, int width, int height, int out_w, int out_h)
 {
     static const int scales[4] = {1, 2, 4, 8};
@@ -140,25 +164,16 @@ static void random_plan(jl_plan *p, int width, int height, int out_w, int out_h)
     }
     if (below(4) == 0) { /* a letterbox: NOTE [ A letterbox ] (uint8 outputs take it) */
         jl_axis *axes[2] = {&p->x, &p->y};
-        int sides[2] = {out_w, out_h}, sizes[2] = {width, height}, i;
-        for (i = 0; i < JL_COLOUR_STEPS; i++)
-            p->colour.op[i] = JL_COLOUR_NONE;
-        p->scale_denom = 1;
-        p->flip = 0;
-        p->colour_first = 0;
-        p->filter = below(4) ? JL_FILTER_OPENCV_LINEAR : JL_FILTER_BILINEAR;
-        p->pad_mode = JL_PAD_CONSTANT;
+        int sides[2] = {out_w, out_h}, i;
+        whole_image_plan(p, below(4) ? JL_FILTER_OPENCV_LINEAR : JL_FILTER_BILINEAR, width,
+                         height);
         p->pad_fill = (int32_t)(next_u64() & 0xFFFFFF);
         for (i = 0; i < 2; i++) {
             jl_axis *a = axes[i];
-            a->src_lo = 0;
-            a->src_size = sizes[i];
-            a->in0 = 0.0;
-            a->in1 = sizes[i];
-            a->out_size = p->filter == JL_FILTER_BILINEAR ? sizes[i] : 1 + below(sides[i]);
+            if (p->filter != JL_FILTER_BILINEAR)
+                a->out_size = 1 + below(sides[i]);
             a->pad_lo = a->out_size <= sides[i] ? below(sides[i] - a->out_size + 1) : 0;
             a->pad_len = sides[i];
-            a->pad_start = a->out_start = 0;
         }
     }
     if (below(16) == 0) { /* garbage fields: the core must refuse, not trust them */
@@ -169,28 +184,6 @@ static void random_plan(jl_plan *p, int width, int height, int out_w, int out_h)
         p->colour.op[below(JL_COLOUR_STEPS)] = below(3) ? JL_COLOUR_HUE : (int32_t)next_u64();
         p->colour.value[below(JL_COLOUR_STEPS)] = (float)(int32_t)next_u64();
         p->colour_first = below(3) ? p->colour_first : (int32_t)next_u64();
-    }
-}
-
-/* The plan of a whole image at its own size, unpadded: what JL_OUT_BGR_HWC takes. */
-static void whole_image_plan(jl_plan *p, int width, int height)
-{
-    jl_axis *axes[2] = {&p->x, &p->y};
-    int sizes[2] = {width, height}, i;
-    for (i = 0; i < JL_COLOUR_STEPS; i++)
-        p->colour.op[i] = JL_COLOUR_NONE;
-    p->skip = 0;
-    p->scale_denom = 1;
-    p->flip = 0;
-    p->filter = below(2) ? JL_FILTER_OPENCV_LINEAR : JL_FILTER_BILINEAR;
-    p->pad_mode = JL_PAD_CONSTANT;
-    for (i = 0; i < 2; i++) {
-        jl_axis *a = axes[i];
-        a->src_lo = 0;
-        a->src_size = a->out_size = a->pad_len = sizes[i];
-        a->in0 = 0.0;
-        a->in1 = sizes[i];
-        a->pad_lo = a->pad_start = 0;
     }
 }
 
@@ -353,8 +346,12 @@ static int decode_input(const uint8_t *data, size_t size, int scale8)
     out = malloc(2 * sample * item);
     for (k = 0; k < 2; k++) {
         random_plan(&plans[k], width, height, out_w, out_h);
-        if (whole)
-            whole_image_plan(&plans[k], width, height);
+        if (whole) {
+            whole_image_plan(&plans[k],
+                             below(2) ? JL_FILTER_OPENCV_LINEAR : JL_FILTER_BILINEAR, width,
+                             height);
+            plans[k].skip = 0;
+        }
         if (scale8 && plans[k].scale_denom != 8) {
             plans[k].scale_denom = 8;
             random_axis(&plans[k].x, (width + 7) / 8, out_w);
