@@ -87,6 +87,23 @@ def test_segment_train_with_copy_paste_replays_ultralytics(tmp_path):
     assert_replays_ultralytics(ds, [list(range(10, 18))])
 
 
+def test_a_photos_segments_are_resampled_once_a_batch(tmp_path):
+    # NOTE [ A photo's labels read once a batch ]: Mosaic takes each photo of the
+    # batch as a partner about three times; its labels are computed once (the batch
+    # still replays Ultralytics, which computes them every time: the tests above)
+    ds = train_dataset(coco_yolo_set(tmp_path, segments=True), imgsz=320, batch=8,
+                       task="segment")
+    calls = []
+    update = ds.update_labels_info
+    ds.update_labels_info = lambda label: calls.append(label["im_file"]) or update(label)
+    indices = [10, 11, 12, 13, 14, 15, 16, 12]
+    decoded_batch(ds, indices, epoch_seed(3, 0), 0)
+    assert sorted(calls) == sorted({ds.im_files[i] for i in indices})
+    assert "get_image_and_label" not in vars(ds)  # the batch's reading is put back
+    del ds.update_labels_info
+    assert_replays_ultralytics(ds, [indices])
+
+
 def test_the_mosaic_canvas_is_left_unbuilt_only_where_the_warp_alone_reads_it(tmp_path):
     # NOTE [ A Mosaic never built ]: with Ultralytics' defaults nothing reads Mosaic's
     # canvas before the warp; a CopyPaste that may paste, or a step of yours, between
