@@ -51,10 +51,7 @@ ZERO_COPY_SUPPORTED = _use_count is not None
 # A forked worker inherits no page-table entries for the ring, so each first write
 # to a 4 KiB page of a slot faults, in every new worker, every epoch with torch's
 # default persistent_workers=False.  One MADV_POPULATE_WRITE over the slot before
-# its first write maps the same pages for less CPU (docs/experiments.md).  Not for
-# a decoder whose samples may fill part of their rows (``partial_rows``: YOLO's rect
-# batches, detection's own-size images): populating would give the slot pages no
-# batch writes (YOLO validation's ring: 101 -> 83 MiB on coco-sample).
+# its first write maps the same pages for less CPU (docs/experiments.md).
 _MADV_POPULATE_WRITE = 23  # Linux 5.14+; older kernels answer EINVAL and pages fault in
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 _madvise = None

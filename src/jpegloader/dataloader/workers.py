@@ -108,8 +108,7 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
             slots[task.slot_id] = (task.generation, tuple(t.numpy() for t in task.slot_tensors))
         generation, arrays = slots[task.slot_id]
         if (task.slot_id, generation) not in mapped:
-            if not decoder.partial_rows:  # NOTE [ A worker maps a slot in one call ]
-                ring.map_in(arrays)
+            ring.map_in(arrays)  # NOTE [ A worker maps a slot in one call ]
             mapped.add((task.slot_id, generation))
         if task.start:
             arrays = tuple(a[task.start:] for a in arrays)

@@ -4,7 +4,6 @@ decode="exact": images bit-identical, labels, boxes, masks and shapes exact (tra
 loaders: test_yolo_train.py).  Ultralytics is a test dependency only: the oracle."""
 from __future__ import annotations
 
-import sys
 from importlib import util
 from pathlib import Path
 
@@ -76,37 +75,6 @@ def test_every_task_equals_ultralytics(tmp_path, task):
     ours = assert_equals_ultralytics(ds, 0)
     key = {"segment": "masks", "pose": "keypoints", "obb": "bboxes"}[task]
     assert key in next(iter(ours))
-
-
-def _resident_bytes(t: torch.Tensor) -> int:
-    """Bytes of the pages of a shared tensor that hold memory (mincore: a shared
-    file's pages count whoever wrote them)."""
-    import ctypes
-    import mmap
-    libc = ctypes.CDLL(None, use_errno=True)
-    start = t.data_ptr() // mmap.PAGESIZE * mmap.PAGESIZE
-    length = t.data_ptr() + t.nbytes - start
-    pages = (length + mmap.PAGESIZE - 1) // mmap.PAGESIZE
-    vec = (ctypes.c_ubyte * pages)()
-    assert libc.mincore(ctypes.c_void_p(start), ctypes.c_size_t(length), vec) == 0
-    return sum(v & 1 for v in vec) * mmap.PAGESIZE
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux page accounting")
-def test_a_slot_holds_no_pages_beyond_the_batches_written_there(tmp_path):
-    # NOTE [ A worker maps a slot in one call ]: rect batches fill part of a slot
-    # sized for the largest; the worker maps none of the rest in, so each slot holds
-    # at most its largest batch, and the ring at most its len(slots) largest batches
-    ds = val_dataset(coco_yolo_set(tmp_path), imgsz=320, batch=8)
-    ours = loader(ds, 1)
-    written = sorted((b["img"].numel() for b in ours), reverse=True)
-    ring = ours._engine._ring
-    slots = ring._free + ring._lent
-    capacity = slots[0].tensors[0].nbytes
-    page = 4096
-    top = sum(-(-w // page) * page for w in written[:len(slots)])
-    assert top < len(slots) * capacity  # the ring's slots are larger than most batches
-    assert sum(_resident_bytes(slot.tensors[0]) for slot in slots) <= top
 
 
 def test_auto_decode_gives_the_same_batches(tmp_path):
