@@ -102,6 +102,13 @@ def test_a_photos_segments_are_resampled_once_a_batch(tmp_path):
     assert "get_image_and_label" not in vars(ds)  # the batch's reading is put back
     del ds.update_labels_info
     assert_replays_ultralytics(ds, [indices])
+    # without a step that takes partners (close_mosaic), each photo is read once anyway
+    from jpegloader.pipelines.yolo.recognise import planned_steps
+    from jpegloader.pipelines.yolo.train import _labels_read_once
+    assert _labels_read_once(ds, planned_steps(ds.transforms))
+    closed = train_dataset(coco_yolo_set(tmp_path / "closed", segments=True), imgsz=320,
+                           batch=8, task="segment", mosaic=0.0)
+    assert not _labels_read_once(closed, planned_steps(closed.transforms))
 
 
 def test_the_mosaic_canvas_is_left_unbuilt_only_where_the_warp_alone_reads_it(tmp_path):

@@ -58,19 +58,24 @@ def cached_batch(dataset, indices, images: dict):
 # so for a dataset with Ultralytics' own ``update_labels_info`` each photo's dict
 # is computed once a batch and handed out again as a deep copy (the image itself
 # the cached array, as ``load_image`` returns it): the same dict, for a fifth of
-# the time.  Detection's labels cost no more to compute than to copy: left alone.
-def _labels_read_once(dataset) -> bool:
+# the time.  Left alone where it cannot pay: detection's labels cost no more to
+# compute than to copy, and with no mixing step (close_mosaic) none is read twice.
+def _labels_read_once(dataset, steps) -> bool:
     own = getattr(type(dataset).update_labels_info, "__qualname__", "")
     module = getattr(type(dataset).update_labels_info, "__module__", "") or ""
+    partners = any(hasattr(step, "get_indexes") and getattr(step, "p", 1.0) > 0
+                   for step, _ in steps)
     return own == "YOLODataset.update_labels_info" and module.startswith("ultralytics.") \
+        and partners \
         and bool(getattr(dataset, "use_segments", False) or getattr(dataset, "use_obb", False))
 
 
 @contextlib.contextmanager
-def labels_once(dataset):
+def labels_once(dataset, steps):
     """Within the batch, ``dataset.get_image_and_label`` computes each photo's dict
-    once (NOTE [ A photo's labels read once a batch ])."""
-    if not _labels_read_once(dataset) or "get_image_and_label" in vars(dataset):
+    once (NOTE [ A photo's labels read once a batch ]); ``steps`` as planned_steps
+    gives them."""
+    if not _labels_read_once(dataset, steps) or "get_image_and_label" in vars(dataset):
         yield
         return
     read, kept = dataset.get_image_and_label, {}
@@ -154,7 +159,7 @@ class YoloTrainDecoder(YoloBatches):
         sample_seed = sample_seeds(work.seed, work.batch_no, len(indices))
         readable = [i for k, i in enumerate(indices) if work.keep[k]]  # Mosaic's partners
         with generators_kept(work.in_main), cached_batch(dataset, readable, work.images), \
-                labels_once(dataset):
+                labels_once(dataset, steps):
             for k, index in enumerate(indices):
                 if work.keep[k]:
                     self._one_sample(work, k, index, steps, sample_seed[k])
