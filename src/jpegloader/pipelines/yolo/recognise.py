@@ -34,6 +34,11 @@ def claims(dataset) -> bool:
     return _yolo_class(dataset) is not None
 
 
+def keeps_own(dataset, method: str) -> bool:
+    """Whether the dataset's class keeps ``YOLODataset``'s own ``method``."""
+    return getattr(type(dataset), method) is getattr(_yolo_class(dataset), method)
+
+
 def _is_ultralytics(obj, name: str) -> bool:
     cls = type(obj)
     return cls.__name__ == name and cls.__module__ == _AUGMENT_MODULE
@@ -168,8 +173,7 @@ def _largest(dataset, letterbox) -> tuple[int, int]:
 def recognise(dataset) -> tuple[YoloSource | None, list[Check]]:
     """The source and the checks, every rule said whether it passed or not."""
     name = _name(dataset)
-    base = _yolo_class(dataset)
-    overridden = [m for m in _PIXEL_READERS if getattr(type(dataset), m) is not getattr(base, m)]
+    overridden = [m for m in _PIXEL_READERS if not keeps_own(dataset, m)]
     checks = [check("dataset.type", not overridden,
                     f"dataset is {name} (yolo pipeline)",
                     f"dataset is {name}, which overrides {', '.join(overridden)}",

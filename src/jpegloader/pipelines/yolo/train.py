@@ -20,7 +20,7 @@ from ._opencv import planes_to_bgr
 from .augment import run_steps
 from .batches import YoloBatches, read_as_opencv
 from .draw import letterbox_plan, rect_hw, resized_hw
-from .recognise import YoloTrainSource, planned_steps
+from .recognise import YoloTrainSource, keeps_own, planned_steps
 
 _NO_PAD = {"top": 0, "bottom": 0, "left": 0, "right": 0}
 
@@ -61,12 +61,9 @@ def cached_batch(dataset, indices, images: dict):
 # the time.  Left alone where it cannot pay: detection's labels cost no more to
 # compute than to copy, and with no mixing step (close_mosaic) none is read twice.
 def _labels_read_once(dataset, steps) -> bool:
-    own = getattr(type(dataset).update_labels_info, "__qualname__", "")
-    module = getattr(type(dataset).update_labels_info, "__module__", "") or ""
     partners = any(hasattr(step, "get_indexes") and getattr(step, "p", 1.0) > 0
                    for step, _ in steps)
-    return own == "YOLODataset.update_labels_info" and module.startswith("ultralytics.") \
-        and partners \
+    return partners and keeps_own(dataset, "update_labels_info") \
         and bool(getattr(dataset, "use_segments", False) or getattr(dataset, "use_obb", False))
 
 
