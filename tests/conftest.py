@@ -29,7 +29,7 @@ _CORPUS = {
 #: development run can leave them out (-m "not integration and not packaging"); the
 #: default run and CI run them all (docs/reliability.md, "The suite's tiers").
 TIERS = {"integration": ("tests/integrations/", "tests/dataloader/torchdata_suite/"),
-         "packaging": ("tests/test_packaging.py",)}
+         "packaging": ("tests/test_packaging.py", "tests/test_opencv_versions.py")}
 
 
 def pytest_collection_modifyitems(items):

@@ -79,6 +79,11 @@ def write_seeds(seed_dir: Path, target_name: str = "decode") -> list[Path]:
         (seed_dir / f"{name}.jpg").write_bytes(photo_like(72, 56, seed=1, **options))
     grey = Image.open(io.BytesIO(photo_like(64, 48, seed=2))).convert("L")
     grey.save(seed_dir / "grey.jpg", quality=90)
+    # Photos within the driver's OUT_MAX (48): whole images at their own size, the
+    # plans OpenCV's BGR rows take (fuzz_decode.c's ``whole``).
+    for name, options in {"small420": {}, "small444": {"subsampling": 0},
+                          "smallprogressive": {"progressive": True}}.items():
+        (seed_dir / f"{name}.jpg").write_bytes(photo_like(40, 32, seed=8, **options))
     # Restart markers every MCU row: the decoder's resynchronisation paths.
     Image.open(io.BytesIO(photo_like(80, 64, seed=3))).save(
         seed_dir / "restart.jpg", quality=85, restart_marker_rows=1)

@@ -1,11 +1,15 @@
 """The YOLO pipeline's C copies of OpenCV's arithmetic, held to the installed
-OpenCV (Ultralytics' dependency, a test dependency here) bit for bit."""
+OpenCV (Ultralytics' dependency, a test dependency here) bit for bit: the copy the
+self-check chose for it (NOTE [ OpenCV's arithmetic, version by version ]), and where
+it chose none, no copy gives OpenCV's bytes.  tests/test_packaging.py runs this file
+against OpenCV 4.12, 5.0 and 5.1 installed into folders of their own."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from jpegloader.pipelines.yolo import _opencv
+from jpegloader.pipelines.yolo.opencv import WARP_FIXED, WARP_FLOAT, hsv_table, opencv_match
 from tests.conftest import shared
 
 cv2 = pytest.importorskip("cv2", reason="OpenCV comes with Ultralytics (the test extra)")
@@ -25,10 +29,21 @@ def vector_loop(request):
         _opencv.allow_avx512(before)
 
 
-def _warp(src: np.ndarray, m: np.ndarray, dh: int, dw: int, border) -> np.ndarray:
+def _chosen_warp() -> int:
+    """The warp's arithmetic the self-check chose for the installed OpenCV; the test
+    skips where it chose none (test_the_self_check_agrees_with_400_warps holds that)."""
+    arithmetic = opencv_match().warp
+    if arithmetic is None:
+        pytest.skip(f"OpenCV {cv2.__version__}: no C copy of its warp; it runs on cv2")
+    return arithmetic
+
+
+def _warp(src: np.ndarray, m: np.ndarray, dh: int, dw: int, border,
+          arithmetic: int | None = None) -> np.ndarray:
     out = np.empty((dh, dw, 3), np.uint8)
     _opencv.warp_affine(np.ascontiguousarray(src), *src.shape[:2], out, dh, dw,
-                        tuple(float(v) for v in m.reshape(-1)), tuple(border))
+                        tuple(float(v) for v in m.reshape(-1)), tuple(border),
+                        _chosen_warp() if arithmetic is None else arithmetic)
     return out
 
 
@@ -42,17 +57,42 @@ def _random_matrix(rng, t: int) -> np.ndarray:
                      [s * np.sin(a), s * np.cos(a), rng.uniform(-80, 80)]], np.float32)
 
 
-def test_warp_affine_equals_opencv_on_random_matrices_and_sizes(vector_loop):
+def _warp_cases(count: int):
     rng = np.random.default_rng(1)
-    for t in range(400):
+    for t in range(count):
         h, w = (int(v) for v in rng.integers(1, 300, 2))
         src = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
         m = _random_matrix(rng, t)
         dw, dh = (int(v) for v in rng.integers(1, 340, 2))
-        border = tuple(int(v) for v in rng.integers(0, 256, 3))
+        yield t, src, m, dh, dw, tuple(int(v) for v in rng.integers(0, 256, 3))
+
+
+def test_warp_affine_equals_opencv_on_random_matrices_and_sizes(vector_loop):
+    arithmetic = _chosen_warp()
+    for t, src, m, dh, dw, border in _warp_cases(400):
         ref = cv2.warpAffine(src, m, dsize=(dw, dh), borderValue=(*border, 0))
-        np.testing.assert_array_equal(_warp(src, m, dh, dw, border), ref,
-                                      err_msg=f"case {t}: {h}x{w} -> {dh}x{dw}")
+        np.testing.assert_array_equal(_warp(src, m, dh, dw, border, arithmetic), ref,
+                                      err_msg=f"case {t}: {src.shape[:2]} -> {dh}x{dw}")
+
+
+def test_the_self_check_agrees_with_400_warps():
+    # the arithmetic the self-check chose equals OpenCV on 400 random warps (above);
+    # where it chose none, neither copy does
+    if opencv_match().warp is not None:
+        return
+    for arithmetic in (WARP_FLOAT, WARP_FIXED):
+        assert any(not np.array_equal(
+            _warp(src, m, dh, dw, border, arithmetic),
+            cv2.warpAffine(src, m, dsize=(dw, dh), borderValue=(*border, 0)))
+            for _, src, m, dh, dw, border in _warp_cases(400)), arithmetic
+
+
+def test_the_self_check_picks_each_version_s_warp():
+    major = int(cv2.__version__.split(".")[0])
+    if major == 4:
+        assert opencv_match().warp == WARP_FIXED
+    elif cv2.__version__.startswith("5.0."):
+        assert opencv_match().warp == WARP_FLOAT
 
 
 def test_warp_affine_equals_opencv_on_a_mosaic_sized_photo(vector_loop):
@@ -103,7 +143,7 @@ def test_warp_of_a_mosaic_never_built_equals_opencv_on_the_built_canvas(vector_l
         dw = (s, s - 5, s + 16)[t % 3]
         out = np.empty((s, dw, 3), np.uint8)
         _opencv.warp_mosaic(tiles, out, s, dw, tuple(float(v) for v in m.reshape(-1)),
-                            (114, 114, 114))
+                            (114, 114, 114), _chosen_warp())
         ref = cv2.warpAffine(canvas, m, dsize=(dw, s), borderValue=(114, 114, 114, 114))
         np.testing.assert_array_equal(out, ref, err_msg=f"mosaic {t}")
 
@@ -112,23 +152,26 @@ def test_warp_mosaic_refuses_tiles_that_do_not_fit():
     img, out = np.zeros((4, 5, 3), np.uint8), np.zeros((2, 2, 3), np.uint8)
     m, fill = (1.0, 0, 0, 0, 1, 0), (114, 114, 114)
     with pytest.raises(ValueError, match="tile 0 does not fit its 4 x 5 image"):
-        _opencv.warp_mosaic([(img, 4, 5, 0, 0, 6, 2, 0, 0)], out, 2, 2, m, fill)
+        _opencv.warp_mosaic([(img, 4, 5, 0, 0, 6, 2, 0, 0)], out, 2, 2, m, fill, 0)
     with pytest.raises(ValueError, match="a tile's src is a 60-byte buffer"):
-        _opencv.warp_mosaic([(img, 5, 5, 0, 0, 1, 1, 0, 0)], out, 2, 2, m, fill)
+        _opencv.warp_mosaic([(img, 5, 5, 0, 0, 1, 1, 0, 0)], out, 2, 2, m, fill, 0)
     with pytest.raises(ValueError, match="tile 0's 30000 x 30000 image is too large"):
-        _opencv.warp_mosaic([(img, 30000, 30000, 0, 0, 1, 1, 0, 0)], out, 2, 2, m, fill)
+        _opencv.warp_mosaic([(img, 30000, 30000, 0, 0, 1, 1, 0, 0)], out, 2, 2, m, fill, 0)
     with pytest.raises(ValueError, match="at most 9 tiles"):
-        _opencv.warp_mosaic([(img, 4, 5, 0, 0, 1, 1, 0, 0)] * 10, out, 2, 2, m, fill)
+        _opencv.warp_mosaic([(img, 4, 5, 0, 0, 1, 1, 0, 0)] * 10, out, 2, 2, m, fill, 0)
+    with pytest.raises(ValueError, match="arithmetic 2 is neither"):
+        _opencv.warp_mosaic([(img, 4, 5, 0, 0, 1, 1, 0, 0)], out, 2, 2, m, fill, 2)
 
 
 def test_warp_affine_refuses_wrong_buffers():
     src = np.zeros((4, 5, 3), np.uint8)
     with pytest.raises(ValueError, match="src is a 60-byte buffer"):
         _opencv.warp_affine(src, 5, 5, np.zeros(12, np.uint8), 2, 2, (1.0, 0, 0, 0, 1, 0),
-                            (0, 0, 0))
-    with pytest.raises(ValueError, match="not finite"):
-        _opencv.warp_affine(src, 4, 5, np.zeros(12, np.uint8), 2, 2,
-                            (float("nan"), 0, 0, 0, 1, 0), (0, 0, 0))
+                            (0, 0, 0), 0)
+    for arithmetic in (WARP_FLOAT, WARP_FIXED):
+        with pytest.raises(ValueError, match="not finite"):
+            _opencv.warp_affine(src, 4, 5, np.zeros(12, np.uint8), 2, 2,
+                                (float("nan"), 0, 0, 0, 1, 0), (0, 0, 0), arithmetic)
 
 
 def _every_colour() -> np.ndarray:
@@ -136,66 +179,89 @@ def _every_colour() -> np.ndarray:
     return np.stack([b, g, r], -1).astype(np.uint8).reshape(4096, 4096, 3)
 
 
-def _hsv_lut(rng) -> np.ndarray:
-    """A table as RandomHSV's gains make them (hue shifted mod 180, saturation and
-    value scaled and clipped)."""
-    r = rng.uniform(-1, 1, 3) * [0.015, 0.7, 0.4]
-    x = np.arange(256, dtype=np.float64)
-    lut = np.stack([(x + r[0] * 180) % 180, np.clip(x * (r[1] + 1), 0, 255),
-                    np.clip(x * (r[2] + 1), 0, 255)], -1).astype(np.uint8)
-    lut[0, 1] = 0
-    return lut
+def _chosen_block() -> int:
+    block = opencv_match().hsv_block
+    if block is None:
+        pytest.skip(f"OpenCV {cv2.__version__}: no C copy of its HSV round trip; it runs on cv2")
+    return block
 
 
 def test_hsv_round_trip_equals_opencv_on_every_colour(vector_loop):
     # all 2^24 BGR colours, rows of 4096 pixels (OpenCV's vector loop throughout),
     # through the identity table and random gains; once as one image (the C core's
     # vector code) and once as 32 x 32 images (without AVX-512, its scalar code: too
-    # small to build the AVX2 loop's saturation table for)
+    # small to build the AVX2 loop's saturation table for; with 64-pixel passes,
+    # OpenCV's scalar code too)
+    block = _chosen_block()
     colours = _every_colour()
     rng = np.random.default_rng(0)
     tables = [np.repeat(np.arange(256, dtype=np.uint8)[:, None], 3, 1)]
-    tables += [_hsv_lut(rng) for _ in range(2)]
+    tables += [hsv_table(rng) for _ in range(2)]
     for lut in tables:
         ref = cv2.cvtColor(cv2.LUT(cv2.cvtColor(colours, cv2.COLOR_BGR2HSV),
                                    lut.reshape(1, 256, 3)), cv2.COLOR_HSV2BGR)
         ours = colours.copy()
-        _opencv.hsv_lut(ours, 4096, lut.tobytes())
+        _opencv.hsv_lut(ours, 4096, lut.tobytes(), block)
         np.testing.assert_array_equal(ours, ref)
+        # OpenCV converts row by row: rows of 32 in one image are its 32 x 32 images'
+        rows = colours.reshape(-1, 32, 3)
+        ref = cv2.cvtColor(cv2.LUT(cv2.cvtColor(rows, cv2.COLOR_BGR2HSV),
+                                   lut.reshape(1, 256, 3)), cv2.COLOR_HSV2BGR)
         small = colours.copy().reshape(-1, 32, 32, 3)
         for image in small:
-            _opencv.hsv_lut(image, 32, lut.tobytes())
-        np.testing.assert_array_equal(small.reshape(colours.shape), ref)
+            _opencv.hsv_lut(image, 32, lut.tobytes(), block)
+        np.testing.assert_array_equal(small.reshape(rows.shape), ref)
 
 
 def test_hsv_round_trip_equals_opencv_where_rows_end_between_its_blocks(vector_loop):
-    # OpenCV converts HSV -> BGR 32 pixels at a time and a row's last (width mod 32)
-    # pixels with its scalar code (rounded, not truncated): every colour in rows of
-    # 16, and a photo cut to widths around the blocks
+    # OpenCV converts HSV -> BGR 32 (or 64) pixels at a time and a row's last
+    # (width mod block) pixels with its scalar code (rounded, not truncated): every
+    # colour in rows of 16, and a photo cut to widths around the blocks
+    block = _chosen_block()
     rng = np.random.default_rng(3)
-    lut = _hsv_lut(rng)
+    lut = hsv_table(rng)
     colours = _every_colour().reshape(-1, 16, 3)
     ref = cv2.cvtColor(cv2.LUT(cv2.cvtColor(colours, cv2.COLOR_BGR2HSV),
                                lut.reshape(1, 256, 3)), cv2.COLOR_HSV2BGR)
     ours = colours.copy()
-    _opencv.hsv_lut(ours, 16, lut.tobytes())
+    _opencv.hsv_lut(ours, 16, lut.tobytes(), block)
     np.testing.assert_array_equal(ours, ref)
     photo = cv2.imread(str(sorted((shared("coco-sample") / "val2017").glob("*.jpg"))[1]))
-    for width in (1, 7, 31, 33, 40, 77):
+    for width in (1, 7, 31, 33, 40, 63, 77, 100, 130):
         image = np.ascontiguousarray(photo[:50, :width])
         ref = cv2.cvtColor(cv2.LUT(cv2.cvtColor(image, cv2.COLOR_BGR2HSV),
                                    lut.reshape(1, 256, 3)), cv2.COLOR_HSV2BGR)
         ours = image.copy()
-        _opencv.hsv_lut(ours, width, lut.tobytes())
+        _opencv.hsv_lut(ours, width, lut.tobytes(), block)
         np.testing.assert_array_equal(ours, ref, err_msg=f"width {width}")
+
+
+def test_the_self_check_agrees_with_every_colour():
+    # where the self-check chose no HSV copy, no block gives OpenCV's bytes on the
+    # colours in rows of 48 and 100 (the tests above hold a chosen one)
+    if opencv_match().hsv_block is not None:
+        return
+    lut = hsv_table(np.random.default_rng(5))
+    for block in (32, 64):
+        differs = False
+        for width in (48, 100):
+            colours = _every_colour().reshape(-1, width * 4, 3)[:2000].reshape(-1, width, 3)
+            ref = cv2.cvtColor(cv2.LUT(cv2.cvtColor(colours, cv2.COLOR_BGR2HSV),
+                                       lut.reshape(1, 256, 3)), cv2.COLOR_HSV2BGR)
+            ours = colours.copy()
+            _opencv.hsv_lut(ours, width, lut.tobytes(), block)
+            differs |= not np.array_equal(ours, ref)
+        assert differs, block
 
 
 def test_hsv_lut_refuses_wrong_buffers():
     img = np.zeros((2, 5, 3), np.uint8)
     with pytest.raises(ValueError, match="lut is a 10-byte buffer"):
-        _opencv.hsv_lut(img, 5, b"0123456789")
+        _opencv.hsv_lut(img, 5, b"0123456789", 32)
     with pytest.raises(ValueError, match="not whole rows of 4"):
-        _opencv.hsv_lut(img, 4, bytes(768))
+        _opencv.hsv_lut(img, 4, bytes(768), 32)
+    with pytest.raises(ValueError, match="block 24 is not a multiple of 16"):
+        _opencv.hsv_lut(img, 5, bytes(768), 24)
 
 
 def test_bgr_rows_to_and_from_planes_equal_numpys_transposes():

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from ._opencv import bgr_to_planes, hsv_lut, warp_affine, warp_mosaic
+from .opencv import opencv_match
 
 #: RandomPerspective.apply_image's border (it passes four 114s to cv2.warpAffine)
 _BORDER = (114, 114, 114)
@@ -151,11 +152,12 @@ def _warp(step, labels: dict, params: dict) -> dict:
     w, h = (int(v) for v in params["size"])
     out = np.empty((h, w, 3), np.uint8)
     matrix = tuple(float(v) for v in np.asarray(params["M"], np.float64)[:2].reshape(-1))
+    arithmetic = opencv_match().warp  # never None here: recognise.step_in_c
     if isinstance(img, MosaicCanvas):  # NOTE [ A Mosaic never built ]
-        warp_mosaic(img.tiles, out, h, w, matrix, _BORDER)
+        warp_mosaic(img.tiles, out, h, w, matrix, _BORDER, arithmetic)
     else:
         warp_affine(np.ascontiguousarray(img), img.shape[0], img.shape[1], out, h, w, matrix,
-                    _BORDER)
+                    _BORDER, arithmetic)
     labels["img"] = out
     labels["resized_shape"] = out.shape[:2]
     return labels
@@ -178,7 +180,7 @@ def _hsv(step, labels: dict, params: dict) -> dict:
     table[:, 1] = np.clip(x * (r[1] + 1), 0, 255).astype(np.uint8)
     table[:, 2] = np.clip(x * (r[2] + 1), 0, 255).astype(np.uint8)
     table[0, 1] = 0
-    hsv_lut(img, img.shape[1], table.tobytes())
+    hsv_lut(img, img.shape[1], table.tobytes(), opencv_match().hsv_block)
     return labels
 
 

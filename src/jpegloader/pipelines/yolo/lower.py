@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..contract import Lowering, check
 from . import recognise
+from .opencv import opencv_match
 
 NAME = "yolo"
 
@@ -42,6 +43,7 @@ def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
     yours = [type(t).__name__ + (" labels" if k else "") for t, k in planned]
     checks.append(check("yolo.task", True, f"{source.task} training: your transforms run per "
                         "sample in the workers, seeded per sample", "", ""))
+    checks.append(check("yolo.opencv", True, opencv_match().describe(), "", ""))
     samples = recognise.dataset_key(source)
     program = (source.task, source.largest, "train",
                tuple((type(t).__name__, repr(vars(t))) for t, k in planned

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..contract import Check, check
+from .opencv import opencv_match
 
 _DATASET_MODULE = "ultralytics.data."
 _AUGMENT_MODULE = "ultralytics.data.augment"
@@ -95,12 +96,14 @@ def _canvas_only_warped(step, after: list) -> bool:
 
 def step_in_c(step) -> str | None:
     """"warp", "hsv" or "format" where the C core does a training step's pixels,
-    else None (the step runs as the user's object)."""
+    else None (the step runs as the user's object): the warp and RandomHSV only
+    where the C core's arithmetic equals the installed OpenCV's (NOTE [ OpenCV's
+    arithmetic, version by version ] in opencv.py)."""
     split = all(hasattr(step, m) for m in _REPLAYED)
     if _is_ultralytics(step, _WARP) and not getattr(step, "perspective", 1) and split:
-        return "warp"
+        return "warp" if opencv_match().warp is not None else None
     if _is_ultralytics(step, _HSV) and all(hasattr(step, g) for g in ("hgain", "sgain", "vgain")):
-        return "hsv"
+        return "hsv" if opencv_match().hsv_block is not None else None
     if _is_ultralytics(step, _FORMAT) and hasattr(step, "bgr") and split:
         return "format"
     return None

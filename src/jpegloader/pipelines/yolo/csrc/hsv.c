@@ -14,15 +14,15 @@
  * BGR -> HSV (8-bit, hue range 180) is integer: v = max, s and h from 12-bit
  * reciprocal tables rounded half to even, the hue wrapped into 0..179.  HSV ->
  * BGR (8-bit) is float, as OpenCV's vector loop does it (every 32 pixels of a
- * row; YOLO's widths are multiples of 32): hue * (6/180), its sector from
+ * row, or 64 where OpenCV 4.14 and 5.1 take AVX-512; YOLO's widths are multiples
+ * of 32): hue * (6/180), its sector from
  * truncations, s and v * (1/255), the four candidates v, v(1 - s),
  * v * fma(-s, f, 1) and v * fma(-s, 1 - f, 1) (the vector build fuses these),
  * each channel a candidate picked by the sector, * 255 and truncated.
- * The last (width mod 32) pixels of a row take OpenCV's scalar code instead:
+ * The last (width mod block) pixels of a row take OpenCV's scalar code instead:
  * the sector from fmod and floor, the same fused candidates, v itself where
  * s is 0, * 255 rounded half to even.  Each was matched to OpenCV 5.0.0 on all
  * 2^24 inputs (tests/pipelines/yolo/test_opencv.py). */
-enum { OPENCV_BLOCK = 32 }; /* pixels per pass of OpenCV's HSV -> BGR vector loop */
 static int sdiv[256], hdiv[256];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
@@ -381,9 +381,10 @@ JL_AVX512 static size_t pixels_avx512(uint8_t *img, size_t n, const hsv_bytes *t
     return i;
 }
 
-void jl_hsv_lut_u8c3(uint8_t *img, size_t rows, size_t width, const uint8_t *lut)
+void jl_hsv_lut_u8c3(uint8_t *img, size_t rows, size_t width, const uint8_t *lut,
+                     size_t block)
 {
-    const size_t blocks = width - width % OPENCV_BLOCK;
+    const size_t blocks = width - width % block;
     uint8_t *s_of = NULL;
     hsv_bytes *bytes = NULL;
     pthread_once(&tables_once, tables);

@@ -11,8 +11,14 @@
 
 /* The warp's inverse map and fill from the Python arguments: 0, or -1 with a
  * ValueError when the matrix is not finite.  The fill is clamped to 0..255. */
-static int warp_arguments(const double m[6], const int fill_in[3], float inv[6], uint8_t fill[3])
+static int warp_arguments(const double m[6], const int fill_in[3], int arithmetic,
+                          double inv[6], uint8_t fill[3])
 {
+    if (arithmetic != JL_WARP_FLOAT && arithmetic != JL_WARP_FIXED) {
+        PyErr_Format(PyExc_ValueError, "arithmetic %d is neither 0 (float) nor 1 (fixed)",
+                     arithmetic);
+        return -1;
+    }
     for (int i = 0; i < 6; i++)
         if (!isfinite(m[i])) {
             PyErr_SetString(PyExc_ValueError, "the matrix is not finite");
@@ -25,36 +31,36 @@ static int warp_arguments(const double m[6], const int fill_in[3], float inv[6],
 }
 
 PyDoc_STRVAR(warp_affine_doc,
-"warp_affine(src, h, w, dst, dh, dw, matrix, border) -> None\n\n"
+"warp_affine(src, h, w, dst, dh, dw, matrix, border, arithmetic) -> None\n\n"
 "cv2.warpAffine(src, matrix, (dw, dh), flags=INTER_LINEAR,\n"
 "borderMode=BORDER_CONSTANT, borderValue=border) into dst: src a C-contiguous\n"
 "h x w x 3 uint8 buffer, dst a writable dh x dw x 3 one, matrix the forward 2x3\n"
-"matrix as six floats (row-major), border three ints.");
+"matrix as six floats (row-major), border three ints, arithmetic 0 (OpenCV 5.0's\n"
+"float sampling) or 1 (the 4.x releases' fixed point).");
 
 static PyObject *py_warp_affine(PyObject *self, PyObject *args)
 {
     Py_ssize_t h, w, dh, dw;
-    double m[6];
-    int border[3];
-    float inv[6];
+    double m[6], inv[6];
+    int border[3], arithmetic, failed = 0;
     uint8_t fill[3];
     Py_buffer b[2] = {{0}};
     PyObject *result = NULL;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*nnw*nn(dddddd)(iii):warp_affine", &b[0], &h, &w, &b[1], &dh,
-                          &dw, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &border[0], &border[1],
-                          &border[2]))
+    if (!PyArg_ParseTuple(args, "y*nnw*nn(dddddd)(iii)i:warp_affine", &b[0], &h, &w, &b[1],
+                          &dh, &dw, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &border[0],
+                          &border[1], &border[2], &arithmetic))
         return NULL;
     if (h <= 0 || w <= 0 || dh <= 0 || dw <= 0 || h > INT_MAX / 4 || w > INT_MAX / 4 ||
         dh > INT_MAX / 4 || dw > INT_MAX / 4 || h * w > INT_MAX / 4 || dh * dw > PY_SSIZE_T_MAX / 4)
         PyErr_SetString(PyExc_ValueError, "image size out of range");
     else if (!jl_check_size(&b[0], h * w * 3, "src") && !jl_check_size(&b[1], dh * dw * 3, "dst")
-             && !warp_arguments(m, border, inv, fill)) {
+             && !warp_arguments(m, border, arithmetic, inv, fill)) {
         Py_BEGIN_ALLOW_THREADS
-        jl_warp_affine_u8c3(b[0].buf, (int)h, (int)w, (ptrdiff_t)w * 3, b[1].buf, (int)dh, (int)dw,
-                            (ptrdiff_t)dw * 3, inv, fill);
+        failed = jl_warp_affine_u8c3(b[0].buf, (int)h, (int)w, (ptrdiff_t)w * 3, b[1].buf,
+                                     (int)dh, (int)dw, (ptrdiff_t)dw * 3, inv, fill, arithmetic);
         Py_END_ALLOW_THREADS
-        result = Py_NewRef(Py_None);
+        result = failed ? PyErr_NoMemory() : Py_NewRef(Py_None);
     }
     jl_release_all(b, 2);
     return result;
@@ -72,7 +78,7 @@ static int image_size_ok(Py_ssize_t h, Py_ssize_t w)
 }
 
 PyDoc_STRVAR(warp_mosaic_doc,
-"warp_mosaic(tiles, dst, dh, dw, matrix, fill) -> None\n\n"
+"warp_mosaic(tiles, dst, dh, dw, matrix, fill, arithmetic) -> None\n\n"
 "warp_affine of a canvas that is never built: tiles, up to 9 tuples (src, h, w,\n"
 "x0, y0, x1, y1, sx, sy), each placing src's (a C-contiguous h x w x 3 uint8\n"
 "buffer) pixels from (sx, sy) at canvas [x0, x1) x [y0, y1), disjoint; every\n"
@@ -84,17 +90,16 @@ static PyObject *py_warp_mosaic(PyObject *self, PyObject *args)
 {
     PyObject *seq, *items = NULL, *result = NULL;
     Py_ssize_t dh, dw, count = 0;
-    double m[6];
-    int fill_in[3];
-    float inv[6];
+    double m[6], inv[6];
+    int fill_in[3], arithmetic, failed = 0;
     uint8_t fill[3];
     Py_buffer b[MAX_TILES + 1] = {{0}};
     jl_warp_tile tiles[MAX_TILES];
     int used = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "Ow*nn(dddddd)(iii):warp_mosaic", &seq, &b[MAX_TILES], &dh, &dw,
-                          &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &fill_in[0], &fill_in[1],
-                          &fill_in[2]))
+    if (!PyArg_ParseTuple(args, "Ow*nn(dddddd)(iii)i:warp_mosaic", &seq, &b[MAX_TILES], &dh,
+                          &dw, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &fill_in[0],
+                          &fill_in[1], &fill_in[2], &arithmetic))
         return NULL;
     if (!(items = PySequence_Tuple(seq)))
         goto done;
@@ -128,12 +133,12 @@ static PyObject *py_warp_mosaic(PyObject *self, PyObject *args)
                                          (ptrdiff_t)w * 3, (int)x0, (int)y0, (int)x1, (int)y1,
                                          (int)(h - sy)};
     }
-    if (!warp_arguments(m, fill_in, inv, fill)) {
+    if (!warp_arguments(m, fill_in, arithmetic, inv, fill)) {
         Py_BEGIN_ALLOW_THREADS
-        jl_warp_tiles_u8c3(tiles, used, b[MAX_TILES].buf, (int)dh, (int)dw, (ptrdiff_t)dw * 3,
-                           inv, fill);
+        failed = jl_warp_tiles_u8c3(tiles, used, b[MAX_TILES].buf, (int)dh, (int)dw,
+                                    (ptrdiff_t)dw * 3, inv, fill, arithmetic);
         Py_END_ALLOW_THREADS
-        result = Py_NewRef(Py_None);
+        result = failed ? PyErr_NoMemory() : Py_NewRef(Py_None);
     }
 done:
     Py_XDECREF(items);
@@ -143,25 +148,29 @@ done:
 }
 
 PyDoc_STRVAR(hsv_lut_doc,
-"hsv_lut(img, width, lut) -> None\n\n"
+"hsv_lut(img, width, lut, block) -> None\n\n"
 "In place: cv2.cvtColor(cv2.LUT(cv2.cvtColor(img, COLOR_BGR2HSV), lut),\n"
 "COLOR_HSV2BGR, dst=img) for img a writable C-contiguous uint8 buffer of BGR\n"
-"rows of width pixels, lut a 768-byte buffer (256 x 3: value, channel).");
+"rows of width pixels, lut a 768-byte buffer (256 x 3: value, channel), block\n"
+"the pixels a pass of OpenCV's HSV -> BGR vector loop takes (a multiple of 16).");
 
 static PyObject *py_hsv_lut(PyObject *self, PyObject *args)
 {
     Py_buffer b[2] = {{0}};
-    Py_ssize_t width;
+    Py_ssize_t width, block;
     PyObject *result = NULL;
     (void)self;
-    if (!PyArg_ParseTuple(args, "w*ny*:hsv_lut", &b[0], &width, &b[1]))
+    if (!PyArg_ParseTuple(args, "w*ny*n:hsv_lut", &b[0], &width, &b[1], &block))
         return NULL;
-    if (width <= 0 || b[0].len % (3 * width))
+    if (block <= 0 || block % 16 || block > 4096)
+        PyErr_Format(PyExc_ValueError, "block %zd is not a multiple of 16 up to 4096", block);
+    else if (width <= 0 || b[0].len % (3 * width))
         PyErr_Format(PyExc_ValueError, "img is a %zd-byte buffer, not whole rows of %zd BGR "
                      "pixels", b[0].len, width);
     else if (!jl_check_size(&b[1], 256 * 3, "lut")) {
         Py_BEGIN_ALLOW_THREADS
-        jl_hsv_lut_u8c3(b[0].buf, (size_t)(b[0].len / (3 * width)), (size_t)width, b[1].buf);
+        jl_hsv_lut_u8c3(b[0].buf, (size_t)(b[0].len / (3 * width)), (size_t)width, b[1].buf,
+                        (size_t)block);
         Py_END_ALLOW_THREADS
         result = Py_NewRef(Py_None);
     }

@@ -6,10 +6,11 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* NOTE [ OpenCV's warpAffine ]
- * OpenCV 4.11 and later warp in float: the forward matrix inverted in double and
+ * OpenCV 5.0 warps in float: the forward matrix inverted in double and
  * rounded to float; a row's offset the float y * inv[1] + inv[2]; a pixel's source
  * x fma(inv[0], x, offset) (y likewise) in the columns its vector loop covers (16
  * at a time with AVX2), fma(x, inv[0], y * inv[1]) + inv[2] in the rest (none when
@@ -17,12 +18,20 @@
  * fraction a float difference; each channel fma(b, v1 - v0, v0) with v0 =
  * fma(a, p01 - p00, p00), v1 likewise, rounded half to even and saturated.  Taps
  * outside read the border; a pixel with every tap outside is the border.  Matched
- * to OpenCV 5.0.0 on random matrices and sizes (tests/pipelines/yolo/test_opencv.py). */
+ * to OpenCV 5.0.0 on random matrices and sizes (tests/pipelines/yolo/test_opencv.py).
+ * The 4.x releases (4.7 to 4.14) warp in fixed point instead: the inverse kept in
+ * double; a row's start cvRound((inv[1] * y + inv[2]) * 1024) + 16 and a column's
+ * step cvRound(inv[0] * x * 1024) (y likewise), their int sum shifted right by 5:
+ * 5 fractional bits, the integer part saturated to int16; the four taps weighted
+ * (32 - fx)(32 - fy), fx(32 - fy), ... times 32 (OpenCV's 15-bit table, exact for
+ * these weights), rounded by + 2^14 >> 15.  A tap outside reads the border.  Held
+ * to OpenCV 4.10, 4.12 and 4.14.  OpenCV 5.1 samples otherwise again (not
+ * reproduced: the loader's self-check keeps its warp on cv2, pipelines/yolo/opencv.py). */
 enum { OPENCV_LANES = 16 };
 
-void jl_warp_inverse(const double m[6], float inv[6])
+void jl_warp_inverse(const double m[6], double a[6])
 {
-    double d = m[0] * m[4] - m[1] * m[3], a[6];
+    double d = m[0] * m[4] - m[1] * m[3];
     d = d != 0.0 ? 1.0 / d : 0.0;
     a[0] = m[4] * d;
     a[1] = m[1] * -d;
@@ -30,8 +39,6 @@ void jl_warp_inverse(const double m[6], float inv[6])
     a[4] = m[0] * d;
     a[2] = -a[0] * m[2] - a[1] * m[5];
     a[5] = -a[3] * m[2] - a[4] * m[5];
-    for (int i = 0; i < 6; i++)
-        inv[i] = (float)a[i];
 }
 
 /* The source a pixel's taps read: ``tiles`` over a plane of ``fill`` (a Mosaic's
@@ -337,22 +344,97 @@ JL_AVX512 static void rows_avx512(const source *s, uint8_t *dst, int dh, int dw,
     }
 }
 
-void jl_warp_tiles_u8c3(const jl_warp_tile *tiles, int count, uint8_t *dst, int dh, int dw,
-                        ptrdiff_t dst_stride, const float inv[6], const uint8_t fill[3])
+/* cvRound of a double into int32: half to even, out of range (or NaN) the
+ * conversion's INT_MIN, as OpenCV's SSE2 build gives. */
+static inline int32_t cv_round(double v)
 {
-    const source s = {tiles, count, fill};
-    if (jl_yolo_avx512_on())
-        rows_avx512(&s, dst, dh, dw, dst_stride, inv);
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        rows_avx2(&s, dst, dh, dw, dst_stride, inv);
-    else
-        rows_scalar(&s, dst, dh, dw, dst_stride, inv);
+    double r = nearbyint(v);
+    return r >= -2147483648.0 && r < 2147483648.0 ? (int32_t)r : INT32_MIN;
 }
 
-void jl_warp_affine_u8c3(const uint8_t *src, int sh, int sw, ptrdiff_t src_stride,
-                         uint8_t *dst, int dh, int dw, ptrdiff_t dst_stride,
-                         const float inv[6], const uint8_t border[3])
+static inline int16_t to_short(int32_t v)
+{
+    return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
+}
+
+/* The 4.x fixed-point warp: NOTE [ OpenCV's warpAffine ].  Each pixel's four taps
+ * are read straight from the tile the last pixel's were on where they all lie on
+ * it, else tap by tap. */
+static int rows_fixed(const source *s, uint8_t *dst, int dh, int dw, ptrdiff_t dst_stride,
+                      const double *inv)
+{
+    int32_t *step = malloc(sizeof(int32_t) * 2 * (size_t)dw);
+    if (!step)
+        return -1;
+    for (int x = 0; x < dw; x++) {
+        step[2 * x] = cv_round(inv[0] * x * 1024);
+        step[2 * x + 1] = cv_round(inv[3] * x * 1024);
+    }
+    int last = 0;
+    for (int y = 0; y < dh; y++) {
+        uint8_t *out = dst + y * dst_stride;
+        /* OpenCV adds in int32 and wraps; unsigned arithmetic does the same here */
+        uint32_t x0 = (uint32_t)cv_round((inv[1] * y + inv[2]) * 1024) + 16u;
+        uint32_t y0 = (uint32_t)cv_round((inv[4] * y + inv[5]) * 1024) + 16u;
+        for (int x = 0; x < dw; x++, out += 3) {
+            int32_t X = (int32_t)(x0 + (uint32_t)step[2 * x]) >> 5;
+            int32_t Y = (int32_t)(y0 + (uint32_t)step[2 * x + 1]) >> 5;
+            int ix = to_short(X >> 5), iy = to_short(Y >> 5), fx = X & 31, fy = Y & 31;
+            const int w00 = (32 - fx) * (32 - fy), w01 = fx * (32 - fy), w10 = (32 - fx) * fy,
+                      w11 = fx * fy;
+            const uint8_t *q00, *q01, *q10, *q11;
+            const jl_warp_tile *t = s->count ? &s->tiles[last] : NULL;
+            if (t && ix >= t->x0 && ix + 1 < t->x1 && iy >= t->y0 && iy + 1 < t->y1) {
+                q00 = t->src + (ptrdiff_t)(iy - t->y0) * t->stride + 3 * (ix - t->x0);
+                q01 = q00 + 3;
+                q10 = q00 + t->stride;
+                q11 = q10 + 3;
+            } else {
+                for (int k = 0; k < s->count; k++) {
+                    const jl_warp_tile *u = &s->tiles[k];
+                    if (ix >= u->x0 && ix + 1 < u->x1 && iy >= u->y0 && iy + 1 < u->y1)
+                        last = k;
+                }
+                q00 = tap(s, iy, ix);
+                q01 = tap(s, iy, ix + 1);
+                q10 = tap(s, iy + 1, ix);
+                q11 = tap(s, iy + 1, ix + 1);
+            }
+            for (int ch = 0; ch < 3; ch++) {
+                /* the weights times 32 sum to 2^15: (sum * 32 + 2^14) >> 15 */
+                out[ch] = (uint8_t)((q00[ch] * w00 + q01[ch] * w01 + q10[ch] * w10 + q11[ch] * w11 + 512)
+                                    >> 10);
+            }
+        }
+    }
+    free(step);
+    return 0;
+}
+
+int jl_warp_tiles_u8c3(const jl_warp_tile *tiles, int count, uint8_t *dst, int dh, int dw,
+                       ptrdiff_t dst_stride, const double inv[6], const uint8_t fill[3],
+                       jl_warp_arithmetic arithmetic)
+{
+    const source s = {tiles, count, fill};
+    if (arithmetic == JL_WARP_FIXED)
+        return rows_fixed(&s, dst, dh, dw, dst_stride, inv);
+    float f[6];
+    for (int i = 0; i < 6; i++)
+        f[i] = (float)inv[i];
+    if (jl_yolo_avx512_on())
+        rows_avx512(&s, dst, dh, dw, dst_stride, f);
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        rows_avx2(&s, dst, dh, dw, dst_stride, f);
+    else
+        rows_scalar(&s, dst, dh, dw, dst_stride, f);
+    return 0;
+}
+
+int jl_warp_affine_u8c3(const uint8_t *src, int sh, int sw, ptrdiff_t src_stride,
+                        uint8_t *dst, int dh, int dw, ptrdiff_t dst_stride,
+                        const double inv[6], const uint8_t border[3],
+                        jl_warp_arithmetic arithmetic)
 {
     const jl_warp_tile whole = {src, src_stride, 0, 0, sw, sh, sh};
-    jl_warp_tiles_u8c3(&whole, 1, dst, dh, dw, dst_stride, inv, border);
+    return jl_warp_tiles_u8c3(&whole, 1, dst, dh, dw, dst_stride, inv, border, arithmetic);
 }
