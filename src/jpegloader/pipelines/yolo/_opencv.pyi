@@ -3,17 +3,20 @@ from collections.abc import Buffer
 
 def warp_affine(src: Buffer, h: int, w: int, dst: Buffer, dh: int, dw: int,
                 matrix: tuple[float, float, float, float, float, float],
-                border: tuple[int, int, int], /) -> None:
+                border: tuple[int, int, int], arithmetic: int, /) -> None:
     """``cv2.warpAffine(src, matrix, (dw, dh), flags=INTER_LINEAR,
-    borderMode=BORDER_CONSTANT, borderValue=border)`` into ``dst``, bit for bit:
-    ``src`` a C-contiguous h x w x 3 uint8 buffer, ``dst`` a writable dh x dw x 3
-    one, ``matrix`` the forward 2x3 matrix row-major.  Runs without the GIL.
-    Raises ValueError for wrong buffers or sizes or a matrix that is not finite."""
+    borderMode=BORDER_CONSTANT, borderValue=border)`` into ``dst``, bit for bit
+    with the OpenCV whose ``arithmetic`` it is: 0 OpenCV 5.0's float sampling, 1
+    the 4.x releases' fixed point (pipelines/yolo/opencv.py chooses): ``src`` a
+    C-contiguous h x w x 3 uint8 buffer, ``dst`` a writable dh x dw x 3 one,
+    ``matrix`` the forward 2x3 matrix row-major.  Runs without the GIL.  Raises
+    ValueError for wrong buffers or sizes, a matrix that is not finite or another
+    arithmetic."""
 
 def warp_mosaic(tiles: list[tuple[Buffer, int, int, int, int, int, int, int, int]],
                 dst: Buffer, dh: int, dw: int,
                 matrix: tuple[float, float, float, float, float, float],
-                fill: tuple[int, int, int], /) -> None:
+                fill: tuple[int, int, int], arithmetic: int, /) -> None:
     """``warp_affine`` of a canvas that is never built, bit for bit: each tile (src,
     h, w, x0, y0, x1, y1, sx, sy) places the C-contiguous h x w x 3 uint8 ``src``'s
     pixels from (sx, sy) at canvas [x0, x1) x [y0, y1) (up to 9, disjoint); every
@@ -21,11 +24,12 @@ def warp_mosaic(tiles: list[tuple[Buffer, int, int, int, int, int, int, int, int
     ValueError for tiles that do not fit their image, wrong buffers or a matrix that
     is not finite."""
 
-def hsv_lut(img: Buffer, width: int, lut: Buffer, /) -> None:
+def hsv_lut(img: Buffer, width: int, lut: Buffer, block: int, /) -> None:
     """In place, bit for bit: ``cv2.cvtColor(cv2.LUT(cv2.cvtColor(img,
     COLOR_BGR2HSV), lut), COLOR_HSV2BGR, dst=img)``, ``img`` a writable
     C-contiguous uint8 buffer of rows of ``width`` BGR pixels, ``lut`` 768 bytes
-    (value x channel).
+    (value x channel), ``block`` the pixels a pass of the installed OpenCV's
+    vector loop takes (32, or 64 for 4.14 and 5.1 on AVX-512).
     Runs without the GIL.  Raises ValueError for wrong buffers."""
 
 def allow_avx512(allow: bool, /) -> bool:
