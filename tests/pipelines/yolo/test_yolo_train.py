@@ -111,7 +111,18 @@ def test_a_photos_segments_are_resampled_once_a_batch(tmp_path):
     assert not _labels_read_once(closed, planned_steps(closed.transforms))
 
 
-def test_the_mosaic_canvas_is_left_unbuilt_only_where_the_warp_alone_reads_it(tmp_path):
+def _with_c_copies(monkeypatch, warp, hsv_block=32):
+    """The self-check's answer as if the installed OpenCV were one whose warp the C
+    core has (``warp`` an arithmetic) or has not (None)."""
+    from jpegloader.pipelines.yolo import recognise
+    from jpegloader.pipelines.yolo.opencv import OpenCVMatch
+    match = OpenCVMatch("test", warp, hsv_block)
+    monkeypatch.setattr(recognise, "opencv_match", lambda: match)
+    monkeypatch.setattr("jpegloader.pipelines.yolo.lower.opencv_match", lambda: match)
+
+
+def test_the_mosaic_canvas_is_left_unbuilt_only_where_the_warp_alone_reads_it(
+        tmp_path, monkeypatch):
     # NOTE [ A Mosaic never built ]: with Ultralytics' defaults nothing reads Mosaic's
     # canvas before the warp; a CopyPaste that may paste, or a step of yours, between
     # them gets the canvas built by Mosaic itself.  Built on demand, it is Mosaic's.
@@ -119,6 +130,8 @@ def test_the_mosaic_canvas_is_left_unbuilt_only_where_the_warp_alone_reads_it(tm
     import random
 
     from jpegloader.pipelines.yolo import augment, recognise
+    from jpegloader.pipelines.yolo.opencv import WARP_FLOAT
+    _with_c_copies(monkeypatch, WARP_FLOAT)
     yaml = coco_yolo_set(tmp_path)
 
     def kinds(ds):
@@ -148,6 +161,22 @@ def test_the_mosaic_canvas_is_left_unbuilt_only_where_the_warp_alone_reads_it(tm
         for copied in copies:
             np.testing.assert_array_equal(np.asarray(copied), theirs)
         assert ours.sum() == theirs.sum() and ours[5:9, 3].tolist() == theirs[5:9, 3].tolist()
+
+
+def test_an_opencv_whose_warp_the_c_core_lacks_keeps_the_warp_and_mosaic_on_cv2(
+        tmp_path, monkeypatch):
+    # NOTE [ OpenCV's arithmetic, version by version ]: the warp (and so Mosaic's
+    # canvas) and RandomHSV stay the user's objects, and the verdict says why
+    from jpegloader.pipelines.yolo import recognise
+    _with_c_copies(monkeypatch, None, None)
+    ds = train_dataset(coco_yolo_set(tmp_path), imgsz=320, batch=8)
+    assert [k for _, k in recognise.planned_steps(ds.transforms)
+            if k in ("mosaic", "warp", "hsv")] == []
+    verdict = jpegloader.explain(ds, batch_size=8, collate_fn=ds.collate_fn)
+    report = verdict.report()
+    assert verdict.accelerated
+    assert "RandomPerspective warp and RandomHSV run on your cv2" in report, report
+    assert "RandomPerspective warp" not in verdict.split_text().split("yours")[0]
 
 
 @pytest.mark.parametrize("task", ["segment", "pose", "obb"])
