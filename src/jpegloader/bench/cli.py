@@ -118,6 +118,12 @@ def main(argv=None) -> int:
     p.add_argument("--consumer-ms", type=float, default=0.0,
                    help="simulated model time per batch in ms, to see whether loading hides "
                         "behind compute")
+    p.add_argument("--pin", choices=("off", "on", "emulated"), default="off",
+                   help="pin_memory for both loaders: off; on (pinned where an accelerator "
+                        "is); emulated (what pinning costs on a GPU host, a copy of each "
+                        "batch into fresh host memory, on any machine: jpegloader.bench."
+                        "pinning).  With pinning, each epoch line also gives the main "
+                        "thread's CPU time inside next() per batch")
     p.add_argument("--plot", type=Path, metavar="DIR",
                    help="also draw the run as PNGs in DIR: scaling.png (img/s of both "
                         "loaders and the ceiling against num_workers), stages.png (where "
@@ -200,7 +206,8 @@ def main(argv=None) -> int:
         print("\ndataset: " + "\ndataset: ".join(descriptions))
         print(f"workers={','.join(map(str, worker_counts))} batch={args.batch_size} "
               f"epochs={args.epochs} (+{args.warmup} warm-up), alternating; consumer "
-              f"{args.consumer_ms:g} ms/batch; torch {torch.__version__}, libjpeg-turbo "
+              f"{args.consumer_ms:g} ms/batch; pin_memory {args.pin}; torch "
+              f"{torch.__version__}, libjpeg-turbo "
               f"{jpegloader.libjpeg_turbo_version()}, native PIL from {pil['distribution']} "
               f"{pil['version']}, {os.cpu_count()} CPUs")
         if args.source != "folder":
@@ -209,7 +216,8 @@ def main(argv=None) -> int:
                                      args.epochs, args.warmup, consumer_ms=args.consumer_ms,
                                      memory_runs=0 if args.no_memory else args.memory_runs,
                                      ceiling=ceiling, source=args.source,
-                                     work=Path(tmp) / f"{args.source}-{pl}-{w}")
+                                     work=Path(tmp) / f"{args.source}-{pl}-{w}",
+                                     pin=args.pin)
                         for w in worker_counts}
                    for pl in pipelines}
     print()

@@ -2,6 +2,8 @@
 memory, the ceiling beside each round, and memory measured alone."""
 from __future__ import annotations
 
+import contextlib
+
 import os
 import resource
 import statistics
@@ -23,6 +25,7 @@ except ImportError:  # pragma: no cover - the core package alone
         return iterable
 
 from ..dataloader.loader import TorchDataLoader
+from .pinning import emulated_pinning
 from ..pipelines import WORKER_STAGES
 from . import ceiling as bench_ceiling
 from . import memory as bench_memory
@@ -131,10 +134,11 @@ def run_epoch(loader, label: str = "", consumer_ms: float = 0.0, others=()) -> d
     cpu0, t0 = _cpu_seconds(), time.perf_counter()
     first = None
     images = 0
+    inside = [0.0, 0]  # the main thread's CPU seconds inside next(), batches
     with PeakMemory() as mem:
         # Progress on stderr; tqdm stays quiet when it is not a terminal.
-        for batch in tqdm(loader, desc=label, total=len(loader), unit="batch", leave=False,
-                          disable=None):
+        for batch in tqdm(_timed_next(loader, inside), desc=label, total=len(loader),
+                          unit="batch", leave=False, disable=None):
             if first is None:
                 first = time.perf_counter() - t0
             images += images_in(batch)
@@ -154,8 +158,25 @@ def run_epoch(loader, label: str = "", consumer_ms: float = 0.0, others=()) -> d
     return dict(images=images, seconds=wall, img_per_s=images / wall,
                 cpu_ms_per_img=1000 * cpu / max(images, 1), first_batch_s=first,
                 main_busy=main / wall if wall else 0.0,
+                next_ms_per_batch=1000 * inside[0] / max(inside[1], 1),
                 worker_peak_mib=max(mem.workers.values(), default=0) / 1024,
                 stage_seconds=stages)
+
+
+def _timed_next(loader, inside: list):
+    """The loader's batches, adding the calling thread's CPU time inside each
+    ``next()`` (time.thread_time: not the workers', not a pin thread's) to inside[0]
+    and counting them in inside[1]."""
+    it = iter(loader)
+    while True:
+        started = time.thread_time()
+        try:
+            batch = next(it)
+        except StopIteration:
+            return
+        inside[0] += time.thread_time() - started
+        inside[1] += 1
+        yield batch
 
 
 def alternate_epochs(loaders: dict, epochs: int, warmup: int = 1) -> dict[str, list[float]]:
@@ -197,7 +218,7 @@ def advice(summary: dict, consumer_ms: float, batch_size: int, workers: int) -> 
 def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
               warmup: int, log=print, consumer_ms: float = 0.0, memory_runs: int = 3,
               ceiling: Path | None = None, source: str = "folder",
-              work: Path | None = None) -> dict:
+              work: Path | None = None, pin: str = "off") -> dict:
     """root: an ImageFolder root, or (image folder, instances JSON) for detection.
     Each loader's memory is measured alone in a fresh process (bench_memory),
     ``memory_runs`` times; with ``ceiling`` (a jpeg_limit program), the decode
@@ -224,13 +245,24 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
             log(f"  {pipeline}: memory is measured for --source folder only")
             memory_runs = 0
     # Built once and iterated epoch after epoch, as a training script does.
+    pinned = pin != "off"
     loaders = {
         "native": TorchDataLoader(native_dataset, batch_size=batch_size, num_workers=workers,
-                                  **native_args),
+                                  pin_memory=pinned, **native_args),
         "jpegloader": jpegloader.DataLoader(dataset, batch_size=batch_size,
                                             shuffle=pipeline not in IN_ORDER,
-                                            num_workers=workers, collate_fn=collate_fn),
+                                            num_workers=workers, collate_fn=collate_fn,
+                                            pin_memory=pinned),
     }
+    with emulated_pinning() if pin == "emulated" else contextlib.nullcontext():
+        return _measured(loaders, dataset, root, pipeline, workers, batch_size, epochs,
+                         warmup, log, consumer_ms, memory_runs, ceiling, source, collate_fn,
+                         cache_mib, build_s, pinned)
+
+
+def _measured(loaders, dataset, root, pipeline, workers, batch_size, epochs, warmup, log,
+              consumer_ms, memory_runs, ceiling, source, collate_fn, cache_mib, build_s,
+              pinned) -> dict:
     verdict = jpegloader.explain(dataset, batch_size=batch_size, collate_fn=collate_fn)
     if not verdict.accelerated:
         raise SystemExit("jpegloader would fall back on this dataset:\n" + verdict.report())
@@ -252,7 +284,8 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
                 runs[name].append(r)
             log(f"  {pipeline:7s} workers={workers} epoch {epoch + 1}/{warmup + epochs} "
                 f"{LABELS[name]:11s} {r['img_per_s']:7.0f} img/s"
-                f"{'  (warm-up)' if epoch < warmup else ''}")
+                + (f", next() {r['next_ms_per_batch']:6.2f} ms/batch" if pinned else "")
+                + f"{'  (warm-up)' if epoch < warmup else ''}")
         if with_ceiling and epoch >= warmup:  # NOTE [ The ceiling beside the epochs ]
             c = bench_ceiling.measure(ceiling, files, bench_ceiling.MODES[pipeline],
                                       decode_threads(workers), passes=1, seed=epoch)
@@ -266,6 +299,7 @@ def benchmark(root, pipeline: str, workers: int, batch_size: int, epochs: int,
             "cpu_ms_per_img": statistics.median(r["cpu_ms_per_img"] for r in rs),
             "first_batch_s": statistics.median(r["first_batch_s"] for r in rs),
             "main_busy": statistics.median(r["main_busy"] for r in rs),
+            "next_ms_per_batch": statistics.median(r["next_ms_per_batch"] for r in rs),
             "worker_peak_mib": max(r["worker_peak_mib"] for r in rs),
             "epochs": rs,
         }

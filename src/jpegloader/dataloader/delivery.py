@@ -1,17 +1,100 @@
 """Getting batches to where the model is: pinned host memory, then the device.
 
-``pin`` mirrors torch: pinned only where an accelerator exists.  ``DeviceFeed``
-starts each batch's copy to the device on a side stream one batch ahead, so
-the copy overlaps the training step; ``finish`` makes the consumer's stream
-wait for it and marks the tensors as used there (so the caching allocator
+``pin`` mirrors torch: pinned only where an accelerator exists.  ``PinThread``
+takes batches from the workers and pins them in a thread of its own, as torch's
+loader does, so the training loop's thread only takes finished batches.
+``DeviceFeed`` starts each batch's copy to the device on a side stream one batch
+ahead, so the copy overlaps the training step; ``finish`` makes the consumer's
+stream wait for it and marks the tensors as used there (so the caching allocator
 does not recycle them early).
 """
 from __future__ import annotations
 
 import collections.abc
 import inspect
+import queue
+import threading
+import weakref
 
 import torch
+
+
+# NOTE [ Pinned in a thread of its own ]
+# With pin_memory=True (and no device=), an epoch's batches are received from the
+# workers, put in order, copied from their ring slots into pinned memory (torch's
+# caching host allocator, so a non_blocking copy is tracked as with torch's loader)
+# and their slots given back, all in one thread per epoch; ``next()`` only takes
+# the finished batch from a queue of DEPTH.  Only that thread touches the worker
+# pool while it runs: the epoch stops and joins it before it gives anything back.
+# It holds the epoch only while it makes a batch, so an abandoned epoch is still
+# collected, and its finalizer stops the thread.  What it raises (a worker's error,
+# a timeout, an error in pinning, wrapped as torch wraps it) is raised by the
+# ``next()`` that would have taken that batch; batches it pinned and nobody took
+# are not counted as yielded, so a resume makes them again.
+class PinThread:
+    DEPTH = 2
+    _BATCH, _END, _ERROR = range(3)
+
+    def __init__(self, epoch, produce_name: str, stop: threading.Event):
+        self.stop = stop
+        self.out: queue.Queue = queue.Queue(maxsize=self.DEPTH)
+        self.thread = threading.Thread(
+            target=_pin_loop, args=(weakref.ref(epoch), produce_name, self.out, self.stop),
+            name="jpegloader pin memory", daemon=True)
+        self.thread.start()
+
+    def take(self):
+        """The next pinned batch; StopIteration at the epoch's end, or what the thread
+        raised."""
+        while True:
+            try:
+                kind, value = self.out.get(timeout=1.0)
+                break
+            except queue.Empty:
+                if not self.thread.is_alive():  # it ends only after putting its last word
+                    raise RuntimeError("the pin memory thread exited without a batch") from None
+        if kind == self._BATCH:
+            return value
+        if kind == self._END:
+            raise StopIteration
+        raise value
+
+    def close(self) -> None:
+        """Stops the thread and waits for it (it stops between two polls of the
+        workers' results); batches it pinned and nobody took are dropped."""
+        self.stop.set()
+        if self.thread is not threading.current_thread():
+            self.thread.join()
+        while not self.out.empty():
+            self.out.get_nowait()
+
+
+def _pin_loop(ref, produce_name: str, out: queue.Queue, stop: threading.Event) -> None:
+    while not stop.is_set():
+        epoch = ref()
+        if epoch is None:
+            return
+        try:
+            item = (PinThread._BATCH, getattr(epoch, produce_name)(stop))
+        except StopIteration:
+            item = (PinThread._END, None)
+        except Stopped:
+            return
+        except BaseException as e:  # noqa: BLE001 - handed to the thread that takes batches
+            item = (PinThread._ERROR, e)
+        del epoch
+        while not stop.is_set():
+            try:
+                out.put(item, timeout=0.1)
+                break
+            except queue.Full:
+                continue
+        if item[0] != PinThread._BATCH:
+            return
+
+
+class Stopped(Exception):
+    """The pin thread was asked to stop while it waited for a batch."""
 
 
 def accelerator_available() -> bool:

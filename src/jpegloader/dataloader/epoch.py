@@ -10,15 +10,17 @@ collected; then its lease ends, as the engine decided when it made it.
 """
 from __future__ import annotations
 
+import threading
 import time
 import weakref
 from dataclasses import dataclass
 from collections.abc import Callable
 
 import torch
+from torch._utils import ExceptionWrapper
 
 from ..pipelines.contract import IN_MAIN, BatchDecoder, SampleFailure, Tally
-from .delivery import DeviceFeed
+from .delivery import DeviceFeed, PinThread
 from .pool import WorkerPool
 from .ring import ZERO_COPY_SUPPORTED
 
@@ -89,8 +91,10 @@ class _Handover:
             pool.holding(None)
 
 
-def _abandoned(lease: PoolLease, handover: _Handover) -> None:
-    """An epoch garbage collected before its end."""
+def _abandoned(lease: PoolLease, handover: _Handover, stop: threading.Event) -> None:
+    """An epoch garbage collected before its end (its pin thread, if any, holds it
+    only while it makes a batch, and stops: NOTE [ Pinned in a thread of its own ])."""
+    stop.set()
     handover.give_back(lease.pool)
     lease.end(False)
 
@@ -119,11 +123,16 @@ class Epoch:
         self._handover = _Handover()  # received batches not handed over, the one held
         self._inline_batch = yielded  # num_workers=0: the batch number (collate_fn seeds)
         self._ended = False
+        self._stop = threading.Event()  # the pin thread's
         # garbage collected mid-epoch: no worker may go on writing a slot, and a pool
         # that lives on gets back what the epoch had received
-        self._finalizer = weakref.finalize(self, _abandoned, lease, self._handover)
+        self._finalizer = weakref.finalize(self, _abandoned, lease, self._handover, self._stop)
+        self._pin_thread = None
         if self.pool is not None:
             self._fill()
+            if settings.pin and settings.device is None:
+                # NOTE [ Pinned in a thread of its own ] (delivery.py)
+                self._pin_thread = PinThread(self, "_next_from_workers", self._stop)
 
     def __iter__(self):
         return self
@@ -141,6 +150,8 @@ class Epoch:
             return
         self._ended = True
         self._finalizer.detach()
+        if self._pin_thread is not None:  # it alone touches the pool while it runs
+            self._pin_thread.close()
         self._handover.give_back(self.pool)
         self._lease.end(completed)
 
@@ -186,7 +197,9 @@ class Epoch:
                 return self._decoder.assemble([t[:report.count] for t in tensors],
                                               report.extras)
 
-    def _next_from_workers(self):
+    def _next_from_workers(self, stop: threading.Event | None = None):
+        """The next batch in the sampler's order, pinned where asked; run by the pin
+        thread when there is one (``stop`` its event)."""
         pool = self.pool
         # The previous batch's slot may be free by now: NOTE [ The held batch let off ]
         self._fill()
@@ -212,7 +225,7 @@ class Epoch:
                 raise StopIteration
             waiting = time.perf_counter()
             try:
-                result, slot = pool.receive(self.settings.timeout)
+                result, slot = pool.receive(self.settings.timeout, stop)
             except TimeoutError as e:
                 pool.abandon()
                 raise RuntimeError(str(e)) from None
@@ -239,7 +252,8 @@ class Epoch:
         self.stats.add(report)
         if report.payload is not None:  # a collate_fn's batch, sent as torch sends it
             self.pool.release(slot)
-            return _pinned(report.payload) if self.settings.pin else report.payload
+            return self._pinning(_pinned, report.payload) if self.settings.pin else \
+                report.payload
         if report.count == 0:
             self.pool.release(slot)
             return None
@@ -258,19 +272,32 @@ class Epoch:
             tensors = self.pool.lend(slot, report.count)
             stage = "pin_copy" if pin_after else "assembly"
         else:
-            tensors = [_copy(t[:report.count], pin) for t in slot.tensors]
+            tensors = self._pinning(lambda: [_copy(t[:report.count], pin) for t in slot.tensors])
             self.pool.release(slot)
             stage = "pin_copy" if pin or feed is not None else "assembly"
         batch = self._decoder.assemble(tensors, report.extras)
         if pin_after:
-            batch = _pinned(batch)
+            batch = self._pinning(_pinned, batch)
         self.stats.add_seconds({stage: time.perf_counter() - start})
         return batch
+
+    def _pinning(self, fn, *args):
+        """fn(*args), a copy into pinned memory; in the pin thread, what it raises is
+        wrapped as torch's loader wraps it (the batch, "in pin memory thread")."""
+        try:
+            return fn(*args)
+        except Exception:
+            if self._pin_thread is None:
+                raise
+            ExceptionWrapper(
+                where=f"in pin memory thread for batch {self._received - 1}").reraise()
 
     def _next_batch(self):
         try:
             if self.pool is None:
                 return self._next_inline()
+            if self._pin_thread is not None:
+                return self._pin_thread.take()
             return self._next_from_workers()
         except StopIteration:
             self._end(completed=True)

@@ -40,10 +40,12 @@ import weakref
 
 from ..pipelines.contract import BatchDecoder, BatchReport
 from .assign import Assignment, spread
+from .delivery import Stopped
 from .ring import BatchRing, Slot
 from .workers import Result, Task, worker_loop
 
 POLL_SECONDS = 1.0  # how often a waiting main process checks that workers live
+STOP_POLL = 0.05  # how often the pin thread, waiting for a batch, checks it may go on
 
 
 class WorkerDied(RuntimeError):
@@ -271,12 +273,15 @@ class WorkerPool:
             start += n
         self._in_flight[(epoch, batch_no)] = flight
 
-    def receive(self, timeout: float) -> tuple[Result, Slot | None]:
+    def receive(self, timeout: float, stop=None) -> tuple[Result, Slot | None]:
         """The next batch's result from any worker (a batch in parts when its last
         part is in).  Raises TimeoutError after ``timeout`` seconds (0 waits
-        forever) and WorkerDied when a worker exits."""
+        forever), WorkerDied when a worker exits, and delivery.Stopped once the
+        event ``stop`` is set (checked every STOP_POLL seconds)."""
         deadline = time.monotonic() + timeout if timeout > 0 else None
         while True:
+            if stop is not None and stop.is_set():
+                raise Stopped
             # Every POLL_SECONDS, results arriving or not: while the other workers
             # deliver, a crashed one's batch would otherwise be noticed only once they
             # have filled their quotas and the queue runs dry.  (A worker that returned
@@ -287,9 +292,15 @@ class WorkerPool:
                 self._check_workers(crashed_only=True)
             wait = POLL_SECONDS if deadline is None else \
                 min(POLL_SECONDS, max(0.0, deadline - now))
+            if stop is not None:
+                wait = min(wait, STOP_POLL)
             try:
                 result: Result = self.result_queue.get(timeout=wait)
             except queue.Empty:
+                now = time.monotonic()
+                if stop is not None and now < self._next_check and \
+                        (deadline is None or now < deadline):
+                    continue  # a short wait for the stop event: no reason to look yet
                 self._check_workers()
                 if deadline is not None and time.monotonic() >= deadline:
                     raise TimeoutError(f"DataLoader timed out after {timeout} seconds") from None

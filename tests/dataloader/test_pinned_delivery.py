@@ -1,0 +1,151 @@
+"""pin_memory=True pins in a thread of the loader's own, as torch's loader does
+(NOTE [ Pinned in a thread of its own ]): checked with pinning emulated on the CPU
+(jpegloader.bench.pinning), for structure only: which thread pins, the order, what
+an error in pinning says, shutdown, abandonment and resume.  Never timings."""
+from __future__ import annotations
+
+import gc
+import threading
+import time
+
+import pytest
+import torch
+from torchvision import datasets
+
+import jpegloader
+from jpegloader.bench.pinning import emulated_pinning
+from tests.conftest import train_transform
+
+PIN_THREAD = "jpegloader pin memory"
+
+
+def _pin_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == PIN_THREAD]
+
+
+def _no_pin_thread_within(seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while _pin_threads() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _pin_threads()
+
+
+@pytest.fixture
+def pinning_threads(monkeypatch):
+    """Emulated pinning that records the thread each copy into pinned memory ran on."""
+    seen: list[str] = []
+    with emulated_pinning():
+        empty, pin = torch.empty, torch.Tensor.pin_memory
+
+        def recording_empty(*args, pin_memory=False, **kwargs):
+            if pin_memory:
+                seen.append(threading.current_thread().name)
+            return empty(*args, pin_memory=pin_memory, **kwargs)
+
+        def recording_pin(self, device=None):
+            seen.append(threading.current_thread().name)
+            return pin(self, device)
+
+        monkeypatch.setattr(torch, "empty", recording_empty)
+        monkeypatch.setattr(torch.Tensor, "pin_memory", recording_pin)
+        yield seen
+
+
+def _batches(ds, pin: bool, **kwargs) -> list:
+    torch.manual_seed(11)
+    return list(jpegloader.DataLoader(ds, batch_size=4, shuffle=True, num_workers=2,
+                                      pin_memory=pin, **kwargs))
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_batches_are_pinned_in_the_pin_thread_in_the_samplers_order(small_folder,
+                                                                    pinning_threads, context):
+    ds = datasets.ImageFolder(str(small_folder), train_transform())
+    plain = _batches(ds, False, multiprocessing_context=context)
+    pinning_threads.clear()
+    pinned = _batches(ds, True, multiprocessing_context=context)
+    assert len(pinned) == len(plain) == 6
+    for (a, la), (b, lb) in zip(plain, pinned, strict=True):
+        assert torch.equal(a, b) and torch.equal(la, lb)
+    assert pinning_threads and set(pinning_threads) == {PIN_THREAD}, pinning_threads
+    assert _no_pin_thread_within()
+
+
+def _pair_collate(samples):
+    images, labels = zip(*samples)
+    return {"images": torch.stack(images), "labels": torch.tensor(labels),
+            "names": ["x"] * len(samples)}
+
+
+def test_a_collate_fns_batch_is_pinned_there_too(small_folder, pinning_threads):
+    ds = datasets.ImageFolder(str(small_folder), train_transform())
+    plain = _batches(ds, False, collate_fn=_pair_collate)
+    pinning_threads.clear()
+    pinned = _batches(ds, True, collate_fn=_pair_collate)
+    for a, b in zip(plain, pinned, strict=True):
+        assert torch.equal(a["images"], b["images"]) and b["names"] == ["x"] * 4
+    assert pinning_threads and set(pinning_threads) == {PIN_THREAD}
+
+
+class Unpinnable:
+    def pin_memory(self):
+        raise ValueError("this object cannot be pinned")
+
+
+def _unpinnable_collate(samples):
+    return Unpinnable()
+
+
+def test_an_error_in_pinning_names_the_batch_and_the_pin_thread(small_folder):
+    ds = datasets.ImageFolder(str(small_folder), train_transform())
+    with emulated_pinning():
+        loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, pin_memory=True,
+                                       collate_fn=_unpinnable_collate)
+        with pytest.raises(ValueError, match="in pin memory thread for batch 0") as e:
+            next(iter(loader))
+        assert "this object cannot be pinned" in str(e.value)
+    assert _no_pin_thread_within()
+
+
+def test_an_abandoned_or_closed_epoch_leaves_no_pin_thread(small_folder):
+    ds = datasets.ImageFolder(str(small_folder), train_transform())
+    with emulated_pinning():
+        for persistent in (False, True):
+            loader = jpegloader.DataLoader(ds, batch_size=2, num_workers=2, pin_memory=True,
+                                           persistent_workers=persistent)
+            it = iter(loader)
+            next(it)
+            assert len(_pin_threads()) == 1
+            del it  # abandoned mid-epoch
+            gc.collect()
+            assert _no_pin_thread_within(), persistent
+            first = next(iter(loader))  # a new epoch on the same (or new) workers
+            assert len(_pin_threads()) == 1
+            for _ in zip(range(3), iter(loader)):  # a new epoch closes the last one
+                pass
+            assert len(_pin_threads()) <= 1
+            del loader, first
+            gc.collect()
+            assert _no_pin_thread_within(), persistent
+
+
+def test_a_resume_takes_up_after_the_last_batch_taken_not_the_last_pinned(small_folder):
+    # batches the pin thread made ahead and nobody took are made again after a resume
+    ds = datasets.ImageFolder(str(small_folder), train_transform())
+    with emulated_pinning():
+        whole = _batches(ds, True)
+        torch.manual_seed(11)
+        loader = jpegloader.DataLoader(ds, batch_size=4, shuffle=True, num_workers=2,
+                                       pin_memory=True)
+        it = iter(loader)
+        taken = [next(it) for _ in range(2)]
+        time.sleep(0.3)  # the pin thread runs ahead meanwhile
+        state = loader.state_dict()
+        del it
+        resumed = jpegloader.DataLoader(ds, batch_size=4, shuffle=True, num_workers=2,
+                                        pin_memory=True)
+        resumed.load_state_dict(state)
+        rest = list(resumed)
+    assert len(taken) + len(rest) == len(whole)
+    for (a, la), (b, lb) in zip(whole, taken + rest, strict=True):
+        assert torch.equal(a, b) and torch.equal(la, lb)
