@@ -18,15 +18,8 @@
  * fraction a float difference; each channel fma(b, v1 - v0, v0) with v0 =
  * fma(a, p01 - p00, p00), v1 likewise, rounded half to even and saturated.  Taps
  * outside read the border; a pixel with every tap outside is the border.  Matched
- * to OpenCV 5.0.0 on random matrices and sizes (tests/pipelines/yolo/test_opencv.py).
- * The 4.x releases (4.7 to 4.14) warp in fixed point instead: the inverse kept in
- * double; a row's start cvRound((inv[1] * y + inv[2]) * 1024) + 16 and a column's
- * step cvRound(inv[0] * x * 1024) (y likewise), their int sum shifted right by 5:
- * 5 fractional bits, the integer part saturated to int16; the four taps weighted
- * (32 - fx)(32 - fy), fx(32 - fy), ... times 32 (OpenCV's 15-bit table, exact for
- * these weights), rounded by + 2^14 >> 15.  A tap outside reads the border.  Held
- * to OpenCV 4.10, 4.12 and 4.14.  OpenCV 5.1 samples otherwise again (not
- * reproduced: the loader's self-check keeps its warp on cv2, pipelines/yolo/opencv.py). */
+ * to OpenCV 5.0.0 on random matrices and sizes (tests/pipelines/yolo/test_opencv.py);
+ * 4.x: NOTE [ OpenCV 4.x's fixed-point warp ]. */
 enum { OPENCV_LANES = 16 };
 
 void jl_warp_inverse(const double m[6], double a[6])
@@ -357,9 +350,16 @@ static inline int16_t to_short(int32_t v)
     return (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
 }
 
-/* The 4.x fixed-point warp: NOTE [ OpenCV's warpAffine ].  Each pixel's four taps
- * are read straight from the tile the last pixel's were on where they all lie on
- * it, else tap by tap. */
+/* NOTE [ OpenCV 4.x's fixed-point warp ]
+ * The 4.x releases (4.7 to 4.14) warp in fixed point: the inverse kept in double;
+ * a row's start cvRound((inv[1] * y + inv[2]) * 1024) + 16 and a column's step
+ * cvRound(inv[0] * x * 1024) (y likewise), their int sum shifted right by 5: 5
+ * fractional bits, the integer part saturated to int16; the four taps weighted
+ * (32 - fx)(32 - fy), fx(32 - fy), ... times 32 (OpenCV's 15-bit table, exact for
+ * these weights), rounded by + 2^14 >> 15; a tap outside reads the border.  Held
+ * to 4.10, 4.12 and 4.14.  OpenCV 5.1 samples otherwise again (not reproduced:
+ * pipelines/yolo/opencv.py keeps its warp on cv2).  Each pixel's taps are read
+ * straight from the tile the last pixel's were on where they all lie on it. */
 static int rows_fixed(const source *s, uint8_t *dst, int dh, int dw, ptrdiff_t dst_stride,
                       const double *inv)
 {
