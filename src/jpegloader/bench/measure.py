@@ -3,7 +3,6 @@ memory, the ceiling beside each round, and memory measured alone."""
 from __future__ import annotations
 
 import contextlib
-
 import os
 import resource
 import statistics
@@ -25,10 +24,10 @@ except ImportError:  # pragma: no cover - the core package alone
         return iterable
 
 from ..dataloader.loader import TorchDataLoader
-from .pinning import emulated_pinning
 from ..pipelines import WORKER_STAGES
 from . import ceiling as bench_ceiling
 from . import memory as bench_memory
+from .pinning import emulated_pinning
 from . import sources, yolo_user
 from .recipes import IN_ORDER, PIPELINES, YOLO, build_dataset, image_files, images_in
 

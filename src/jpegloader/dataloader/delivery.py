@@ -35,11 +35,12 @@ class PinThread:
     DEPTH = 2
     _BATCH, _END, _ERROR = range(3)
 
-    def __init__(self, epoch, produce_name: str, stop: threading.Event):
+    def __init__(self, epoch, produce, stop: threading.Event):
+        """``produce(epoch, stop)`` makes the epoch's next pinned batch."""
         self.stop = stop
         self.out: queue.Queue = queue.Queue(maxsize=self.DEPTH)
         self.thread = threading.Thread(
-            target=_pin_loop, args=(weakref.ref(epoch), produce_name, self.out, self.stop),
+            target=_pin_loop, args=(weakref.ref(epoch), produce, self.out, self.stop),
             name="jpegloader pin memory", daemon=True)
         self.thread.start()
 
@@ -69,13 +70,13 @@ class PinThread:
             self.out.get_nowait()
 
 
-def _pin_loop(ref, produce_name: str, out: queue.Queue, stop: threading.Event) -> None:
+def _pin_loop(ref, produce, out: queue.Queue, stop: threading.Event) -> None:
     while not stop.is_set():
         epoch = ref()
         if epoch is None:
             return
         try:
-            item = (PinThread._BATCH, getattr(epoch, produce_name)(stop))
+            item = (PinThread._BATCH, produce(epoch, stop))
         except StopIteration:
             item = (PinThread._END, None)
         except Stopped:

@@ -132,7 +132,7 @@ class Epoch:
             self._fill()
             if settings.pin and settings.device is None:
                 # NOTE [ Pinned in a thread of its own ] (delivery.py)
-                self._pin_thread = PinThread(self, "_next_from_workers", self._stop)
+                self._pin_thread = PinThread(self, Epoch._next_from_workers, self._stop)
 
     def __iter__(self):
         return self
