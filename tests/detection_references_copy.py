@@ -18,8 +18,7 @@ class FixedSizeCrop(torch.nn.Module):
     def __init__(self, size, fill=0, padding_mode="constant"):
         super().__init__()
         self.crop_height, self.crop_width = size
-        self.fill = fill
-        self.padding_mode = padding_mode
+        self.fill, self.padding_mode = fill, padding_mode
 
     def forward(self, img, target=None):
         height, width = T.functional.get_size(img)

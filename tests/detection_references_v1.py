@@ -13,6 +13,9 @@ from torch import nn, Tensor
 from torchvision.transforms import functional as F, InterpolationMode, transforms as T
 
 
+_SSD_OPTIONS = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
+
+
 def _flip_coco_person_keypoints(kps, width):
     flip_inds = [0, 2, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11, 14, 13, 16, 15]
     flipped_data = kps[:, flip_inds]
@@ -24,8 +27,8 @@ def _flip_coco_person_keypoints(kps, width):
 
 
 class Compose:
-    def __init__(self, transforms):
-        self.transforms = transforms
+    def __init__(self, steps):
+        self.transforms = steps
 
     def __call__(self, image, target):
         for t in self.transforms:
@@ -45,9 +48,7 @@ class RandomHorizontalFlip(T.RandomHorizontalFlip):
                 if "masks" in target:
                     target["masks"] = target["masks"].flip(-1)
                 if "keypoints" in target:
-                    keypoints = target["keypoints"]
-                    keypoints = _flip_coco_person_keypoints(keypoints, width)
-                    target["keypoints"] = keypoints
+                    target["keypoints"] = _flip_coco_person_keypoints(target["keypoints"], width)
         return image, target
 
 
@@ -75,16 +76,11 @@ class ToDtype(nn.Module):
 
 
 class RandomShortestSize(nn.Module):
-    def __init__(
-        self,
-        min_size: Union[List[int], Tuple[int], int],
-        max_size: int,
-        interpolation: InterpolationMode = InterpolationMode.BILINEAR,
-    ):
+    def __init__(self, min_size: Union[List[int], Tuple[int], int], max_size: int,
+                 interpolation: InterpolationMode = InterpolationMode.BILINEAR):
         super().__init__()
-        self.min_size = [min_size] if isinstance(min_size, int) else list(min_size)
-        self.max_size = max_size
-        self.interpolation = interpolation
+        sizes = (min_size,) if isinstance(min_size, int) else min_size
+        self.min_size, self.max_size, self.interpolation = list(sizes), max_size, interpolation
 
     def forward(
         self, image: Tensor, target: Optional[Dict[str, Tensor]] = None
@@ -93,9 +89,7 @@ class RandomShortestSize(nn.Module):
 
         min_size = self.min_size[torch.randint(len(self.min_size), (1,)).item()]
         r = min(min_size / min(orig_height, orig_width), self.max_size / max(orig_height, orig_width))
-
-        new_width = int(orig_width * r)
-        new_height = int(orig_height * r)
+        new_height, new_width = int(orig_height * r), int(orig_width * r)
 
         image = F.resize(image, [new_height, new_width], interpolation=self.interpolation)
 
@@ -115,14 +109,10 @@ class RandomIoUCrop(nn.Module):
                  max_aspect_ratio: float = 2.0, sampler_options: Optional[List[float]] = None,
                  trials: int = 40):
         super().__init__()
-        # configuration similar to https://github.com/weiliu89/caffe/blob/ssd/examples/ssd/ssd_coco.py#L89-L174
-        self.min_scale = min_scale
-        self.max_scale = max_scale
-        self.min_aspect_ratio = min_aspect_ratio
-        self.max_aspect_ratio = max_aspect_ratio
-        if sampler_options is None:
-            sampler_options = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0]
-        self.options = sampler_options
+        # the SSD paper's sampler: a minimum IoU drawn from the options, 1.0 meaning no crop
+        self.min_scale, self.max_scale = min_scale, max_scale
+        self.min_aspect_ratio, self.max_aspect_ratio = min_aspect_ratio, max_aspect_ratio
+        self.options = list(_SSD_OPTIONS) if sampler_options is None else sampler_options
         self.trials = trials
 
     def forward(self, image: Tensor, target: Optional[Dict[str, Tensor]] = None
@@ -130,60 +120,48 @@ class RandomIoUCrop(nn.Module):
         if target is None:
             raise ValueError("The targets can't be None for this transform.")
         _, orig_h, orig_w = F.get_dimensions(image)
+        lo, hi = self.min_scale, self.max_scale
         while True:
-            # sample an option
-            idx = int(torch.randint(low=0, high=len(self.options), size=(1,)))
-            min_jaccard_overlap = self.options[idx]
-            if min_jaccard_overlap >= 1.0:  # a value larger than 1 encodes the leave as-is option
+            choice = torch.randint(low=0, high=len(self.options), size=(1,))
+            threshold = self.options[int(choice)]
+            if threshold >= 1.0:  # the option that keeps the image whole
                 return image, target
             for _ in range(self.trials):
-                # check the aspect ratio limitations
-                r = self.min_scale + (self.max_scale - self.min_scale) * torch.rand(2)
-                new_w = int(orig_w * r[0])
-                new_h = int(orig_h * r[1])
-                aspect_ratio = new_w / new_h
-                if not (self.min_aspect_ratio <= aspect_ratio <= self.max_aspect_ratio):
+                scale = torch.rand(2) * (hi - lo) + lo  # a width and a height factor
+                w, h = int(orig_w * scale[0]), int(orig_h * scale[1])
+                if not self.min_aspect_ratio <= w / h <= self.max_aspect_ratio:
                     continue
-                # check for 0 area crops
-                r = torch.rand(2)
-                left = int((orig_w - new_w) * r[0])
-                top = int((orig_h - new_h) * r[1])
-                right = left + new_w
-                bottom = top + new_h
-                if left == right or top == bottom:
+                u = torch.rand(2)  # where the window sits
+                x0, y0 = int((orig_w - w) * u[0]), int((orig_h - h) * u[1])
+                x1, y1 = x0 + w, y0 + h
+                if w == 0 or h == 0:
                     continue
-                # check for any valid boxes with centers within the crop area
-                cx = 0.5 * (target["boxes"][:, 0] + target["boxes"][:, 2])
-                cy = 0.5 * (target["boxes"][:, 1] + target["boxes"][:, 3])
-                is_within_crop_area = (left < cx) & (cx < right) & (top < cy) & (cy < bottom)
-                if not is_within_crop_area.any():
+                boxes = target["boxes"]
+                centre_x = (boxes[:, 0] + boxes[:, 2]) * 0.5
+                centre_y = (boxes[:, 1] + boxes[:, 3]) * 0.5
+                inside = (centre_x > x0) & (centre_x < x1) & (centre_y > y0) & (centre_y < y1)
+                if not bool(inside.any()):
                     continue
-                # check at least 1 box with jaccard limitations
-                boxes = target["boxes"][is_within_crop_area]
-                ious = torchvision.ops.boxes.box_iou(
-                    boxes, torch.tensor([[left, top, right, bottom]], dtype=boxes.dtype, device=boxes.device))
-                if ious.max() < min_jaccard_overlap:
+                kept = boxes[inside]
+                window = torch.tensor([[x0, y0, x1, y1]], dtype=kept.dtype, device=kept.device)
+                if torchvision.ops.box_iou(kept, window).max() < threshold:
                     continue
-                # keep only valid boxes and perform cropping
-                target["boxes"] = boxes
-                target["labels"] = target["labels"][is_within_crop_area]
-                target["boxes"][:, 0::2] -= left
-                target["boxes"][:, 1::2] -= top
-                target["boxes"][:, 0::2].clamp_(min=0, max=new_w)
-                target["boxes"][:, 1::2].clamp_(min=0, max=new_h)
-                image = F.crop(image, top, left, new_h, new_w)
-                return image, target
+                kept[:, 0::2] -= x0
+                kept[:, 1::2] -= y0
+                kept[:, 0::2].clamp_(min=0, max=w)
+                kept[:, 1::2].clamp_(min=0, max=h)
+                target["boxes"], target["labels"] = kept, target["labels"][inside]
+                return F.crop(image, y0, x0, h, w), target
 
 
 class RandomZoomOut(nn.Module):
     def __init__(self, fill: Optional[List[float]] = None, side_range: Tuple[float, float] = (1.0, 4.0),
                  p: float = 0.5):
         super().__init__()
-        if fill is None:
-            fill = [0.0, 0.0, 0.0]
-        self.fill = fill
+        self.fill = [0.0, 0.0, 0.0] if fill is None else fill
         self.side_range = side_range
-        if side_range[0] < 1.0 or side_range[0] > side_range[1]:
+        lo, hi = side_range
+        if not 1.0 <= lo <= hi:
             raise ValueError(f"Invalid canvas side range provided {side_range}.")
         self.p = p
 
@@ -195,14 +173,12 @@ class RandomZoomOut(nn.Module):
         if torch.rand(1) >= self.p:
             return image, target
         _, orig_h, orig_w = F.get_dimensions(image)
-        r = self.side_range[0] + torch.rand(1) * (self.side_range[1] - self.side_range[0])
-        canvas_width = int(orig_w * r)
-        canvas_height = int(orig_h * r)
-        r = torch.rand(2)
-        left = int((canvas_width - orig_w) * r[0])
-        top = int((canvas_height - orig_h) * r[1])
-        right = canvas_width - (left + orig_w)
-        bottom = canvas_height - (top + orig_h)
+        lo, hi = self.side_range
+        ratio = torch.rand(1) * (hi - lo) + lo
+        canvas_w, canvas_h = int(orig_w * ratio), int(orig_h * ratio)
+        u = torch.rand(2)  # where the image sits on the canvas
+        left, top = int((canvas_w - orig_w) * u[0]), int((canvas_h - orig_h) * u[1])
+        right, bottom = canvas_w - orig_w - left, canvas_h - orig_h - top
         fill = self._get_fill_value(F._is_pil_image(image))
         image = F.pad(image, [left, top, right, bottom], fill=fill)
         if isinstance(image, torch.Tensor):
@@ -260,27 +236,25 @@ class ScaleJitter(nn.Module):
     def __init__(self, target_size: Tuple[int, int], scale_range: Tuple[float, float] = (0.1, 2.0),
                  interpolation: InterpolationMode = InterpolationMode.BILINEAR, antialias=True):
         super().__init__()
-        self.target_size = target_size
-        self.scale_range = scale_range
-        self.interpolation = interpolation
-        self.antialias = antialias
+        self.target_size, self.scale_range = target_size, scale_range
+        self.interpolation, self.antialias = interpolation, antialias
 
     def forward(self, image: Tensor, target: Optional[Dict[str, Tensor]] = None
                 ) -> Tuple[Tensor, Optional[Dict[str, Tensor]]]:
         _, orig_height, orig_width = F.get_dimensions(image)
-        scale = self.scale_range[0] + torch.rand(1) * (self.scale_range[1] - self.scale_range[0])
-        r = min(self.target_size[1] / orig_height, self.target_size[0] / orig_width) * scale
-        new_width = int(orig_width * r)
-        new_height = int(orig_height * r)
+        lo, hi = self.scale_range
+        target_w, target_h = self.target_size
+        ratio = min(target_h / orig_height, target_w / orig_width) * (torch.rand(1) * (hi - lo) + lo)
+        new_height, new_width = int(orig_height * ratio), int(orig_width * ratio)
         image = F.resize(image, [new_height, new_width], interpolation=self.interpolation,
                          antialias=self.antialias)
         if target is not None:
             target["boxes"][:, 0::2] *= new_width / orig_width
             target["boxes"][:, 1::2] *= new_height / orig_height
             if "masks" in target:
+                nearest = InterpolationMode.NEAREST
                 target["masks"] = F.resize(target["masks"], [new_height, new_width],
-                                           interpolation=InterpolationMode.NEAREST,
-                                           antialias=self.antialias)
+                                           interpolation=nearest, antialias=self.antialias)
         return image, target
 
 
@@ -290,12 +264,11 @@ class FixedSizeCrop(nn.Module):
         size = tuple(T._setup_size(size, error_msg="Please provide only two dimensions (h, w) for size."))
         self.crop_height = size[0]
         self.crop_width = size[1]
-        self.fill = fill  # TODO: Fill is currently respected only on PIL. Apply tensor patch.
-        self.padding_mode = padding_mode
+        self.fill, self.padding_mode = fill, padding_mode  # the fill reaches PIL images only
 
     def _pad(self, img, target, padding):
         pad_left, pad_top, pad_right, pad_bottom = padding
-        img = F.pad(img, padding, self.fill, self.padding_mode)
+        img = F.pad(img, padding, fill=self.fill, padding_mode=self.padding_mode)
         if target is not None:
             target["boxes"][:, 0::2] += pad_left
             target["boxes"][:, 1::2] += pad_top
@@ -319,7 +292,7 @@ class FixedSizeCrop(nn.Module):
         return img, target
 
     def forward(self, img, target=None):
-        _, height, width = F.get_dimensions(img)
+        height, width = F.get_dimensions(img)[1:]
         new_height = min(height, self.crop_height)
         new_width = min(width, self.crop_width)
         if new_height != height or new_width != width:
@@ -391,13 +364,9 @@ class ConvertCocoPolysToMask:
         if keypoints is not None:
             keypoints = keypoints[keep]
 
-        target = {}
-        target["boxes"] = boxes
-        target["labels"] = classes
-        target["masks"] = masks
-        target["image_id"] = image_id
+        target = dict(boxes=boxes, labels=classes, masks=masks, image_id=image_id)
         if keypoints is not None:
-            target["keypoints"] = keypoints
+            target.update(keypoints=keypoints)
 
         # for conversion to coco api
         area = torch.tensor([obj["area"] for obj in anno])
