@@ -2,8 +2,10 @@
 collate_fn in the workers, seeded per sample (per batch for the collate)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import random
+import typing
 from unittest import mock
 
 import numpy as np
@@ -234,6 +236,48 @@ def test_a_collate_returning_other_structures_comes_back_through_the_queue(small
                                                 collate_fn=dict_collate).report()
     _equal_batches(ds, dict_collate, workers=2)
     _equal_batches(ds, dict_collate, workers=0)
+
+
+class Pair(typing.NamedTuple):
+    image: torch.Tensor
+    label: torch.Tensor
+
+
+def pair_collate(batch):
+    return Pair(torch.stack([x for x, _ in batch]), torch.tensor([t for _, t in batch]))
+
+
+class Batch(list):
+    """A list of the user's own kind."""
+
+
+def own_list_collate(batch):
+    return Batch([torch.stack([x for x, _ in batch]), torch.tensor([t for _, t in batch])])
+
+
+@pytest.mark.parametrize("collate", [pair_collate, own_list_collate])
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_a_collate_returning_a_namedtuple_or_its_own_list_comes_back_as_such(
+        small_folder, collate, context):
+    # the ring carries its tensors; the batch is rebuilt as the collate_fn's own type,
+    # also through device= and pin_memory=True (emulated), as torch's loader gives it
+    from jpegloader.bench.pinning import emulated_pinning
+    ds = _eval_folder(small_folder, _norm())
+    assert "result queue" not in jpegloader.explain(ds, batch_size=6,
+                                                    collate_fn=collate).report()
+    _equal_batches(ds, collate, workers=0)
+    native = list(TorchDataLoader(ds, batch_size=6, collate_fn=collate))
+    for kwargs in ({}, {"device": "cpu"}, {"pin_memory": True}):
+        with emulated_pinning() if kwargs.get("pin_memory") else contextlib.nullcontext():
+            ours = list(jpegloader.DataLoader(ds, batch_size=6, num_workers=2,
+                                              collate_fn=collate, decode="exact",
+                                              multiprocessing_context=context, **kwargs))
+        assert [type(b) for b in ours] == [type(b) for b in native], kwargs
+        for a, b in zip(ours, native, strict=True):
+            assert torch.equal(a[1], b[1])
+            assert (a[0].double() - b[0].double()).abs().mean() <= 1.0
+            if isinstance(b, Pair):
+                assert torch.equal(a.label, b.label)
 
 
 class MixCut:

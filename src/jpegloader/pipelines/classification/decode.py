@@ -74,7 +74,9 @@ class ClassificationBatchDecoder(BatchDecoder):
 
     def assemble(self, tensors: list[torch.Tensor], extras=None):
         # default_collate's [images, labels], a fast_collate's (images, labels), or the
-        # collate_fn's own structure
+        # collate_fn's own structure: a namedtuple takes its fields one by one
+        if issubclass(self.structure, tuple) and hasattr(self.structure, "_fields"):
+            return self.structure(*tensors)
         return self.structure(tensors)
 
     def rows(self, indices: Sequence[int]) -> np.ndarray:
