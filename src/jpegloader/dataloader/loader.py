@@ -312,6 +312,13 @@ class DataLoader(TorchDataLoader[T_co]):
         running = self._engine.running_epoch() if self._engine is not None else None
         if running is not None:
             running.close()
+        # torch's persistent iterator on the fallback would go on with its own
+        # workers and draw no base seed: the resumed epoch starts a new one, as a
+        # new loader given this state does (NOTE [ Resuming bit-identically ])
+        kept = getattr(self, "_iterator", None)
+        if kept is not None:
+            self._iterator = None
+            kept._shutdown_workers()
 
     # -- the workers -------------------------------------------------------------------
     def _workers(self) -> list:
