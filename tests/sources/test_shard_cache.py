@@ -116,9 +116,12 @@ def test_a_server_that_is_down_is_a_clear_error_or_serves_the_copy(tmp_path, cap
 def test_a_missing_object_is_file_not_found(tmp_path, s3_server):
     _, options = s3_server
     _bucket(tmp_path, options, "missing", 4, 4)
-    with pytest.raises(FileNotFoundError, match=r"s3://missing/shard-000009\.tar"):
+    with pytest.raises(FileNotFoundError, match=r"s3://missing/shard-000009\.tar") as e:
         WebDataset("s3://missing/shard-000009.tar", cache_dir=tmp_path / "cache",
                    storage_options=options)
+    # the bucket and the key, and that the object is not there
+    assert "bucket 'missing'" in str(e.value) and "key 'shard-000009.tar'" in str(e.value)
+    assert "does not exist" in str(e.value), str(e.value)
 
 
 # -- members that cannot be indexed as they are --------------------------------------------

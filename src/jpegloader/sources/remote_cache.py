@@ -73,6 +73,15 @@ def _retried(action, what: str, retries: int):
     raise AssertionError("unreachable")
 
 
+def _where(fs, path: str) -> str:
+    """The bucket and key of an object store's ``path`` (s3, gs, azure), else the path."""
+    protocols = {fs.protocol} if isinstance(fs.protocol, str) else set(fs.protocol)
+    if protocols & {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl"}:
+        bucket, _, key = path.partition("/")
+        return f"bucket {bucket!r}, key {key!r}"
+    return f"path {path!r}"
+
+
 class CacheDiskError(OSError):
     """The cache's own disk failed (full, read-only): not the store's fault."""
 
@@ -91,7 +100,11 @@ class RemoteObject:
         try:
             info = _retried(lambda: self.fs.info(self.path),
                             f"shard {url} in object storage", retries)
-        except (FileNotFoundError, PermissionError):
+        except FileNotFoundError as e:
+            raise FileNotFoundError(errno.ENOENT, f"shard {url} does not exist in object "
+                                    f"storage ({_where(self.fs, self.path)}): check the URL, "
+                                    "or upload it") from e
+        except PermissionError:
             raise
         except OSError as e:  # unreachable: a cached copy may still serve
             self.error, self.size, self.copy_name = e, 0, None
