@@ -7,8 +7,10 @@ loader's draws (boxes, labels, masks exact); draws follow the transforms' distri
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+import typing
 
 import numpy as np
 import pytest
@@ -311,6 +313,32 @@ def test_a_collate_that_is_not_a_zip_runs_in_the_workers():
     want = list(jpegloader.DataLoader(ds, batch_size=4, num_workers=0, collate_fn=R.collate_fn))
     assert all(set(b) == {"images", "targets"} for b in got)
     for a, b in zip([s for b in got for s in zip(b["images"], b["targets"])], flat(want)):
+        assert_same_sample(a, b)
+
+
+class DetectionBatch(typing.NamedTuple):
+    images: list
+    targets: list
+
+
+def as_namedtuple(batch):
+    return DetectionBatch([x for x, _ in batch], [t for _, t in batch])
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"pin_memory": True}, {"device": "cpu"}])
+def test_a_collate_returning_a_namedtuple_comes_back_as_it(kwargs):
+    # the batch travels in its slot as torch sends it, so its type is the collate_fn's,
+    # also pinned (emulated) and on a device, as with torch's loader
+    from jpegloader.bench.pinning import emulated_pinning
+    ds = build("hflip")
+    torch.manual_seed(0)
+    with emulated_pinning() if kwargs.get("pin_memory") else contextlib.nullcontext():
+        got = list(jpegloader.DataLoader(ds, batch_size=4, num_workers=2,
+                                         collate_fn=as_namedtuple, **kwargs))
+    torch.manual_seed(0)
+    want = list(jpegloader.DataLoader(ds, batch_size=4, num_workers=0, collate_fn=R.collate_fn))
+    assert all(type(b) is DetectionBatch for b in got), kwargs
+    for a, b in zip([s for b in got for s in zip(b.images, b.targets)], flat(want)):
         assert_same_sample(a, b)
 
 
