@@ -71,6 +71,9 @@ class PinThread:
 
 
 def _pin_loop(ref, produce, out: queue.Queue, stop: threading.Event) -> None:
+    # as torch's pin thread: its copies take one core, not the intra-op pool the
+    # workers' cores are busy with (the setting is this thread's own)
+    torch.set_num_threads(1)
     while not stop.is_set():
         epoch = ref()
         if epoch is None:
