@@ -3,6 +3,7 @@ collate_fn in the workers, seeded per sample (per batch for the collate)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import random
 import typing
@@ -278,6 +279,78 @@ def test_a_collate_returning_a_namedtuple_or_its_own_list_comes_back_as_such(
             assert (a[0].double() - b[0].double()).abs().mean() <= 1.0
             if isinstance(b, Pair):
                 assert torch.equal(a.label, b.label)
+
+
+@dataclasses.dataclass
+class Held:
+    images: torch.Tensor
+    labels: list
+
+
+class OwnPin:
+    """An object with its own pin_memory and to, as DETR's NestedTensor has."""
+
+    def __init__(self, images, pinned=False):
+        self.images, self.pinned = images, pinned
+
+    def pin_memory(self):
+        return OwnPin(self.images.pin_memory(), True)
+
+    def to(self, device, non_blocking=False):
+        return OwnPin(self.images.to(device), self.pinned)
+
+
+def _stacked(batch):
+    return torch.stack([x for x, _ in batch])
+
+
+STRUCTURES = {
+    "dataclass": lambda b: Held(_stacked(b), [t for _, t in b]),
+    "dict of lists": lambda b: {"images": [x for x, _ in b], "labels": [t for _, t in b]},
+    "nested tuples": lambda b: ((_stacked(b),), (torch.tensor([t for _, t in b]), "names")),
+    "own pin_memory": lambda b: OwnPin(_stacked(b)),
+}
+
+
+def _structure_collate(name, batch):
+    return STRUCTURES[name](batch)
+
+
+def _same_structure(a, b):
+    assert type(a) is type(b)
+    if isinstance(a, torch.Tensor):
+        assert a.shape == b.shape and (a.double() - b.double()).abs().mean() <= 1.0
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _same_structure(x, y)
+    elif isinstance(a, dict):
+        assert list(a) == list(b)
+        for k in a:
+            _same_structure(a[k], b[k])
+    elif dataclasses.is_dataclass(a) or isinstance(a, OwnPin):
+        _same_structure(vars(a), vars(b))
+    else:
+        assert a == b
+
+
+@pytest.mark.parametrize("name", list(STRUCTURES))
+def test_every_structure_a_collate_returns_comes_back_as_torchs_loader_gives_it(
+        small_folder, name):
+    from jpegloader.bench.pinning import emulated_pinning
+    ds = _eval_folder(small_folder, _norm())
+    collate = functools.partial(_structure_collate, name)
+    for pinned in (False, True):
+        with emulated_pinning() if pinned else contextlib.nullcontext():
+            native = list(TorchDataLoader(ds, batch_size=6, num_workers=2, collate_fn=collate,
+                                          pin_memory=pinned))
+            for workers in (0, 2):
+                ours = list(jpegloader.DataLoader(ds, batch_size=6, num_workers=workers,
+                                                  collate_fn=collate, decode="exact",
+                                                  pin_memory=pinned))
+                assert len(ours) == len(native)
+                for a, b in zip(ours, native, strict=True):
+                    _same_structure(a, b)
 
 
 class MixCut:

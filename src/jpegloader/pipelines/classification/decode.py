@@ -2,6 +2,8 @@
 or what the user's collate_fn makes of the samples (NOTE [ Hybrid pipelines ])."""
 from __future__ import annotations
 
+import copy
+
 import io
 import logging
 from collections.abc import Sequence
@@ -152,6 +154,14 @@ class ClassificationBatchDecoder(BatchDecoder):
         kind = self.program.sample.kind
         if samples is None:  # finished samples are in `final`
             samples = [torch.from_numpy(final[k]) for k in range(count)]
+        # NOTE [ A collate_fn's samples are its own ]
+        # The samples are views of buffers the next batch reuses.  A collate_fn whose
+        # result goes out as it is (through the queue, or as is with num_workers=0)
+        # may keep them (a list of images), so it is given copies, as torch's
+        # workers give fresh samples; one whose result is copied into the ring is
+        # not, and should its result not fit the ring after all, the result is copied.
+        if not self.collate.ring:
+            samples = [_own(x) for x in samples[:count]]
         pairs = [(as_collate_input(samples[k], kind), int(labels[k])) for k in range(count)]
         result = self.collate.run(pairs, batch_no, seed, in_main)
         fields = list(result) if isinstance(result, (tuple, list)) else None
@@ -164,7 +174,7 @@ class ClassificationBatchDecoder(BatchDecoder):
                 a[:count] = t.numpy()
             report.count = count
         else:  # not the layout the ring was made for: sent as torch sends it
-            report.payload = result
+            report.payload = copy.deepcopy(result) if self.collate.ring else result
 
     def _python_path(self, index: int, row: int, seed: int) -> tuple[np.ndarray, int]:
         """The sample's native part as the dataset reads it, with this index's random
@@ -207,3 +217,10 @@ def _numpy_dtype(sample) -> np.dtype:
     if sample.kind == "ndarray":
         return np.dtype(sample.dtype)
     return torch.zeros(0, dtype=sample.torch_dtype).numpy().dtype
+
+
+def _own(x):
+    """A sample that shares no memory with the decoder's buffers."""
+    if isinstance(x, torch.Tensor):
+        return x.clone()
+    return x.copy() if isinstance(x, np.ndarray) else x
