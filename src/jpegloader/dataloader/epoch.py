@@ -191,8 +191,8 @@ class Epoch:
                 failure.wrapper.reraise()
             self._inline_batch += 1
             self.stats.add(report)
-            if report.payload is not None:
-                return report.payload
+            if report.payload is not None:  # a collate_fn's batch: pinned as torch pins it
+                return _pinned(report.payload) if self.settings.pin else report.payload
             if report.count:
                 return self._decoder.assemble([t[:report.count] for t in tensors],
                                               report.extras)
