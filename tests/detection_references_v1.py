@@ -6,6 +6,7 @@ out independently here, in their style and interface).  Each transform takes and
 (image, target)."""
 from typing import Dict, List, Optional, Tuple, Union
 
+import numpy as np
 import torch
 import torchvision
 from pycocotools import mask as coco_mask
@@ -309,86 +310,53 @@ class FixedSizeCrop(nn.Module):
         return img, target
 
 
-def convert_coco_poly_to_mask(segmentations, height, width):
-    masks = []
-    for polygons in segmentations:
-        rles = coco_mask.frPyObjects(polygons, height, width)
-        mask = coco_mask.decode(rles)
-        if len(mask.shape) < 3:
-            mask = mask[..., None]
-        mask = torch.as_tensor(mask, dtype=torch.uint8)
-        mask = mask.any(dim=2)
-        masks.append(mask)
-    if masks:
-        masks = torch.stack(masks, dim=0)
-    else:
-        masks = torch.zeros((0, height, width), dtype=torch.uint8)
-    return masks
+def _object_masks(objects, height, width):
+    """Each object's pixels, the union of its polygons: a uint8 plane of 0 and 1 each."""
+    planes = [coco_mask.decode(coco_mask.frPyObjects(o["segmentation"], height, width))
+              .reshape(height, width, -1).any(axis=2) for o in objects]
+    if not planes:
+        return torch.zeros((0, height, width), dtype=torch.uint8)
+    return torch.from_numpy(np.stack(planes).astype(np.uint8))
 
 
 class ConvertCocoPolysToMask:
+    """COCO's annotations of a photo as the references' target: crowds left out; boxes
+    as (x0, y0, x1, y1) inside the photo, those without area dropped with their labels,
+    masks and keypoints; area and iscrowd of every object kept."""
+
     def __call__(self, image, target):
-        w, h = image.size
-
-        image_id = target["image_id"]
-
-        anno = target["annotations"]
-
-        anno = [obj for obj in anno if obj["iscrowd"] == 0]
-
-        boxes = [obj["bbox"] for obj in anno]
-        # guard against no boxes via resizing
-        boxes = torch.as_tensor(boxes, dtype=torch.float32).reshape(-1, 4)
-        boxes[:, 2:] += boxes[:, :2]
-        boxes[:, 0::2].clamp_(min=0, max=w)
-        boxes[:, 1::2].clamp_(min=0, max=h)
-
-        classes = [obj["category_id"] for obj in anno]
-        classes = torch.tensor(classes, dtype=torch.int64)
-
-        segmentations = [obj["segmentation"] for obj in anno]
-        masks = convert_coco_poly_to_mask(segmentations, h, w)
-
-        keypoints = None
-        if anno and "keypoints" in anno[0]:
-            keypoints = [obj["keypoints"] for obj in anno]
-            keypoints = torch.as_tensor(keypoints, dtype=torch.float32)
-            num_keypoints = keypoints.shape[0]
-            if num_keypoints:
-                keypoints = keypoints.view(num_keypoints, -1, 3)
-
-        keep = (boxes[:, 3] > boxes[:, 1]) & (boxes[:, 2] > boxes[:, 0])
-        boxes = boxes[keep]
-        classes = classes[keep]
-        masks = masks[keep]
-        if keypoints is not None:
-            keypoints = keypoints[keep]
-
-        target = dict(boxes=boxes, labels=classes, masks=masks, image_id=image_id)
-        if keypoints is not None:
-            target.update(keypoints=keypoints)
-
-        # for conversion to coco api
-        area = torch.tensor([obj["area"] for obj in anno])
-        iscrowd = torch.tensor([obj["iscrowd"] for obj in anno])
-        target["area"] = area
-        target["iscrowd"] = iscrowd
-
-        return image, target
+        width, height = image.size
+        objects = [o for o in target["annotations"] if o["iscrowd"] == 0]
+        xywh = torch.tensor([o["bbox"] for o in objects], dtype=torch.float32).reshape(-1, 4)
+        x0, y0 = xywh[:, 0], xywh[:, 1]
+        corners = torch.stack([x0.clamp(0, width), y0.clamp(0, height),
+                               (x0 + xywh[:, 2]).clamp(0, width),
+                               (y0 + xywh[:, 3]).clamp(0, height)], dim=1)
+        valid = (corners[:, 2] > corners[:, 0]) & (corners[:, 3] > corners[:, 1])
+        labels = torch.tensor([o["category_id"] for o in objects], dtype=torch.int64)
+        out = {"boxes": corners[valid], "labels": labels[valid],
+               "masks": _object_masks(objects, height, width)[valid],
+               "image_id": target["image_id"]}
+        if objects and "keypoints" in objects[0]:
+            points = torch.tensor([o["keypoints"] for o in objects], dtype=torch.float32)
+            out["keypoints"] = points.reshape(len(objects), -1, 3)[valid]
+        out["area"] = torch.tensor([o["area"] for o in objects])
+        out["iscrowd"] = torch.tensor([o["iscrowd"] for o in objects])
+        return image, out
 
 
 class CocoDetection(torchvision.datasets.CocoDetection):
+    """torchvision's CocoDetection handing (image, {"image_id", "annotations"}) to
+    ``_transforms``."""
+
     def __init__(self, img_folder, ann_file, transforms):
         super().__init__(img_folder, ann_file)
         self._transforms = transforms
 
     def __getitem__(self, idx):
-        img, target = super().__getitem__(idx)
-        image_id = self.ids[idx]
-        target = dict(image_id=image_id, annotations=target)
-        if self._transforms is not None:
-            img, target = self._transforms(img, target)
-        return img, target
+        image, annotations = super().__getitem__(idx)
+        target = {"image_id": self.ids[idx], "annotations": annotations}
+        return (image, target) if self._transforms is None else self._transforms(image, target)
 
 
 def get_coco(img_folder, ann_file, image_set, transforms):

@@ -8,8 +8,10 @@
     corpora.py   the built-in synthetic datasets, copies of a dataset to a size, and
                  a corpus found by name (--data imagenet-sample)
     sources.py   the same files as an ImageFolder, tar shards or an Arrow dataset
-    detr_user.py, rtdetr_user.py   DETR's and RT-DETR's pipelines as their users carry
-                 them (the detr and rtdetr recipes)
+    peers.py     other projects' own code, fetched into a cache when a recipe needs it
+                 (DETR's, for the detr recipes)
+    rtdetr_user.py   RT-DETR's classes as its users carry them, written out in its
+                 interface (the rtdetr recipes)
     report.py    the table and the stage breakdown
     plots.py     the same results as PNGs (--plot DIR)
 

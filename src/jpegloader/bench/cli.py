@@ -52,9 +52,10 @@ import jpegloader
 
 from . import ceiling as bench_ceiling
 from . import corpora
+from . import peers
 from . import sources
 from .measure import benchmark, native_pil
-from .recipes import DETECTION, NEEDS, PIPELINES
+from .recipes import DETECTION, DETR, NEEDS, PIPELINES
 from .plots import plot
 from .report import table
 
@@ -152,6 +153,11 @@ def main(argv=None) -> int:
     for pl in pipelines:
         if pl in NEEDS and util.find_spec(NEEDS[pl]) is None:
             p.error(f"--pipeline {pl} needs {NEEDS[pl]}: pip install {NEEDS[pl]}")
+        if pl in DETR:
+            try:
+                peers.detr()
+            except peers.PeerMissing as e:
+                p.error(f"--pipeline {pl} runs DETR's own code: {e}")
 
     try:
         worker_counts = [int(w) for w in args.workers.split(",") if w.strip()]

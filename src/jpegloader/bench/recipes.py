@@ -16,7 +16,7 @@ from torchvision import transforms as T
 
 from ..datasets import COCODetection
 from ..transforms.ssd import SSDTransformer, dboxes300_coco
-from . import detr_user, rtdetr_user, yolo_user
+from . import peers, rtdetr_user, yolo_user
 
 IMAGENET_MEAN, IMAGENET_STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 
@@ -323,7 +323,7 @@ DETECTION_V2 = {
 for _name, (_what, _policy, _) in DETECTION_V2.items():
     PIPELINES[_name] = (_what, lambda policy=_policy: _detection_presets(policy),
                         lambda ds: detection_collate)
-#: DETR's family (detr_user.py): name -> (what it is, image set)
+#: DETR's family (DETR's own code, peers.detr()): name -> (what it is, image set)
 DETR = {
     "detr": ("DETR make_coco_transforms('train'): flip, RandomSelect(RandomResize(480-800, "
              "max_size=1333), [RandomResize(400-600), RandomSizeCrop(384, 600), "
@@ -333,8 +333,9 @@ DETR = {
                  "ToTensor, Normalize, NestedTensor collate", "val"),
 }
 for _name, (_what, _image_set) in DETR.items():
-    PIPELINES[_name] = (_what, lambda image_set=_image_set: detr_user.make_coco_transforms(
-        image_set), lambda ds: detr_user.collate_fn)
+    PIPELINES[_name] = (_what, lambda image_set=_image_set: peers.detr().datasets.coco.
+                        make_coco_transforms(image_set),
+                        lambda ds: peers.detr().util.misc.collate_fn)
 #: RT-DETR's family (rtdetr_user.py): name -> (what it is, image set)
 RTDETR = {
     "rtdetr": ("RT-DETR v2 train: RandomPhotometricDistort, RandomZoomOut, RandomIoUCrop(p=0.8), "
@@ -384,7 +385,7 @@ def batch_images(batch) -> list[torch.Tensor]:
     if isinstance(batch, dict):  # Ultralytics' collate_fn
         return [batch["img"]]
     first = batch[0]
-    if isinstance(first, detr_user.NestedTensor):
+    if type(first).__name__ == "NestedTensor":  # DETR's collate_fn
         return [first.tensors]
     return list(first) if isinstance(first, (list, tuple)) else [first]
 
@@ -415,8 +416,8 @@ def build_dataset(pipeline: str, root, batch_size: int = 32):
             return rtdetr_user.build(RTDETR[pipeline][1], str(root[0]), str(root[1]))
     elif pipeline in DETR:
         with contextlib.redirect_stdout(io.StringIO()):  # pycocotools prints as it indexes
-            dataset = detr_user.CocoDetection(str(root[0]), str(root[1]), entry[1](),
-                                              return_masks=False)
+            dataset = peers.detr().datasets.coco.CocoDetection(
+                str(root[0]), str(root[1]), entry[1](), return_masks=False)
     elif pipeline in DETECTION:
         dataset = COCODetection(str(root[0]), str(root[1]), entry[1]())
     else:

@@ -18,18 +18,20 @@ import torchvision.transforms.v2 as T
 import torchvision.transforms.v2.functional as VF
 from torchvision.tv_tensors import BoundingBoxes, BoundingBoxFormat, Image, Mask
 
-from .detr_user import convert_coco_poly_to_mask
-
-_boxes_keys = ["format", "canvas_size"]
+import numpy as np
+from pycocotools import mask as coco_mask
 
 
 # -- _misc.py -----------------------------------------------------------------------------
 def convert_to_tv_tensor(tensor, key: str, box_format="xyxy", spatial_size=None):
-    assert key in ("boxes", "masks")
-    if key == "boxes":
-        box_format = getattr(BoundingBoxFormat, box_format.upper())
-        return BoundingBoxes(tensor, **dict(zip(_boxes_keys, [box_format, spatial_size])))
-    return Mask(tensor)
+    """A target's boxes (in ``box_format``, on a canvas of ``spatial_size``) or masks
+    as torchvision's tv_tensors."""
+    if key == "masks":
+        return Mask(tensor)
+    if key != "boxes":
+        raise ValueError(f"convert_to_tv_tensor converts boxes or masks, not {key!r}")
+    return BoundingBoxes(tensor, format=BoundingBoxFormat[box_format.upper()],
+                         canvas_size=spatial_size)
 
 
 # -- transforms/_transforms.py ------------------------------------------------------------
@@ -41,122 +43,131 @@ SanitizeBoundingBoxes = T.SanitizeBoundingBoxes
 
 
 class RandomIoUCrop(T.RandomIoUCrop):
+    """torchvision's RandomIoUCrop, taken with probability ``p``: one ``torch.rand(1)``
+    drawn first decides."""
+
     def __init__(self, min_scale=0.3, max_scale=1, min_aspect_ratio=0.5, max_aspect_ratio=2,
                  sampler_options=None, trials=40, p=1.0):
-        super().__init__(min_scale, max_scale, min_aspect_ratio, max_aspect_ratio,
-                         sampler_options, trials)
+        super().__init__(min_scale=min_scale, max_scale=max_scale,
+                         min_aspect_ratio=min_aspect_ratio, max_aspect_ratio=max_aspect_ratio,
+                         sampler_options=sampler_options, trials=trials)
         self.p = p
 
     def __call__(self, *inputs):
-        if torch.rand(1) >= self.p:
-            return inputs if len(inputs) > 1 else inputs[0]
-        return super().forward(*inputs)
+        taken = torch.rand(1) < self.p
+        if taken:
+            return super().forward(*inputs)
+        return inputs[0] if len(inputs) == 1 else inputs
 
 
 class ConvertBoxes(T.Transform):
+    """Boxes into the format ``fmt`` (when given), then divided by the canvas's width
+    and height (when ``normalize``)."""
     _transformed_types = (BoundingBoxes,)
 
     def __init__(self, fmt="", normalize=False):
         super().__init__()
-        self.fmt = fmt
-        self.normalize = normalize
+        self.fmt, self.normalize = fmt, normalize
 
     def transform(self, inpt, params):
-        spatial_size = getattr(inpt, _boxes_keys[1])
+        height, width = inpt.canvas_size
         if self.fmt:
-            in_fmt = inpt.format.value.lower()
-            inpt = torchvision.ops.box_convert(inpt, in_fmt=in_fmt, out_fmt=self.fmt.lower())
-            inpt = convert_to_tv_tensor(inpt, key="boxes", box_format=self.fmt.upper(),
-                                        spatial_size=spatial_size)
-        if self.normalize:
-            inpt = inpt / torch.tensor(spatial_size[::-1]).tile(2)[None]
-        return inpt
+            inpt = convert_to_tv_tensor(
+                torchvision.ops.box_convert(inpt, in_fmt=inpt.format.name.lower(),
+                                            out_fmt=self.fmt.lower()),
+                "boxes", box_format=self.fmt, spatial_size=(height, width))
+        if not self.normalize:
+            return inpt
+        return inpt / torch.tensor([[width, height, width, height]])
 
 
 class ConvertPILImage(T.Transform):
+    """A PIL photo as a tv_tensors.Image: float32 when ``dtype`` says so, in [0, 1]
+    when ``scale``."""
     _transformed_types = (PIL.Image.Image,)
 
     def __init__(self, dtype="float32", scale=True):
         super().__init__()
-        self.dtype = dtype
-        self.scale = scale
+        self.dtype, self.scale = dtype, scale
 
     def transform(self, inpt, params):
-        inpt = VF.pil_to_tensor(inpt)
-        if self.dtype == "float32":
-            inpt = inpt.float()
-        if self.scale:
-            inpt = inpt / 255.0
-        return Image(inpt)
+        pixels = VF.pil_to_tensor(inpt)
+        pixels = pixels.to(torch.float32) if self.dtype == "float32" else pixels
+        return Image(pixels.div(255.0) if self.scale else pixels)
 
 
 # -- transforms/container.py --------------------------------------------------------------
 class Compose(T.Compose):
+    """torchvision's Compose under a policy: "default" runs every op; "stop_epoch"
+    leaves out the ops named in ``policy["ops"]`` from ``policy["epoch"]`` on (the
+    epoch of the dataset passed last); "stop_sample" leaves them out once
+    ``policy["sample"]`` samples went through."""
+    POLICIES = ("default", "stop_epoch", "stop_sample")
+
     def __init__(self, ops, policy=None):
         super().__init__(transforms=list(ops))
-        self.policy = policy if policy is not None else {"name": "default"}
+        self.policy = {"name": "default"} if policy is None else policy
         self.global_samples = 0
 
     def forward(self, *inputs):
-        return {"default": self.default_forward, "stop_epoch": self.stop_epoch_forward,
-                "stop_sample": self.stop_sample_forward}[self.policy["name"]](*inputs)
-
-    def default_forward(self, *inputs):
-        sample = inputs if len(inputs) > 1 else inputs[0]
-        for transform in self.transforms:
-            sample = transform(sample)
-        return sample
-
-    def stop_epoch_forward(self, *inputs):
-        sample = inputs if len(inputs) > 1 else inputs[0]
-        cur_epoch = sample[-1].epoch
-        for transform in self.transforms:
-            if not (type(transform).__name__ in self.policy["ops"] and
-                    cur_epoch >= self.policy["epoch"]):
-                sample = transform(sample)
-        return sample
-
-    def stop_sample_forward(self, *inputs):
-        sample = inputs if len(inputs) > 1 else inputs[0]
-        for transform in self.transforms:
-            if not (type(transform).__name__ in self.policy["ops"] and
-                    self.global_samples >= self.policy["sample"]):
-                sample = transform(sample)
-        self.global_samples += 1
+        name = self.policy["name"]
+        if name not in self.POLICIES:
+            raise ValueError(f"unknown Compose policy {name!r}; one of {self.POLICIES}")
+        sample = inputs[0] if len(inputs) == 1 else inputs
+        if name == "stop_epoch":
+            over = sample[-1].epoch >= self.policy["epoch"]
+        else:
+            over = name == "stop_sample" and self.global_samples >= self.policy["sample"]
+        for op in self.transforms:
+            if not (over and type(op).__name__ in self.policy["ops"]):
+                sample = op(sample)
+        if name == "stop_sample":
+            self.global_samples += 1
         return sample
 
 
 # -- dataset/coco_dataset.py --------------------------------------------------------------
+def _corners(objects, width, height):
+    """Each object's box as (x0, y0, x1, y1) in float32, kept inside the photo."""
+    xywh = torch.tensor([o["bbox"] for o in objects], dtype=torch.float32).reshape(-1, 4)
+    x0, y0 = xywh[:, 0], xywh[:, 1]
+    x1, y1 = x0 + xywh[:, 2], y0 + xywh[:, 3]
+    return torch.stack([x0.clamp(0, width), y0.clamp(0, height),
+                        x1.clamp(0, width), y1.clamp(0, height)], dim=1)
+
+
+def _masks(objects, height, width):
+    """Each object's pixels (the union of its polygons), a uint8 plane of 0 and 1 each."""
+    planes = [coco_mask.decode(coco_mask.frPyObjects(o["segmentation"], height, width))
+              .reshape(height, width, -1).any(axis=2) for o in objects]
+    if not planes:
+        return torch.zeros((0, height, width), dtype=torch.uint8)
+    return torch.from_numpy(np.stack(planes).astype(np.uint8))
+
+
 class ConvertCocoPolysToMask:
+    """COCO's annotations of one photo as RT-DETR's target: crowds left out, boxes
+    without area dropped, labels remapped where a category2label is given."""
+
     def __init__(self, return_masks=False):
         self.return_masks = return_masks
 
     def __call__(self, image, target, **kwargs):
-        w, h = image.size
-        image_id = torch.tensor([target["image_id"]])
-        anno = [obj for obj in target["annotations"] if obj.get("iscrowd", 0) == 0]
-        boxes = torch.as_tensor([obj["bbox"] for obj in anno], dtype=torch.float32)
-        boxes = boxes.reshape(-1, 4)
-        boxes[:, 2:] += boxes[:, :2]
-        boxes[:, 0::2].clamp_(min=0, max=w)
-        boxes[:, 1::2].clamp_(min=0, max=h)
-        category2label = kwargs.get("category2label", None)
-        labels = [category2label[obj["category_id"]] if category2label is not None
-                  else obj["category_id"] for obj in anno]
-        labels = torch.tensor(labels, dtype=torch.int64)
+        width, height = image.size
+        objects = [o for o in target["annotations"] if not o.get("iscrowd", 0)]
+        corners = _corners(objects, width, height)
+        remap = kwargs.get("category2label")
+        labels = torch.tensor([o["category_id"] if remap is None else remap[o["category_id"]]
+                               for o in objects], dtype=torch.int64)
+        valid = (corners[:, 2] > corners[:, 0]) & (corners[:, 3] > corners[:, 1])
+        out = {"boxes": corners[valid], "labels": labels[valid]}
         if self.return_masks:
-            masks = convert_coco_poly_to_mask([obj["segmentation"] for obj in anno], h, w)
-        keep = (boxes[:, 3] > boxes[:, 1]) & (boxes[:, 2] > boxes[:, 0])
-        target = {"boxes": boxes[keep], "labels": labels[keep]}
-        if self.return_masks:
-            target["masks"] = masks[keep]
-        target["image_id"] = image_id
-        area = torch.tensor([obj["area"] for obj in anno])
-        iscrowd = torch.tensor([obj.get("iscrowd", 0) for obj in anno])
-        target["area"] = area[keep]
-        target["iscrowd"] = iscrowd[keep]
-        target["orig_size"] = torch.as_tensor([int(w), int(h)])
-        return image, target
+            out["masks"] = _masks(objects, height, width)[valid]
+        out["image_id"] = torch.tensor([target["image_id"]])
+        out["area"] = torch.tensor([o["area"] for o in objects])[valid]
+        out["iscrowd"] = torch.tensor([o.get("iscrowd", 0) for o in objects])[valid]
+        out["orig_size"] = torch.tensor([int(width), int(height)])
+        return image, out
 
 
 #: COCO's 80 category ids in order, each to its label (0-79), as their module keeps them
@@ -166,39 +177,42 @@ mscoco_category2label = {k: i for i, k in enumerate(
 
 
 class DetDataset(torch.utils.data.Dataset):
+    """The epoch a training loop sets on their datasets; -1 until it does."""
+    _epoch = -1
+
     def set_epoch(self, epoch):
         self._epoch = epoch
 
     @property
     def epoch(self):
-        return self._epoch if hasattr(self, "_epoch") else -1
+        return self._epoch
 
 
 class CocoDetection(torchvision.datasets.CocoDetection, DetDataset):
+    """torchvision's CocoDetection whose ``load_item`` makes RT-DETR's target (boxes
+    as tv_tensors, the sample's index kept), and whose transforms take the dataset too."""
+
     def __init__(self, img_folder, ann_file, transforms, return_masks=False,
                  remap_mscoco_category=False):
         super().__init__(img_folder, ann_file)
-        self._transforms = transforms
-        self.prepare = ConvertCocoPolysToMask(return_masks)
-        self.img_folder = img_folder
-        self.ann_file = ann_file
+        self.img_folder, self.ann_file = img_folder, ann_file
         self.return_masks = return_masks
         self.remap_mscoco_category = remap_mscoco_category
+        self.prepare = ConvertCocoPolysToMask(return_masks)
+        self._transforms = transforms
 
     def __getitem__(self, idx):
-        img, target = self.load_item(idx)
-        if self._transforms is not None:
-            img, target, _ = self._transforms(img, target, self)
-        return img, target
+        image, target = self.load_item(idx)
+        if self._transforms is None:
+            return image, target
+        image, target, _ = self._transforms(image, target, self)
+        return image, target
 
     def load_item(self, idx):
-        image, target = super().__getitem__(idx)
-        image_id = self.ids[idx]
-        target = {"image_id": image_id, "annotations": target}
-        if self.remap_mscoco_category:
-            image, target = self.prepare(image, target, category2label=mscoco_category2label)
-        else:
-            image, target = self.prepare(image, target)
+        image, annotations = super().__getitem__(idx)
+        remap = {"category2label": mscoco_category2label} if self.remap_mscoco_category else {}
+        image, target = self.prepare(image, {"image_id": self.ids[idx],
+                                             "annotations": annotations}, **remap)
         target["idx"] = torch.tensor([idx])
         if "boxes" in target:
             target["boxes"] = convert_to_tv_tensor(target["boxes"], key="boxes",
@@ -210,33 +224,41 @@ class CocoDetection(torchvision.datasets.CocoDetection, DetDataset):
 
 # -- dataloader.py ------------------------------------------------------------------------
 class BaseCollateFunction:
+    """The epoch a training loop sets on their collate functions; -1 until it does."""
+    _epoch = -1
+
     def set_epoch(self, epoch):
         self._epoch = epoch
 
     @property
     def epoch(self):
-        return self._epoch if hasattr(self, "_epoch") else -1
+        return self._epoch
 
     def __call__(self, items):
-        raise NotImplementedError("")
+        raise NotImplementedError(f"{type(self).__name__} collates nothing")
 
 
 class BatchImageCollateFunction(BaseCollateFunction):
+    """The images stacked; before ``stop_epoch``, the whole batch resized (nearest) to
+    a size drawn from ``scales`` with Python's random, the masks with it."""
+
     def __init__(self, scales=None, stop_epoch=None):
         super().__init__()
         self.scales = scales
-        self.stop_epoch = stop_epoch if stop_epoch is not None else 100000000
+        self.stop_epoch = 100_000_000 if stop_epoch is None else stop_epoch
 
     def __call__(self, items):
-        images = torch.cat([x[0][None] for x in items], dim=0)
-        targets = [x[1] for x in items]
-        if self.scales is not None and self.epoch < self.stop_epoch:
-            sz = random.choice(self.scales)
-            images = F.interpolate(images, size=sz)
-            if "masks" in targets[0]:
-                for tg in targets:
-                    tg["masks"] = F.interpolate(tg["masks"][:, None].float(), size=sz,
-                                                mode="nearest")[:, 0] > 0.5
+        images = torch.stack([image for image, _ in items])
+        targets = [target for _, target in items]
+        if self.scales is None or self.epoch >= self.stop_epoch:
+            return images, targets
+        size = random.choice(self.scales)
+        images = F.interpolate(images, size=size)
+        if "masks" in targets[0]:
+            for target in targets:
+                masks = F.interpolate(target["masks"][:, None].float(), size=size,
+                                      mode="nearest")
+                target["masks"] = masks[:, 0] > 0.5
         return images, targets
 
 

@@ -1,6 +1,6 @@
 """DETR's family: their CocoDetection (prepare = their ConvertCocoPolysToMask), their
-transforms and their NestedTensor collate (jpegloader/bench/detr_user.py, written out
-in DETR's interface), on the real coco-sample.
+transforms and their NestedTensor collate (DETR's own code: the ``detr`` 0.1.4 wheel,
+fetched into a cache by jpegloader.bench.peers), on the real coco-sample.
 
 Validation equals torch's loader batch for batch (decode="exact": bit-identical);
 training equals the user's own objects replayed with the loader's seeds (Python's
@@ -24,7 +24,7 @@ from torchvision.datasets import VisionDataset
 pytest.importorskip("pycocotools", reason="torchvision's CocoDetection needs pycocotools")
 
 import jpegloader  # noqa: E402
-from jpegloader.bench import detr_user as D  # noqa: E402
+from jpegloader.bench import peers  # noqa: E402
 from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
 from jpegloader.pipelines.detection import detr  # noqa: E402
 from jpegloader.pipelines.detection.draw import box_seed, draw  # noqa: E402
@@ -33,11 +33,19 @@ from jpegloader.pipelines.random_stream import (  # noqa: E402
 from tests.coco_fixtures import coco_sample  # noqa: E402
 from tests.pipelines.detection.conftest import decoded  # noqa: E402
 
+try:
+    _detr = peers.detr()
+except peers.PeerMissing as e:
+    pytest.skip(str(e), allow_module_level=True)
+coco, T, misc = _detr.datasets.coco, _detr.datasets.transforms, _detr.util.misc
+#: the sizes make_coco_transforms("train") resizes to
+SCALES = [480, 512, 544, 576, 608, 640, 672, 704, 736, 768, 800]
 
-def build(image_set="train", masks=False, transforms=None, cls=D.CocoDetection):
+
+def build(image_set="train", masks=False, transforms=None, cls=coco.CocoDetection):
     img_folder, ann_file = coco_sample()
     with contextlib.redirect_stdout(io.StringIO()):
-        ds = cls(str(img_folder), str(ann_file), D.make_coco_transforms(image_set),
+        ds = cls(str(img_folder), str(ann_file), coco.make_coco_transforms(image_set),
                  return_masks=masks)
     if transforms is not None:
         ds._transforms = transforms
@@ -45,7 +53,7 @@ def build(image_set="train", masks=False, transforms=None, cls=D.CocoDetection):
 
 
 def loader(ds, workers=0, cls=jpegloader.DataLoader, **kw):
-    return cls(ds, batch_size=4, num_workers=workers, collate_fn=D.collate_fn, **kw)
+    return cls(ds, batch_size=4, num_workers=workers, collate_fn=misc.collate_fn, **kw)
 
 
 def assert_same_target(got: dict, want: dict, where=""):
@@ -58,7 +66,7 @@ def assert_same_target(got: dict, want: dict, where=""):
 def assert_same_batches(ours, theirs):
     n = 0
     for (images, targets), (rimages, rtargets) in zip(ours, theirs, strict=True):
-        assert type(images) is type(rimages) is D.NestedTensor
+        assert type(images) is type(rimages) is misc.NestedTensor
         assert torch.equal(images.mask, rimages.mask)
         assert images.tensors.shape == rimages.tensors.shape
         assert torch.equal(images.tensors, rimages.tensors), f"batch {n}"
@@ -135,7 +143,7 @@ def test_training_batches_are_the_same_for_any_num_workers():
 
 def test_the_verdict_names_the_family_and_the_collate():
     ds = build("train")
-    lowering = DETECTION.lower(ds, {"collate_fn": D.collate_fn})
+    lowering = DETECTION.lower(ds, {"collate_fn": misc.collate_fn})
     assert lowering.ok
     text = " ".join(c.message for c in lowering.checks)
     assert "DETR's CocoDetection" in text and "collate_fn, run in the workers" in text
@@ -143,7 +151,7 @@ def test_the_verdict_names_the_family_and_the_collate():
     assert lowering.split["yours"] == []
 
 
-class ForkedCocoDetection(D.CocoDetection):
+class ForkedCocoDetection(coco.CocoDetection):
     """A fork's dataset that adds a key of its own in __getitem__."""
 
     def __getitem__(self, idx):
@@ -163,7 +171,7 @@ def test_a_getitem_that_is_not_detrs_keeps_torchs_loader():
     assert ds._transforms is not None  # never set aside (a copy is probed)
 
 
-class WatchedCocoDetection(D.CocoDetection):
+class WatchedCocoDetection(coco.CocoDetection):
     """Records what is done to this very object: reads of a sample, and each time
     its ``_transforms`` is set (from the second, the first is its __init__'s)."""
 
@@ -219,8 +227,8 @@ class Erase:
 
 
 def test_a_step_of_the_users_own_runs_after_the_native_part():
-    t = D.make_coco_transforms("train")
-    ds = build("train", transforms=D.Compose([*t.transforms, Erase()]))
+    t = coco.make_coco_transforms("train")
+    ds = build("train", transforms=T.Compose([*t.transforms, Erase()]))
     ours = loader(ds, 2, generator=torch.Generator().manual_seed(1), shuffle=True)
     assert ours.eligibility.accelerated
     assert ours.eligibility.split["yours"] == ["Erase"]
@@ -229,8 +237,8 @@ def test_a_step_of_the_users_own_runs_after_the_native_part():
 
 
 def test_a_third_resize_runs_as_yours():
-    resize = D.RandomResize([500, 600], max_size=1000)
-    t = D.Compose([resize, D.RandomSizeCrop(300, 400), resize, resize, D.ToTensor()])
+    resize = T.RandomResize([500, 600], max_size=1000)
+    t = T.Compose([resize, T.RandomSizeCrop(300, 400), resize, resize, T.ToTensor()])
     program = DETECTION.lower(build("train", transforms=t), {}).program
     assert [type(s).__name__ for s in program.steps] == ["DetrResize", "DetrSizeCrop",
                                                          "DetrResize"]
@@ -265,16 +273,16 @@ def test_flip_select_and_resize_draws_follow_their_distributions():
     first = [s for s in got if s.window is None]  # RandomSelect's first branch
     assert stats.binomtest(len(first), len(got), 0.5).pvalue > 1e-3
     # RandomResize(scales, max_size=1333) on 480 x 640: each scale alike
-    assert uniform([s.scaled[0] for s in first], D.SCALES) > 1e-3
+    assert uniform([s.scaled[0] for s in first], SCALES) > 1e-3
     second = [s for s in got if s.window is not None]
     assert uniform([s.scaled[0] for s in second], [400, 500, 600]) > 1e-3
     assert uniform([s.then[0] if s.then[0] <= s.then[1] else s.then[1] for s in second],
-                   D.SCALES) > 1e-3
+                   SCALES) > 1e-3
 
 
 def test_the_size_crop_draws_follow_their_distribution():
-    program = DETECTION.lower(build("train", transforms=D.Compose(
-        [D.RandomSizeCrop(384, 600)])), {}).program
+    program = DETECTION.lower(build("train", transforms=T.Compose(
+        [T.RandomSizeCrop(384, 600)])), {}).program
     got = shapes(program.steps, (500, 700), n=4000)
     widths = [s.window[2] for s in got]
     heights = [s.window[3] for s in got]
@@ -328,7 +336,7 @@ class CocoDetection(TvCocoDetection):
     def __init__(self, img_folder, ann_file, transforms, return_masks, cache_mode=False):
         super().__init__(img_folder, ann_file, cache_mode=cache_mode)
         self._transforms = transforms
-        self.prepare = D.ConvertCocoPolysToMask(return_masks)
+        self.prepare = coco.ConvertCocoPolysToMask(return_masks)
 
     def __getitem__(self, idx):
         img, target = super().__getitem__(idx)
@@ -342,12 +350,12 @@ class CocoDetection(TvCocoDetection):
 @pytest.mark.parametrize("cache_mode", [False, True])
 def test_deformable_detrs_own_dataset_base_accelerates_alike(cache_mode):
     img_folder, ann_file = coco_sample()
-    ds = CocoDetection(str(img_folder), str(ann_file), D.make_coco_transforms("val"),
+    ds = CocoDetection(str(img_folder), str(ann_file), coco.make_coco_transforms("val"),
                        return_masks=False, cache_mode=cache_mode)
     ours = loader(ds, 2, decode="exact")
     assert ours.eligibility.accelerated, ours.eligibility
     assert assert_same_batches(ours, loader(ds, cls=torch.utils.data.DataLoader)) == 20
-    train = CocoDetection(str(img_folder), str(ann_file), D.make_coco_transforms("train"),
+    train = CocoDetection(str(img_folder), str(ann_file), coco.make_coco_transforms("train"),
                           return_masks=True)
     indices = list(range(0, len(train), 4))
     seed = epoch_seed(4, 1)
