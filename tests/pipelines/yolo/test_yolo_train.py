@@ -372,3 +372,30 @@ def test_yolo_train_runs_accelerated_and_yolo_val_of_its_checkpoint_gives_the_sa
     assert len(tables["ultralytics"]) == 4 and len(predictions["ultralytics"]) > 100
     assert tables["jpegloader"] == tables["ultralytics"]
     assert predictions["jpegloader"] == predictions["ultralytics"]
+
+
+def test_a_npy_beside_a_photo_is_trained_on_where_ultralytics_reads_it(tmp_path):
+    # the batch's photos with a .npy as new as the photo (other pixels), one older
+    # than its photo (ignored) and under cache="disk" (read whatever its age): each
+    # replays Ultralytics, whose load_image reads them
+    from tests.pipelines.yolo.yolo_sets import npy_beside
+    for cache, reads_old in ((False, False), ("disk", True)):
+        root = tmp_path / str(cache)
+        ds = train_dataset(generated_yolo_set(root), imgsz=64, batch=4, cache=cache)
+        for npy in root.rglob("*.npy"):  # cache="disk" wrote every photo's: start clean
+            npy.unlink()
+        names = [Path(f).name for f in ds.im_files]
+        batch = [names.index(n) for n in ("photo0.jpg", "photo1.jpg", "photo2.jpg", "photo4.jpg")]
+        npy_beside(ds, "photo0.jpg", lambda im: 255 - im)
+        npy_beside(ds, "photo1.jpg", lambda im: 255 - im, age_s=60)
+        ours, report = decoded_batch(ds, batch, epoch_seed(2, 0), 0)
+        assert report.python_path == 2
+        want = ultralytics_batch(ds, batch, epoch_seed(2, 0), 0)
+        assert_same_batches([ours], [want])
+        plain = train_dataset(generated_yolo_set(tmp_path / f"plain-{cache}"), imgsz=64, batch=4)
+        for npy in (tmp_path / f"plain-{cache}").rglob("*.npy"):
+            npy.unlink()
+        photos = ultralytics_batch(plain, batch, epoch_seed(2, 0), 0)
+        assert not torch.equal(want["img"], photos["img"])  # the .npy's pixels were used
+        assert reads_old == (ds.load_image(batch[1])[0][0, 0, 0] !=
+                             plain.load_image(batch[1])[0][0, 0, 0])

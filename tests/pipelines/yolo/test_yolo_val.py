@@ -7,6 +7,7 @@ from __future__ import annotations
 from importlib import util
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -144,3 +145,21 @@ def test_ultralytics_build_dataloader_is_accelerated_when_patched(tmp_path):
     assert "ELIGIBLE True" in out.stdout, out.stdout + out.stderr[-3000:]
     assert "EPOCH 0 12 Epoch" in out.stdout and "EPOCH 1 12 Epoch" in out.stdout, out.stdout
     assert "RESET 12 Epoch" in out.stdout, out.stdout
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_npy_beside_a_photo_is_read_where_ultralytics_reads_it(tmp_path, workers, caplog):
+    # cache="disk"'s files: a .npy as new as its photo is what Ultralytics trains on
+    # (other pixels here), one older than its photo is not; one of another size is
+    # read too, and named in a WARNING
+    from tests.pipelines.yolo.yolo_sets import npy_beside
+    ds = val_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4)
+    npy_beside(ds, "photo0.jpg", lambda im: 255 - im)
+    npy_beside(ds, "photo1.jpg", lambda im: 255 - im, age_s=60)
+    resized = npy_beside(ds, "photo2.jpg", lambda im: np.ascontiguousarray(im[:-8]))
+    with caplog.at_level("WARNING", logger="jpegloader"):
+        ours = assert_equals_ultralytics(ds, workers)
+    assert ours.python_path_samples == 2 + 3
+    if workers == 0:  # a worker's log goes to its own stderr
+        named = [r.getMessage() for r in caplog.records if str(resized) in r.getMessage()]
+        assert len(named) == 1 and "photo2.jpg" in named[0], caplog.text

@@ -115,3 +115,19 @@ def train_dataset(yaml: Path, imgsz: int = 640, batch: int = 16, **overrides):
     cfg = get_cfg(overrides={"imgsz": imgsz, **overrides})
     data = check_det_dataset(str(yaml))
     return build_yolo_dataset(cfg, data["train"], batch, data, mode="train", stride=32)
+
+
+def npy_beside(ds, name: str, change, age_s: float = 0.0) -> Path:
+    """Writes ``<photo>.npy`` beside the dataset's photo ``name`` as cache="disk" would
+    (the photo as cv2.imread reads it), passed through ``change``, and dates it
+    ``age_s`` seconds before the photo (0: as new as the photo)."""
+    import os
+
+    import cv2
+    photo = next(Path(f) for f in ds.im_files if Path(f).name == name)
+    npy = photo.with_suffix(".npy")
+    np.save(npy, change(cv2.imread(str(photo))), allow_pickle=False)
+    stamp = photo.stat().st_mtime - age_s if age_s else npy.stat().st_mtime
+    os.utime(photo, (photo.stat().st_atime, min(photo.stat().st_mtime, npy.stat().st_mtime)))
+    os.utime(npy, (stamp, stamp))
+    return npy

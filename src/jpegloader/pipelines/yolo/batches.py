@@ -3,6 +3,9 @@ photos the C core reads as OpenCV does, and the batch the dataset's own collate_
 makes in the main process (NOTE [ YOLO batches ] in decode.py)."""
 from __future__ import annotations
 
+import logging
+import os
+
 import numpy as np
 import torch
 
@@ -12,6 +15,8 @@ from ..contract import BatchDecoder, BatchWork, DecodeOptions
 from .labels import to_numpy, to_torch
 
 _STAND_IN = torch.empty(0, dtype=torch.uint8)
+_LG = logging.getLogger("jpegloader")
+_warned: set[str] = set()  # the .npy files a WARNING named, once a process
 
 
 def read_as_opencv(encoded, j: int, known: bool) -> bool:
@@ -22,6 +27,42 @@ def read_as_opencv(encoded, j: int, known: bool) -> bool:
     a, b = int(encoded.offsets[j]), int(encoded.offsets[j + 1])
     markers = read_markers(memoryview(encoded.data)[a:b])
     return markers.orientation == 1 and markers.components in (1, 3)
+
+
+# NOTE [ A photo's .npy read as Ultralytics reads it ]
+# Ultralytics' load_image reads <photo>.npy (what cache="disk" writes: the photo as
+# cv2.imread gave it) in place of the photo when one exists and is not older than
+# the photo, or whatever its age under cache="disk" (8.4; earlier releases read any
+# that exists).  A photo with a .npy beside it is left to the dataset's own
+# load_image, which applies its own release's rule, so the pixels are the ones
+# Ultralytics would train on.  Where the rule reads a .npy whose size is not its
+# photo's, one WARNING a process names both (Ultralytics says nothing there).
+def npy_instead(dataset, index: int, hw: tuple[int, int]) -> bool:
+    """Whether photo ``index`` (``hw`` its size as OpenCV reads it) has a .npy beside
+    it, which the dataset's own load_image is left to read or not."""
+    files = getattr(dataset, "npy_files", None)
+    if not files:
+        return False
+    npy = os.fspath(files[index])
+    try:
+        written = os.stat(npy).st_mtime
+    except OSError:
+        return False
+    if npy not in _warned:
+        photo = os.fspath(dataset.im_files[index])
+        try:
+            read = getattr(dataset, "cache", None) == "disk" or \
+                written >= os.stat(photo).st_mtime
+            held = np.load(npy, mmap_mode="r").shape[:2] if read else hw
+        except (OSError, ValueError):
+            held = hw  # unreadable: Ultralytics' load_image warns and reads the photo
+        if tuple(held) != tuple(hw):
+            _warned.add(npy)
+            _LG.warning("%s holds a %d x %d image, where its photo %s (sample %d) is "
+                        "%d x %d: Ultralytics trains on the .npy, so this loader does too. "
+                        "Delete the .npy (or cache again) to train on the photo.",
+                        npy, held[0], held[1], photo, index, hw[0], hw[1])
+    return True
 
 
 class YoloBatches(BatchDecoder):

@@ -23,7 +23,7 @@ from ...decoders import status as st
 from ...decoders.jpeg import EncodedBatch
 from ...decoders.plans import packed_fill
 from ..contract import BatchWork, DecodeOptions
-from .batches import YoloBatches, read_as_opencv
+from .batches import YoloBatches, npy_instead, read_as_opencv
 from .draw import letterbox_params, letterbox_plan, padded_hw, rect_hw, resized_hw
 from .labels import sample_labels
 from .recognise import YoloSource
@@ -60,6 +60,10 @@ class YoloBatchDecoder(YoloBatches):
             ori = (int(heights[j]), int(widths[j]))
             resized = resized_hw(dataset, *ori)
             native = read_as_opencv(encoded, j, bool(known[j]))
+            if native and npy_instead(dataset, index, ori):
+                status[j] = st.SKIPPED  # NOTE [ A photo's .npy read as Ultralytics reads it ]
+                messages[j] = "a .npy beside it, read by the dataset's own load_image"
+                continue
             params = letterbox_params(source, index, *resized) if native else None
             if native and tuple(params["new_unpad"]) != (resized[1], resized[0]):
                 native = False  # LetterBox would resize too

@@ -18,7 +18,7 @@ from ..contract import BatchWork, DecodeOptions
 from ..random_stream import SAMPLE_STREAM, generators_kept, seed_generators, seeds
 from ._opencv import planes_to_bgr
 from .augment import run_steps
-from .batches import YoloBatches, read_as_opencv
+from .batches import YoloBatches, npy_instead, read_as_opencv
 from .draw import letterbox_plan, rect_hw, resized_hw
 from .recognise import YoloTrainSource, keeps_own, planned_steps
 
@@ -120,9 +120,10 @@ class YoloTrainDecoder(YoloBatches):
             return status, messages
         for j, k in enumerate(rows):
             index = int(work.indices[k])
-            if index in work.images or not read_as_opencv(encoded, j, bool(known[j])):
-                continue  # the dataset's own load_image reads it (targets)
             ori = (int(heights[j]), int(widths[j]))
+            if index in work.images or not read_as_opencv(encoded, j, bool(known[j])) or \
+                    npy_instead(dataset, index, ori):
+                continue  # the dataset's own load_image reads it (targets)
             rh, rw = resized_hw(dataset, *ori)
             plan = letterbox_plan(ori, (rh, rw), {"new_unpad": (rw, rh), **_NO_PAD}, self.fill)
             one = EncodedBatch(encoded.data, encoded.offsets[j:j + 2])
