@@ -149,3 +149,21 @@ def test_a_resume_takes_up_after_the_last_batch_taken_not_the_last_pinned(small_
     assert len(taken) + len(rest) == len(whole)
     for (a, la), (b, lb) in zip(whole, taken + rest, strict=True):
         assert torch.equal(a, b) and torch.equal(la, lb)
+
+
+def test_emulated_pinning_reuses_a_block_once_its_tensors_are_gone():
+    # as torch's caching host allocator: a block per power-of-two size, handed out
+    # again once nothing uses it, and not while a view of it lives
+    with emulated_pinning() as blocks:
+        x = torch.arange(3000, dtype=torch.float32)
+        first = x.pin_memory()
+        address = first.data_ptr()
+        view = first[10:]
+        del first
+        second = x.pin_memory()
+        assert second.data_ptr() != address and blocks.allocated == 2
+        del view, second
+        third = torch.empty((3000,), dtype=torch.float32, pin_memory=True).copy_(x)
+        assert blocks.allocated == 2 and torch.equal(third, x)
+    with emulated_pinning(cached=False) as blocks:
+        assert torch.equal(x.pin_memory(), x) and blocks.allocated == 0
