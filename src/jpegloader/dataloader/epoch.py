@@ -265,9 +265,10 @@ class Epoch:
         # returns, and the slot is reused once the views are gone.  That is one host
         # copy fewer than pinning first, in this process, where torch's loader pins in
         # a thread of its own.  Pinned without a device, a batch whose samples fill
-        # part of their rows is assembled first, so only what they fill is copied.
+        # part of their rows is assembled first, so only what they fill is copied, and
+        # a collate_fn's batch is pinned as torch pins it (``pins_assembled``).
         direct = feed is not None and feed.reads_host_at_once
-        pin_after = pin and not direct and self._decoder.partial_rows
+        pin_after = pin and not direct and self._decoder.pins_assembled(report.extras)
         if ZERO_COPY_SUPPORTED and (direct or pin_after or not (pin or feed is not None)):
             tensors = self.pool.lend(slot, report.count)
             stage = "pin_copy" if pin_after else "assembly"

@@ -261,6 +261,11 @@ class BatchDecoder:
     def __init__(self, options: DecodeOptions):
         self.options = options
 
+    def pins_assembled(self, extras=None) -> bool:
+        """Whether pin_memory=True pins the assembled batch (torch's pin_memory over
+        its structure, from the slot lent) rather than a copy of the slot's rows."""
+        return self.partial_rows
+
     @property
     def inline_layout(self) -> Layout:
         """The layout with num_workers=0, where a batch need not cross processes."""

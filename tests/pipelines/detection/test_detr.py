@@ -365,3 +365,26 @@ def test_deformable_detrs_own_dataset_base_accelerates_alike(cache_mode):
         image, target = replayed(train, d, k, i)
         assert torch.equal(got[k][0], image), f"sample {i}"
         assert_same_target(got[k][1], target, f"sample {i}")
+
+
+def test_pinned_batches_pin_what_torchs_loader_pins(monkeypatch):
+    # pin_memory=True pins a collate_fn's batch as torch's pin_memory does: the
+    # targets' tensors are pinned; DETR's NestedTensor has no pin_memory, so it stays
+    # where it is (here: lent from the slot), as torch's loader leaves it
+    from jpegloader.bench.pinning import emulated_pinning
+    ds = build("val")
+    plain = list(loader(ds, 2))
+    with emulated_pinning():
+        pinned_at, pin = set(), torch.Tensor.pin_memory
+
+        def recording_pin(self, device=None):
+            out = pin(self, device)
+            pinned_at.add(out.data_ptr())
+            return out
+        monkeypatch.setattr(torch.Tensor, "pin_memory", recording_pin)
+        pinned = list(loader(ds, 2, pin_memory=True))
+        theirs = next(iter(loader(ds, 2, cls=torch.utils.data.DataLoader, pin_memory=True)))
+    assert assert_same_batches(pinned, plain) == 20
+    for images, targets in [*pinned, theirs]:
+        assert images.tensors.data_ptr() not in pinned_at
+        assert all(t.data_ptr() in pinned_at for target in targets for t in target.values())

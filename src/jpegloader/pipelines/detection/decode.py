@@ -145,6 +145,11 @@ class DetectionBatchDecoder(BatchDecoder):
     def inline_layout(self):
         return self.layout if self.ring else _INLINE_LAYOUT
 
+    def pins_assembled(self, extras=None):
+        # a collate_fn's batch is pinned as torch pins it: what has no pin_memory
+        # (DETR's NestedTensor) stays where it is, in the slot
+        return self.partial_rows or isinstance(extras, SlotBatch)
+
     def assemble(self, tensors, extras=None):
         """The samples from the slot's rows and the packed targets, through the zip
         collate_fn (NOTE [ Detection batches in the ring ]); or the collate_fn's batch
