@@ -173,13 +173,12 @@ def _hsv(step, labels: dict, params: dict) -> dict:
         return step.apply_image(labels, params)
     if not (step.hgain or step.sgain or step.vgain):
         return labels
-    r = np.random.uniform(-1, 1, 3) * [step.hgain, step.sgain, step.vgain]
-    x = np.arange(0, 256, dtype=r.dtype)
-    table = np.empty((256, 3), np.uint8)
-    table[:, 0] = ((x + r[0] * 180) % 180).astype(np.uint8)
-    table[:, 1] = np.clip(x * (r[1] + 1), 0, 255).astype(np.uint8)
-    table[:, 2] = np.clip(x * (r[2] + 1), 0, 255).astype(np.uint8)
-    table[0, 1] = 0
+    gains = np.random.uniform(-1, 1, 3) * [step.hgain, step.sgain, step.vgain]
+    levels = np.arange(256, dtype=np.float64)
+    hue = np.remainder(levels + gains[0] * 180, 180)
+    saturation, value = (np.clip(levels * (1 + g), 0, 255) for g in gains[1:])
+    table = np.stack([hue, saturation, value], axis=1).astype(np.uint8)
+    table[0, 1] = 0  # grey stays grey
     hsv_lut(img, img.shape[1], table.tobytes(), opencv_match().hsv_block)
     return labels
 

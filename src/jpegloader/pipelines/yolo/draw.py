@@ -18,12 +18,15 @@ def stand_in(h: int, w: int) -> np.ndarray:
 
 
 def resized_hw(dataset, h0: int, w0: int) -> tuple[int, int]:
-    """The size ``load_image`` gives an h0 x w0 image (its long side to imgsz)."""
+    """The size ``load_image`` gives an h0 x w0 photo: scaled by imgsz over its long
+    side, each side rounded up and held to imgsz; as it is where the long side is
+    imgsz already (the scale computed first, as a float, then applied to each side)."""
     size = imgsz(dataset)
-    r = size / max(h0, w0)
-    if r == 1:
+    if max(h0, w0) == size:
         return h0, w0
-    return min(math.ceil(h0 * r), size), min(math.ceil(w0 * r), size)
+    scale = size / max(h0, w0)
+    h, w = (min(size, math.ceil(side * scale)) for side in (h0, w0))
+    return h, w
 
 
 def letterbox_params(source: YoloSource, index: int, h: int, w: int) -> dict:

@@ -3,23 +3,20 @@
 NOTE [ YOLO labels replayed ]
 Ultralytics' transforms split each step into ``get_params`` (read from the image's
 size), ``apply_image`` (the pixels) and ``apply_instances`` (boxes, segments,
-keypoints, masks).  The worker builds a sample's label dict as
-``get_image_and_label`` does (the dataset's cached labels, the original and
-resized shapes, ``ratio_pad``, the rect batch's shape, the dataset's own
-``update_labels_info``), with a stand-in image of the right size that holds no
-pixels, and runs the user's own LetterBox and Format objects over it except for
-``apply_image``, whose only effects beside the pixels are done here: the image's
-new size, and LetterBox's ``resized_shape``.  Boxes, classes, masks and
-``ratio_pad`` are therefore Ultralytics' own arithmetic, whatever its version.
+keypoints, masks).  The worker has the dataset's own ``get_image_and_label`` build
+a sample's label dict, with a stand-in image of the photo's resized size that holds
+no pixels left where ``load_image`` finds a cached photo, and runs the user's own
+LetterBox and Format objects over it except for ``apply_image``, whose only effects
+beside the pixels are done here: the image's new size, and LetterBox's
+``resized_shape``.  The dict, boxes, classes, masks and ``ratio_pad`` are therefore
+Ultralytics' own arithmetic, whatever its version.
 """
 from __future__ import annotations
-
-from copy import deepcopy
 
 import numpy as np
 import torch
 
-from .draw import padded_hw, rect_shape, stand_in
+from .draw import padded_hw, stand_in
 from .recognise import YoloSource
 
 
@@ -27,14 +24,13 @@ def sample_labels(source: YoloSource, index: int, ori: tuple[int, int],
                   resized: tuple[int, int]) -> dict:
     """Everything of sample ``index``'s dict but ``img`` (NOTE [ YOLO labels replayed ])."""
     dataset = source.dataset
-    label = deepcopy(dataset.labels[index])
-    label.pop("shape", None)
-    label["img"] = stand_in(*resized)
-    label["ori_shape"], label["resized_shape"] = ori, resized
-    label["ratio_pad"] = (resized[0] / ori[0], resized[1] / ori[1])
-    if dataset.rect:
-        label["rect_shape"] = rect_shape(dataset, index)
-    label = dataset.update_labels_info(label)
+    held = dataset.ims[index], dataset.im_hw0[index], dataset.im_hw[index]
+    dataset.ims[index], dataset.im_hw0[index], dataset.im_hw[index] = \
+        stand_in(*resized), ori, resized
+    try:
+        label = dataset.get_image_and_label(index)
+    finally:
+        dataset.ims[index], dataset.im_hw0[index], dataset.im_hw[index] = held
     for step in source.steps:
         params = step.get_params(label)
         if step is source.letterbox:
