@@ -27,7 +27,8 @@ _CORPUS = {
 
 #: The suite's slow tiers, by where their tests live: each gets its marker, so a
 #: development run can leave them out (-m "not integration and not packaging"); the
-#: default run and CI run them all (docs/reliability.md, "The suite's tiers").
+#: default run and CI run them all (docs/reliability.md, "The suite's tiers").  A test
+#: elsewhere that runs a trainer in subprocesses carries the marker itself.
 TIERS = {"integration": ("tests/integrations/",),
          "packaging": ("tests/test_packaging.py", "tests/test_opencv_versions.py")}
 

@@ -176,8 +176,9 @@ mscoco_category2label = {k: i for i, k in enumerate(
      *range(72, 83), *range(84, 91)])}
 
 
-class DetDataset(torch.utils.data.Dataset):
-    """The epoch a training loop sets on their datasets; -1 until it does."""
+class _Epoch:
+    """The epoch a training loop sets on their datasets and collate functions; -1
+    until it does."""
     _epoch = -1
 
     def set_epoch(self, epoch):
@@ -186,6 +187,10 @@ class DetDataset(torch.utils.data.Dataset):
     @property
     def epoch(self):
         return self._epoch
+
+
+class DetDataset(_Epoch, torch.utils.data.Dataset):
+    pass
 
 
 class CocoDetection(torchvision.datasets.CocoDetection, DetDataset):
@@ -223,17 +228,7 @@ class CocoDetection(torchvision.datasets.CocoDetection, DetDataset):
 
 
 # -- dataloader.py ------------------------------------------------------------------------
-class BaseCollateFunction:
-    """The epoch a training loop sets on their collate functions; -1 until it does."""
-    _epoch = -1
-
-    def set_epoch(self, epoch):
-        self._epoch = epoch
-
-    @property
-    def epoch(self):
-        return self._epoch
-
+class BaseCollateFunction(_Epoch):
     def __call__(self, items):
         raise NotImplementedError(f"{type(self).__name__} collates nothing")
 

@@ -19,8 +19,10 @@ from tests.integrations import REPO, script_env
 from tests.pipelines.yolo.yolo_sets import (batch_record, generated_yolo_set, train_dataset,
                                              val_dataset)
 
-pytestmark = pytest.mark.skipif(util.find_spec("ultralytics") is None,
-                                reason="Ultralytics is the oracle for the YOLO pipeline")
+# a torchrun of two ranks in subprocesses: the integration tier (tests/conftest.py TIERS)
+pytestmark = [pytest.mark.skipif(util.find_spec("ultralytics") is None,
+                                 reason="Ultralytics is the oracle for the YOLO pipeline"),
+              pytest.mark.integration]
 
 SCRIPT = Path(__file__).with_name("ddp_script.py")
 

@@ -321,6 +321,7 @@ def test_an_empty_label_file_and_a_class_beyond_the_names_go_as_ultralytics_take
                                        for k in range(0, len(train), 4)])
 
 
+@pytest.mark.integration  # `yolo train` and `yolo val` in subprocesses
 def test_yolo_train_runs_accelerated_and_yolo_val_of_its_checkpoint_gives_the_same_table(
         tmp_path):
     # `yolo train` under python -m jpegloader run: both of its loaders (training, with
