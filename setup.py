@@ -103,18 +103,22 @@ _COMMON_FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter",
                  "-fno-trapping-math"]
 
 
-def _extension(name: str, folder: str, sources: list[str], depends: list[str], **settings):
-    """One of the package's C extensions, on the stable ABI (Python 3.11+)."""
-    return Extension(name, sources=[f"{folder}/{s}" for s in sources], depends=depends,
+def _extension(name: str, folder: str, sources: list[str], depends: list[str],
+               shared: tuple[str, ...] = (), **settings):
+    """One of the package's C extensions, on the stable ABI (Python 3.11+); ``shared``:
+    sources of the common folder compiled into it too."""
+    return Extension(name, sources=[f"{folder}/{s}" for s in sources] +
+                     [f"{common_csrc}/{s}" for s in shared], depends=depends,
                      define_macros=[("Py_LIMITED_API", "0x030B0000")], py_limited_api=True,
                      extra_compile_args=_COMMON_FLAGS, **settings)
 
 
-def _pipeline_extension(name: str, folder: str, c_files: list[str]):
+def _pipeline_extension(name: str, folder: str, c_files: list[str],
+                        shared: tuple[str, ...] = ()):
     """A pipeline's own C arithmetic: no libjpeg, the shared buffer checks."""
     return _extension(name, folder, ["module.c", *c_files],
-                      glob.glob(f"{folder}/*.h") + [f"{common_csrc}/buffer_checks.h"],
-                      include_dirs=[common_csrc])
+                      glob.glob(f"{folder}/*.h") + glob.glob(f"{common_csrc}/*.h"),
+                      shared, include_dirs=[common_csrc])
 
 
 setup(
@@ -125,13 +129,14 @@ setup(
                     "padding.c", "plan.c", "taps.c", "resize_image.c", "letterbox.c",
                     "cv_linear.c"],
                    glob.glob(f"{csrc}/*.h") + glob.glob(f"{common_csrc}/*.h"),
-                   **_libjpeg_settings()),
+                   ("avx512.c",), **_libjpeg_settings()),
         _pipeline_extension("jpegloader.pipelines.ssd._boxes",
                             "src/jpegloader/pipelines/ssd/csrc", ["boxes.c"]),
         _pipeline_extension("jpegloader.pipelines.detection._masks",
                             "src/jpegloader/pipelines/detection/csrc", ["masks.c"]),
         _pipeline_extension("jpegloader.pipelines.yolo._opencv",
-                            "src/jpegloader/pipelines/yolo/csrc", ["warp.c", "hsv.c", "bgr.c", "simd.c"]),
+                            "src/jpegloader/pipelines/yolo/csrc", ["warp.c", "hsv.c", "bgr.c"],
+                            ("avx512.c",)),
     ],
     options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )

@@ -322,7 +322,7 @@ void jl_gather_rows(const jl_gather *g, const uint8_t *src, size_t src_stride, i
                     uint8_t *dst, size_t dst_stride)
 {
 #ifdef JL_GATHER_AVX2
-    if (jl_avx512_on())
+    if (jl_avx512_on(JL_AVX512_BW))
         switch (g->pairs) {
         case 1: gather_rows_512_1(g, src, src_stride, rows, dst, dst_stride); return;
         case 2: gather_rows_512_2(g, src, src_stride, rows, dst, dst_stride); return;

@@ -315,13 +315,13 @@ static PyObject *py_allow_avx512(PyObject *self, PyObject *arg)
     (void)self;
     if (allow < 0)
         return NULL;
-    return PyBool_FromLong(jl_resample_allow_avx512(allow));
+    return PyBool_FromLong(jl_allow_avx512(allow));
 }
 
 static PyObject *py_cpu_has_avx512(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-    return PyBool_FromLong(jl_cpu_has_avx512());
+    return PyBool_FromLong(jl_cpu_has_avx512(JL_AVX512_BW));
 }
 
 static PyObject *py_dc_scans(PyObject *self, PyObject *arg)

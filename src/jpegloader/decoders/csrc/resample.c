@@ -47,31 +47,6 @@ static inline uint8_t clip8(int32_t sum)
     return (uint8_t)(v < 0 ? 0 : (v > 255 ? 255 : v));
 }
 
-
-static int avx512_allowed = 1;
-
-int jl_resample_allow_avx512(int allow)
-{
-    int before = avx512_allowed;
-    avx512_allowed = allow != 0;
-    return before;
-}
-
-int jl_cpu_has_avx512(void)
-{
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("fma");
-#else
-    return 0;
-#endif
-}
-
-int jl_avx512_on(void)
-{
-    return avx512_allowed && jl_cpu_has_avx512();
-}
-
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define JL_HAVE_AVX2_PATH 1
@@ -482,7 +457,7 @@ void jl_filter_rows_lut(const uint8_t *src, size_t src_stride, int row_len,
 {
     int o;
 #ifdef JL_HAVE_AVX2_PATH
-    if (mean_std && row_len >= 32 && jl_avx512_on()) {
+    if (mean_std && row_len >= 32 && jl_avx512_on(JL_AVX512_BW)) {
         filter_rows_divide_avx512(src, src_stride, row_len, c, mean_std, flip, dst, dst_stride);
         return;
     }

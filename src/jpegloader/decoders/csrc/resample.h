@@ -22,14 +22,10 @@
 #include "coeffs.h"
 #include "layout.h"
 
-/* Whether the 512-bit loops (the float pass by division here, the horizontal
- * pass in gather_rows.c) may run where the processor has AVX-512F, BW and FMA
- * (they may by default); returns the previous setting.  They give the AVX2
- * loops' results: the tests compare them with this. */
-int jl_resample_allow_avx512(int allow);
-int jl_cpu_has_avx512(void);
-/* Allowed and available. */
-int jl_avx512_on(void);
+/* The 512-bit loops (the float pass by division here, the horizontal pass in
+ * gather_rows.c) run where jl_avx512_on(JL_AVX512_BW) says (avx512.h).  They give
+ * the AVX2 loops' results: the tests compare them with this. */
+#include "avx512.h"
 
 /* dst row o = clip8(sum_t src row (bounds[o].first + t) * kk[o][t]), each row
  * mirrored when flip is set (the final pass of PILToTensor's bytes).  Rows are

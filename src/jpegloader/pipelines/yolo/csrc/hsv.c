@@ -388,7 +388,7 @@ void jl_hsv_lut_u8c3(uint8_t *img, size_t rows, size_t width, const uint8_t *lut
     uint8_t *s_of = NULL;
     hsv_bytes *bytes = NULL;
     pthread_once(&tables_once, tables);
-    if (jl_yolo_avx512_on() && blocks && (bytes = malloc(sizeof *bytes)) != NULL)
+    if (jl_avx512_on(JL_AVX512_VBMI) && blocks && (bytes = malloc(sizeof *bytes)) != NULL)
         hsv_bytes_of(lut, bytes); /* NOTE [ HSV with AVX-512 ] */
     /* the saturation table takes what 1,600 pixels of scalar code do: not for fewer */
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&

@@ -190,7 +190,7 @@ static PyObject *py_allow_avx512(PyObject *self, PyObject *allow)
     (void)self;
     if (truth < 0)
         return NULL;
-    return PyBool_FromLong(jl_yolo_allow_avx512(truth));
+    return PyBool_FromLong(jl_allow_avx512(truth));
 }
 
 PyDoc_STRVAR(avx512_on_doc,
@@ -201,7 +201,7 @@ PyDoc_STRVAR(avx512_on_doc,
 static PyObject *py_avx512_on(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
-    return PyBool_FromLong(jl_yolo_avx512_on());
+    return PyBool_FromLong(jl_avx512_on(JL_AVX512_VBMI));
 }
 
 PyDoc_STRVAR(planes_to_bgr_doc,

@@ -15,11 +15,9 @@ JL_AVX512 static inline __m512i jl_low_bytes16(__m512i v)
     return _mm512_castsi128_si512(_mm512_cvtepi32_epi8(v));
 }
 
-/* Whether the AVX-512 loops may run where the processor has them (the default);
- * returns the previous setting.  They give the AVX2 loops' results. */
-int jl_yolo_allow_avx512(int allow);
-
-/* Whether they run: allowed, and the processor has every extension JL_AVX512 names. */
-int jl_yolo_avx512_on(void);
+/* Whether they run: jl_avx512_on(JL_AVX512_VBMI), the one switch (avx512.h): allowed,
+ * and the processor has every extension JL_AVX512 names.  They give the AVX2 loops'
+ * results. */
+#include "avx512.h"
 
 #endif

@@ -421,7 +421,7 @@ int jl_warp_tiles_u8c3(const jl_warp_tile *tiles, int count, uint8_t *dst, int d
     float f[6];
     for (int i = 0; i < 6; i++)
         f[i] = (float)inv[i];
-    if (jl_yolo_avx512_on())
+    if (jl_avx512_on(JL_AVX512_VBMI))
         rows_avx512(&s, dst, dh, dw, dst_stride, f);
     else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         rows_avx2(&s, dst, dh, dw, dst_stride, f);
