@@ -15,7 +15,7 @@ transforms.  See NOTE [ A pipeline's contract ].
     rtdetr.py     RT-DETR's dataset, Compose and epoch policy, and own transforms
     decode.py     decode a batch; targets, the user's part and collate_fn
     masks.py      instance masks painted by C into the slot
-    targets.py    targets packed in a worker, unpacked in the main process
+    zip_collate.py  the references' zip collate_fn, recognised
     stand_ins.py  images that hold no pixels, for code that reads only a size
 """
 from __future__ import annotations

@@ -20,7 +20,7 @@ for the largest image the recipe gives, up to ROW_ROOM times the median photo's
 (from the annotation file's sizes and every size a resize may draw), and
 the batch's rows are one arena: each image is written after the last.  The
 report carries each sample's place, shape and packed target (NOTE [ Packed
-targets ] in targets.py); the main process views each image in the slot and
+targets ] in pipelines/by_value.py); the main process views each image in the slot and
 runs the references' zip collate_fn on the samples.  An image that no longer
 fits (an outsized photo, a zoom-out's canvas, a file bigger than the annotation
 file says) travels as a shared-memory tensor beside them.  Where the user's
@@ -57,7 +57,8 @@ from .masks import KEY, Painted, paint_survivors, painted, rles, row_bytes
 from .recognise import CocoSource
 from .states import flattened
 from .steps import Distort
-from .targets import pack, unpack, zips
+from ..by_value import pack, unpack
+from .zip_collate import zips
 
 #: A collate_fn's batch with num_workers=0 (nothing crosses processes): one byte per
 #: sample, to keep the slot bookkeeping (NOTE [ Detection batches in the ring ]).

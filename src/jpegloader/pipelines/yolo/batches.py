@@ -11,8 +11,8 @@ import torch
 
 from ...decoders.markers import read_markers
 from ...sources.file_table import FileTable
+from ..by_value import pack, unpack
 from ..contract import BatchDecoder, BatchWork, DecodeOptions
-from .labels import to_numpy, to_torch
 
 _STAND_IN = torch.empty(0, dtype=torch.uint8)
 _LG = logging.getLogger("jpegloader")
@@ -114,7 +114,7 @@ class YoloBatches(BatchDecoder):
                     h, w = work.out_hw[k]
                     self.image_out(work, to, h, w)[0] = self.image_out(work, k, h, w)[0]
         work.report.extras = (work.compact, [work.out_hw[k] for k in kept],
-                              [to_numpy(work.labels[k]) for k in kept])
+                              [pack(work.labels[k], limit=None) for k in kept])
 
     def assemble(self, tensors: list[torch.Tensor], extras=None) -> dict:
         compact, shapes, labels = extras
@@ -126,6 +126,6 @@ class YoloBatches(BatchDecoder):
         else:  # the collate_fn's stack, which raises as it would for unequal shapes
             image = torch.stack([slot[k].reshape(-1)[:3 * h * w].view(3, h, w)
                                  for k, (h, w) in enumerate(shapes)])
-        batch = self.collate_fn([{**to_torch(label), "img": _STAND_IN} for label in labels])
+        batch = self.collate_fn([{**unpack(label), "img": _STAND_IN} for label in labels])
         batch["img"] = image
         return batch

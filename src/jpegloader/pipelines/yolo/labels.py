@@ -13,9 +13,6 @@ Ultralytics' own arithmetic, whatever its version.
 """
 from __future__ import annotations
 
-import numpy as np
-import torch
-
 from .draw import padded_hw, stand_in
 from .recognise import YoloSource
 
@@ -42,24 +39,3 @@ def sample_labels(source: YoloSource, index: int, ori: tuple[int, int],
         label = step.apply_semantic(label, params)
     label.pop("img", None)
     return label
-
-
-class _Array:
-    """A tensor's array on its way between processes."""
-
-    __slots__ = ("array",)
-
-    def __init__(self, array: np.ndarray):
-        self.array = array
-
-
-def to_numpy(label: dict) -> dict:
-    """Tensors as arrays, to cross processes inline (a tensor would cost a file
-    descriptor each); ``to_torch`` turns them back."""
-    return {k: _Array(v.numpy()) if isinstance(v, torch.Tensor) else v
-            for k, v in label.items()}
-
-
-def to_torch(label: dict) -> dict:
-    return {k: torch.from_numpy(v.array) if isinstance(v, _Array) else v
-            for k, v in label.items()}
