@@ -9,11 +9,12 @@ cd "$(dirname "$0")/../.."
 out="${1:-build/fuzz/fuzz_decode}"
 mkdir -p "$(dirname "$out")"
 csrc=src/jpegloader/decoders/csrc
-core=("$csrc/pipeline.c" "$csrc/jpeg_region.c" "$csrc/dc_scans.c" "$csrc/coeffs.c"
+common=src/jpegloader/_csrc
+core=("$common/avx512.c" "$csrc/pipeline.c" "$csrc/jpeg_region.c" "$csrc/dc_scans.c" "$csrc/coeffs.c"
       "$csrc/resample.c" "$csrc/layout.c" "$csrc/gather_rows.c" "$csrc/colour.c"
       "$csrc/colour_tensor.c"
       "$csrc/padding.c" "$csrc/plan.c" "$csrc/taps.c" "$csrc/letterbox.c" "$csrc/cv_linear.c")
-flags=(-std=c11 -O1 -g -fno-omit-frame-pointer -ffp-contract=off -fno-trapping-math -I"$csrc"
+flags=(-std=c11 -O1 -g -fno-omit-frame-pointer -ffp-contract=off -fno-trapping-math -I"$csrc" -I"$common"
        -fsanitize=address,undefined -fno-sanitize-recover=all)
 libfuzzer=""
 if command -v clang >/dev/null && echo 'int LLVMFuzzerTestOneInput(const char*d,long n){return 0;}' \
