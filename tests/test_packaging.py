@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -80,6 +81,9 @@ def test_wheel_bundles_libjpeg_and_loads_a_batch(tmp_path):
     (wheel,) = dist.glob("jpegloader-*.whl")
     assert "-cp311-abi3-manylinux" in wheel.name and wheel.name.endswith("_x86_64.whl") \
         or "aarch64" in wheel.name, wheel.name
+    # installable wherever torch's own wheels are (glibc 2.28): no symbol of a newer glibc
+    floor = re.search(r"manylinux_2_(\d+)_", wheel.name)
+    assert floor and int(floor.group(1)) <= 28, wheel.name
     names = zipfile.ZipFile(wheel).namelist()
     bundled = [n for n in names if n.startswith("jpegloader.libs/libjpeg")]
     assert bundled, names

@@ -2,9 +2,9 @@
 
 #include "clip_byte.h"
 #include "colour_tensor.h"
+#include "once.h"
 
 #include <math.h>
-#include <sched.h>
 
 /* Pillow computes these without fused multiply-adds; so must we: the build
  * passes -ffp-contract=off (gcc ignores the standard pragma for this). */
@@ -186,23 +186,11 @@ static void fill_tables(void)
     h_table = h_storage;
 }
 
-/* Fills the tables once, whichever thread gets here first; the others wait.
- * (Atomics rather than pthread_once, whose glibc 2.34 symbol version would
- * raise the wheel's manylinux floor from 2.17 to 2.34.) */
+/* Fills the tables once (once.h). */
 static void ensure_tables(void)
 {
-    static int state; /* 0: empty, 1: being filled, 2: ready */
-    int expected = 0;
-    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 2)
-        return;
-    if (__atomic_compare_exchange_n(&state, &expected, 1, 0, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE)) {
-        fill_tables();
-        __atomic_store_n(&state, 2, __ATOMIC_RELEASE);
-        return;
-    }
-    while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 2)
-        sched_yield();
+    static int state;
+    jl_once(&state, fill_tables);
 }
 
 static inline int round_half_away(double x) /* x >= 0 */

@@ -2,11 +2,11 @@
 #include "hsv.h"
 
 #include "bgr.h"
+#include "once.h"
 #include "simd.h"
 
 #include <immintrin.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +24,7 @@
  * s is 0, * 255 rounded half to even.  Each was matched to OpenCV 5.0.0 on all
  * 2^24 inputs (tests/pipelines/yolo/test_opencv.py). */
 static int sdiv[256], hdiv[256];
-static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+static int tables_state; /* jl_once (once.h) */
 
 static void tables(void)
 {
@@ -387,7 +387,7 @@ void jl_hsv_lut_u8c3(uint8_t *img, size_t rows, size_t width, const uint8_t *lut
     const size_t blocks = width - width % block;
     uint8_t *s_of = NULL;
     hsv_bytes *bytes = NULL;
-    pthread_once(&tables_once, tables);
+    jl_once(&tables_state, tables);
     if (jl_avx512_on(JL_AVX512_VBMI) && blocks && (bytes = malloc(sizeof *bytes)) != NULL)
         hsv_bytes_of(lut, bytes); /* NOTE [ HSV with AVX-512 ] */
     /* the saturation table takes what 1,600 pixels of scalar code do: not for fewer */
