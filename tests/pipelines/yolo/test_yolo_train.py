@@ -103,7 +103,7 @@ def test_a_photos_segments_are_resampled_once_a_batch(tmp_path):
     del ds.update_labels_info
     assert_replays_ultralytics(ds, [indices])
     # without a step that takes partners (close_mosaic), each photo is read once anyway
-    from jpegloader.pipelines.yolo.recognise import planned_steps
+    from jpegloader.pipelines.yolo.steps import planned_steps
     from jpegloader.pipelines.yolo.train import _labels_read_once
     assert _labels_read_once(ds, planned_steps(ds.transforms))
     closed = train_dataset(coco_yolo_set(tmp_path / "closed", segments=True), imgsz=320,
@@ -114,10 +114,10 @@ def test_a_photos_segments_are_resampled_once_a_batch(tmp_path):
 def _with_c_copies(monkeypatch, warp, hsv_block=32):
     """The self-check's answer as if the installed OpenCV were one whose warp the C
     core has (``warp`` an arithmetic) or has not (None)."""
-    from jpegloader.pipelines.yolo import recognise
+    from jpegloader.pipelines.yolo import steps
     from jpegloader.pipelines.yolo.opencv import OpenCVMatch
     match = OpenCVMatch("test", warp, hsv_block)
-    monkeypatch.setattr(recognise, "opencv_match", lambda: match)
+    monkeypatch.setattr(steps, "opencv_match", lambda: match)
     monkeypatch.setattr("jpegloader.pipelines.yolo.lower.opencv_match", lambda: match)
 
 
@@ -129,21 +129,21 @@ def test_the_mosaic_canvas_is_left_unbuilt_only_where_the_warp_alone_reads_it(
     import copy
     import random
 
-    from jpegloader.pipelines.yolo import augment, recognise
+    from jpegloader.pipelines.yolo import augment, steps
     from jpegloader.pipelines.yolo.opencv import WARP_FLOAT
     _with_c_copies(monkeypatch, WARP_FLOAT)
     yaml = coco_yolo_set(tmp_path)
 
     def kinds(ds):
-        return [k for t, k in recognise.planned_steps(ds.transforms)
+        return [k for t, k in steps.planned_steps(ds.transforms)
                 if type(t).__name__ == "Mosaic"]
 
     ds = train_dataset(yaml, imgsz=320, batch=8)
-    assert kinds(ds) == ["mosaic"]
+    assert kinds(ds) == [steps.UnbuiltMosaic]
     assert "Mosaic image (warped from its photos)" in \
         jpegloader.explain(ds, batch_size=8, collate_fn=ds.collate_fn).split_text()
     assert kinds(train_dataset(yaml, imgsz=320, batch=8, copy_paste=0.5)) == [None]
-    mosaic = next(t for t, k in recognise.planned_steps(ds.transforms) if k == "mosaic")
+    mosaic = next(t for t, k in steps.planned_steps(ds.transforms) if k is steps.UnbuiltMosaic)
     ds.transforms.transforms[0].transforms.insert(1, lambda labels: labels)
     assert kinds(ds) == [None]
     for seed in range(3):
@@ -167,11 +167,11 @@ def test_an_opencv_whose_warp_the_c_core_lacks_keeps_the_warp_and_mosaic_on_cv2(
         tmp_path, monkeypatch):
     # NOTE [ OpenCV's arithmetic, version by version ]: the warp (and so Mosaic's
     # canvas) and RandomHSV stay the user's objects, and the verdict says why
-    from jpegloader.pipelines.yolo import recognise
+    from jpegloader.pipelines.yolo import steps
     _with_c_copies(monkeypatch, None, None)
     ds = train_dataset(coco_yolo_set(tmp_path), imgsz=320, batch=8)
-    assert [k for _, k in recognise.planned_steps(ds.transforms)
-            if k in ("mosaic", "warp", "hsv")] == []
+    assert [k for _, k in steps.planned_steps(ds.transforms)
+            if k in (steps.UnbuiltMosaic, steps.Warp, steps.Hsv)] == []
     verdict = jpegloader.explain(ds, batch_size=8, collate_fn=ds.collate_fn)
     report = verdict.report()
     assert verdict.accelerated

@@ -10,7 +10,8 @@ them.  See NOTE [ A pipeline's contract ].
     labels.py     a validation sample's labels through the user's LetterBox and Format
     batches.py    what both share: the slot's layout, the collate_fn's batch
     decode.py     decode a validation batch into letterboxes
-    augment.py    a training sample through the user's transforms, two steps in C
+    steps.py      the training steps whose pixels C does, one class each (IN_C)
+    augment.py    their pixels: the warp, HSV, Format's planes, Mosaic's unbuilt canvas
     train.py      decode a training batch, cache it for Mosaic, run its samples
     csrc/         OpenCV's warpAffine and HSV round trip in C (_opencv)
 """

@@ -15,7 +15,6 @@ every draw are Ultralytics' own.
 """
 from __future__ import annotations
 
-import functools
 import random
 
 import numpy as np
@@ -28,23 +27,7 @@ from .opencv import opencv_match
 _BORDER = (114, 114, 114)
 
 
-def run_steps(planned: list, labels: dict, out: np.ndarray) -> dict:
-    """The steps (``recognise.planned_steps``: each with where its pixels are done)
-    over a sample's label dict; ``out``, a 3 x h x w uint8 array, is where Format
-    writes the image when it is that size."""
-    for step, kind in planned:
-        if kind is None:
-            labels = step(labels)
-        elif kind == "mosaic":
-            labels = _mosaic_called(step, labels)
-        elif kind == "format":
-            labels = _called(step, labels, functools.partial(_format, out=out))
-        else:
-            labels = _called(step, labels, _warp if kind == "warp" else _hsv)
-    return labels
-
-
-def _called(step, labels: dict, apply_image) -> dict:
+def called(step, labels: dict, apply_image) -> dict:
     """BaseTransform.__call__: the parameters, then the image, instances, semantic
     mask and depth map."""
     params = step.get_params(labels)
@@ -59,7 +42,7 @@ def _called(step, labels: dict, apply_image) -> dict:
 # NOTE [ A Mosaic never built ]
 # Ultralytics' Mosaic fills a 2s x 2s canvas with 114 and copies its four photos'
 # rectangles in; RandomPerspective then reads a third of it on average.  Where only
-# the warp reads the canvas (recognise.planned_steps), Mosaic's apply_image leaves a
+# the warp reads the canvas (steps.planned_steps), Mosaic's apply_image leaves a
 # MosaicCanvas, the rectangles as they would be placed, and the C warp samples the
 # photos through them, 114 elsewhere: bit for bit the warp of the built canvas, as
 # the border is 114 too.  Whatever else reads it builds it, as Mosaic would have.
@@ -105,12 +88,12 @@ class MosaicCanvas:
         return self.shape[0]
 
 
-def _mosaic_called(step, labels: dict) -> dict:
+def _mosaiccalled(step, labels: dict) -> dict:
     """BaseMixTransform.__call__ with Mosaic's apply_image leaving its canvas unbuilt
     (NOTE [ A Mosaic never built ])."""
     if random.uniform(0, 1) > step.p:
         return labels
-    labels = _called(step, labels, _mosaic)
+    labels = called(step, labels, _mosaic)
     labels.pop("mix_labels", None)
     return labels
 
@@ -141,7 +124,7 @@ def _is_bgr(img) -> bool:
         img.shape[2] == 3
 
 
-def _warp(step, labels: dict, params: dict) -> dict:
+def warp(step, labels: dict, params: dict) -> dict:
     """RandomPerspective.apply_image without a perspective: cv2.warpAffine of the
     image by M's top rows to ``size`` (w, h), bordered with 114."""
     img = labels["img"]
@@ -152,7 +135,7 @@ def _warp(step, labels: dict, params: dict) -> dict:
     w, h = (int(v) for v in params["size"])
     out = np.empty((h, w, 3), np.uint8)
     matrix = tuple(float(v) for v in np.asarray(params["M"], np.float64)[:2].reshape(-1))
-    arithmetic = opencv_match().warp  # never None here: recognise.step_in_c
+    arithmetic = opencv_match().warp  # never None here: steps.Warp.claims
     if isinstance(img, MosaicCanvas):  # NOTE [ A Mosaic never built ]
         warp_mosaic(img.tiles, out, h, w, matrix, _BORDER, arithmetic)
     else:
@@ -163,7 +146,7 @@ def _warp(step, labels: dict, params: dict) -> dict:
     return labels
 
 
-def _hsv(step, labels: dict, params: dict) -> dict:
+def hsv(step, labels: dict, params: dict) -> dict:
     """RandomHSV.apply_image: gains drawn in [-1, 1) times (hgain, sgain, vgain); the
     hue shifted by gain * 180 modulo 180, saturation and value scaled by 1 + gain
     and clipped, saturation 0 kept 0; the image converted to HSV, mapped and back,
@@ -191,7 +174,7 @@ def _unflipped(img: np.ndarray):
     return (base, fy, fx) if base.flags.c_contiguous else None
 
 
-def _format(step, labels: dict, params: dict, out: np.ndarray) -> dict:
+def format_image(step, labels: dict, params: dict, out: np.ndarray) -> dict:
     """Format.apply_image: the image as a 3 x h x w tensor, its channels reversed
     (BGR to RGB) when a uniform draw exceeds ``bgr``; written into ``out``."""
     img = labels.get("img")

@@ -3,7 +3,7 @@ and collate_fn, and what the workers run."""
 from __future__ import annotations
 
 from ..contract import Lowering, check
-from . import recognise
+from . import recognise, steps
 from .opencv import opencv_match
 
 NAME = "yolo"
@@ -35,11 +35,9 @@ def lower(dataset, loader_args: dict | None = None) -> Lowering:
 
 def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
     """A training dataset: every step the user's object, three steps' pixels in C."""
-    planned = recognise.planned_steps(source.dataset.transforms)
-    in_c = {"mosaic": "Mosaic image (warped from its photos)", "warp": "RandomPerspective warp",
-            "hsv": "RandomHSV", "format": "Format image"}
+    planned = steps.planned_steps(source.dataset.transforms)
     native = ["decode", "load_image resize"] + [
-        in_c[k] for k in dict.fromkeys(k for _, k in planned) if k]
+        k.describes for k in dict.fromkeys(k for _, k in planned) if k]
     yours = [type(t).__name__ + (" labels" if k else "") for t, k in planned]
     checks.append(check("yolo.task", True, f"{source.task} training: your transforms run per "
                         "sample in the workers, seeded per sample", "", ""))
@@ -47,7 +45,7 @@ def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
     samples = recognise.dataset_key(source)
     program = (source.task, source.largest, "train",
                tuple((type(t).__name__, repr(vars(t))) for t, k in planned
-                     if k in (None, "mosaic")))
+                     if k in (None, steps.UnbuiltMosaic)))
     split = {"native": native, "yours": yours,
              "collate": "YOLODataset.collate_fn in the main process"}
     return Lowering(NAME, tuple(checks), program, source,

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..contract import Check, check
-from .opencv import opencv_match
 
 _DATASET_MODULE = "ultralytics.data."
 _AUGMENT_MODULE = "ultralytics.data.augment"
@@ -19,9 +18,6 @@ _PIXEL_READERS = ("__getitem__", "get_image_and_label", "load_image")
 #: augment=False), each with the methods the labels are replayed through.
 _VAL_STEPS = ("LetterBox", "Format")
 _REPLAYED = ("get_params", "apply_instances", "apply_semantic")
-#: Training steps whose pixels the C core computes (NOTE [ YOLO training samples ]
-#: in augment.py): RandomPerspective's affine warp, RandomHSV, Format's planes.
-_WARP, _HSV, _FORMAT = "RandomPerspective", "RandomHSV", "Format"
 RULE = "dataset.transforms"
 _FALLBACK = "this loader runs on torch's DataLoader (Ultralytics' own loading)"
 
@@ -60,53 +56,6 @@ def flat_steps(steps) -> list:
 
 def _step_names(steps) -> list[str]:
     return [type(t).__name__ for t in flat_steps(steps)]
-
-
-def planned_steps(transforms) -> list[tuple[object, str | None]]:
-    """Each step of a training Compose (nested ones opened) with ``step_in_c``'s
-    answer, decided once per batch rather than per sample; "mosaic" for a Mosaic
-    whose canvas goes to the C warp untouched (NOTE [ A Mosaic never built ] in
-    augment.py)."""
-    steps = flat_steps(transforms.transforms)
-    planned = [(t, step_in_c(t)) for t in steps]
-    for k, t in enumerate(steps):
-        if _canvas_only_warped(t, planned[k + 1:]):
-            planned[k] = (t, "mosaic")
-    return planned
-
-
-def _canvas_only_warped(step, after: list) -> bool:
-    """Ultralytics' own 4-photo Mosaic that may run (p > 0; rect training and
-    close_mosaic turn it off), called as BaseMixTransform calls it, whose canvas nothing
-    reads before the C warp but its shape: only CopyPaste steps with p == 0 between
-    (they return at once)."""
-    call = getattr(type(step).__call__, "__qualname__", "")
-    if not (_is_ultralytics(step, "Mosaic") and getattr(step, "n", None) == 4
-            and getattr(step, "p", 0) > 0
-            and call == "BaseMixTransform.__call__"
-            and all(hasattr(step, m) for m in (*_REPLAYED, "apply_image"))):
-        return False
-    for t, kind in after:
-        if kind == "warp":
-            return True
-        if not (_is_ultralytics(t, "CopyPaste") and getattr(t, "p", None) == 0):
-            return False
-    return False
-
-
-def step_in_c(step) -> str | None:
-    """"warp", "hsv" or "format" where the C core does a training step's pixels,
-    else None (the step runs as the user's object): the warp and RandomHSV only
-    where the C core's arithmetic equals the installed OpenCV's (NOTE [ OpenCV's
-    arithmetic, version by version ] in opencv.py)."""
-    split = all(hasattr(step, m) for m in _REPLAYED)
-    if _is_ultralytics(step, _WARP) and not getattr(step, "perspective", 1) and split:
-        return "warp" if opencv_match().warp is not None else None
-    if _is_ultralytics(step, _HSV) and all(hasattr(step, g) for g in ("hgain", "sgain", "vgain")):
-        return "hsv" if opencv_match().hsv_block is not None else None
-    if _is_ultralytics(step, _FORMAT) and hasattr(step, "bgr") and split:
-        return "format"
-    return None
 
 
 def _name(obj) -> str:

@@ -17,10 +17,10 @@ from ...decoders.plans import packed_fill
 from ..contract import BatchWork, DecodeOptions
 from ..random_stream import SAMPLE_STREAM, generators_kept, seed_generators, seeds
 from ._opencv import planes_to_bgr
-from .augment import run_steps
 from .batches import YoloBatches, npy_instead, read_as_opencv
 from .draw import letterbox_plan, rect_hw, resized_hw
-from .recognise import YoloTrainSource, keeps_own, planned_steps
+from .recognise import YoloTrainSource, keeps_own
+from .steps import planned_steps, run_steps
 
 _NO_PAD = {"top": 0, "bottom": 0, "left": 0, "right": 0}
 
