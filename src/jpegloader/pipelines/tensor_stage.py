@@ -18,13 +18,18 @@ class TensorStageError(ValueError):
     """The stage cannot be a table; the message says why."""
 
 
+def through(steps: Sequence[Callable], x):
+    """``x`` through the user's steps, one after another."""
+    for t in steps:
+        x = t(x)
+    return x
+
+
 def run_on_ramp(tensor_stage: Sequence[Callable]) -> tuple[str, bytes | None]:
     """("float32", float32[3, 256] table bytes) or ("uint8", None)."""
     ramp = np.repeat(np.arange(256, dtype=np.uint8)[None, :, None], 3, axis=2)
-    out = Image.fromarray(ramp, "RGB")
     try:
-        for t in tensor_stage:
-            out = t(out)
+        out = through(tensor_stage, Image.fromarray(ramp, "RGB"))
     except Exception as e:  # noqa: BLE001 - the user's objects; their error is the reason
         raise TensorStageError(f"the tensor stage fails on a 3x1x256 image: "
                                f"{type(e).__name__}: {e}") from None

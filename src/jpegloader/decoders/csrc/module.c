@@ -18,6 +18,7 @@
 #include "resample.h"
 #include "resize_image.h"
 #include "buffer_checks.h"
+#include "py_module.h"
 
 #define STR2(x) #x
 #define STR(x) STR2(x)
@@ -311,11 +312,8 @@ static PyObject *py_hue_selfcheck(PyObject *self, PyObject *arg)
 
 static PyObject *py_allow_avx512(PyObject *self, PyObject *arg)
 {
-    int allow = PyObject_IsTrue(arg);
     (void)self;
-    if (allow < 0)
-        return NULL;
-    return PyBool_FromLong(jl_allow_avx512(allow));
+    return jl_py_allow_avx512(arg);
 }
 
 static PyObject *py_cpu_has_avx512(PyObject *self, PyObject *unused)

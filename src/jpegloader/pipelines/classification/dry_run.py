@@ -7,6 +7,7 @@ import torch
 from PIL import Image
 
 from ..random_stream import generators_kept
+from ..tensor_stage import through
 from .program import Sample
 
 
@@ -49,11 +50,8 @@ def _dry_run_once(size, yours_pil, stage, yours_tensor, handover) -> Sample:
     pixels = rng.integers(0, 256, size=(*size, 3), dtype=np.uint8)
     with generators_kept():
         try:
-            x = Image.fromarray(pixels, "RGB")
-            for t in (*yours_pil, *stage) if handover == "pil" else stage:
-                x = t(x)
-            for t in yours_tensor:
-                x = t(x)
+            first = (*yours_pil, *stage) if handover == "pil" else stage
+            x = through(yours_tensor, through(first, Image.fromarray(pixels, "RGB")))
         except Exception as e:  # noqa: BLE001 - the user's objects; their error is the reason
             raise DryRunFailed(f"the transform fails on a {size[1]}x{size[0]} image: "
                                f"{type(e).__name__}: {e}") from None

@@ -305,22 +305,23 @@ def _pure_tensor(b: _Builder, t) -> str:
 #: transform class -> lowering function.  Exact classes only: a subclass may
 #: change behaviour, so it is reported rather than guessed at.
 LOWERINGS: dict[type, Callable[[_Builder, object], str]] = {
-    T.CenterCrop: _center_crop, T2.CenterCrop: _center_crop,
-    T.RandomCrop: _random_crop, T2.RandomCrop: _random_crop,
-    T.RandomResizedCrop: _random_resized_crop, T2.RandomResizedCrop: _random_resized_crop,
-    T.Resize: _resize, T2.Resize: _resize,
-    T.RandomHorizontalFlip: _flip, T2.RandomHorizontalFlip: _flip,
-    T.ColorJitter: _color_jitter, T2.ColorJitter: _color_jitter,
-    T.RandomApply: _random_apply, T2.RandomApply: _random_apply,
-    T.GaussianBlur: _gaussian_blur, T2.GaussianBlur: _gaussian_blur,
-    T.RandomGrayscale: _grayscale, T2.RandomGrayscale: _grayscale,
-    T.Grayscale: _grayscale, T2.Grayscale: _grayscale,
-    T.ToTensor: _to_float_tensor, T2.ToTensor: _to_float_tensor,
-    T.PILToTensor: _to_uint8_tensor, T2.PILToTensor: _to_uint8_tensor,
-    T2.ToImage: _to_uint8_tensor,
-    T.ConvertImageDtype: _to_dtype, T2.ConvertImageDtype: _to_dtype, T2.ToDtype: _to_dtype,
-    T.Normalize: _normalize, T2.Normalize: _normalize,
-    T2.ToPureTensor: _pure_tensor,
+    cls: lowering for lowering, names, v2_only in (
+        (_center_crop, ("CenterCrop",), ()),
+        (_random_crop, ("RandomCrop",), ()),
+        (_random_resized_crop, ("RandomResizedCrop",), ()),
+        (_resize, ("Resize",), ()),
+        (_flip, ("RandomHorizontalFlip",), ()),
+        (_color_jitter, ("ColorJitter",), ()),
+        (_random_apply, ("RandomApply",), ()),
+        (_gaussian_blur, ("GaussianBlur",), ()),
+        (_grayscale, ("RandomGrayscale", "Grayscale"), ()),
+        (_to_float_tensor, ("ToTensor",), ()),
+        (_to_uint8_tensor, ("PILToTensor",), ("ToImage",)),
+        (_to_dtype, ("ConvertImageDtype",), ("ToDtype",)),
+        (_normalize, ("Normalize",), ()),
+        (_pure_tensor, (), ("ToPureTensor",)))
+    # each name from v1 (torchvision.transforms) and v2, the v2-only ones from v2
+    for cls in [getattr(T, n) for n in names] + [getattr(T2, n) for n in (*names, *v2_only)]
 }
 
 

@@ -4,6 +4,7 @@
 #include <Python.h>
 
 #include "buffer_checks.h"
+#include "py_module.h"
 #include "masks.h"
 
 /* The masks' counts: a tuple of bytes, read under the GIL into pointers and
@@ -159,12 +160,4 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_masks", "COCO instance masks painted in C (see _masks.pyi).",
-    -1, methods, NULL, NULL, NULL, NULL,
-};
-
-PyMODINIT_FUNC PyInit__masks(void)
-{
-    return PyModule_Create(&module);
-}
+JL_PLAIN_MODULE(_masks, "COCO instance masks painted in C (see _masks.pyi).", methods)

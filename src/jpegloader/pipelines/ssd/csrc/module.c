@@ -5,6 +5,7 @@
 
 #include "boxes.h"
 #include "buffer_checks.h"
+#include "py_module.h"
 
 PyDoc_STRVAR(encode_doc,
 "encode(boxes, labels, dboxes, criteria, out_boxes, out_labels) -> None\n\n"
@@ -80,12 +81,4 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_boxes", "SSD box cropping and encoding in C (see _boxes.pyi).",
-    -1, methods, NULL, NULL, NULL, NULL,
-};
-
-PyMODINIT_FUNC PyInit__boxes(void)
-{
-    return PyModule_Create(&module);
-}
+JL_PLAIN_MODULE(_boxes, "SSD box cropping and encoding in C (see _boxes.pyi).", methods)

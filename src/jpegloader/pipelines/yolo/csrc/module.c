@@ -4,6 +4,7 @@
 #include <Python.h>
 
 #include "buffer_checks.h"
+#include "py_module.h"
 #include "bgr.h"
 #include "hsv.h"
 #include "simd.h"
@@ -186,11 +187,8 @@ PyDoc_STRVAR(allow_avx512_doc,
 
 static PyObject *py_allow_avx512(PyObject *self, PyObject *allow)
 {
-    int truth = PyObject_IsTrue(allow);
     (void)self;
-    if (truth < 0)
-        return NULL;
-    return PyBool_FromLong(jl_allow_avx512(truth));
+    return jl_py_allow_avx512(allow);
 }
 
 PyDoc_STRVAR(avx512_on_doc,
@@ -266,12 +264,5 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_opencv", "OpenCV's arithmetic for YOLO training, in C (see _opencv.pyi).",
-    -1, methods, NULL, NULL, NULL, NULL,
-};
-
-PyMODINIT_FUNC PyInit__opencv(void)
-{
-    return PyModule_Create(&module);
-}
+JL_PLAIN_MODULE(_opencv, "OpenCV's arithmetic for YOLO training, in C (see _opencv.pyi).",
+                methods)
