@@ -371,3 +371,21 @@ def test_the_yolo_ram_cache_recipe_reports_its_cache(tmp_path, capsys, monkeypat
                                                   coco / "annotations" / "instances_val2017.json"))
     assert dataset.cache == "ram" and all(im is not None for im in dataset.ims)
     assert r["dataset_ram_cache"]["mib"] > 0 and r["dataset_ram_cache"]["dataset_built_s"] > 0
+
+
+def test_the_yolo_disk_cache_recipe_writes_its_npy_files_into_a_set_of_its_own(
+        tmp_path, monkeypatch):
+    """--pipeline yolo-train-disk: the dataset writes a .npy beside each photo; they go
+    into a YOLO set of its own, so that yolo-train (and every other recipe) still reads
+    the JPEGs, and no file is written beside the corpus's photos."""
+    pytest.importorskip("ultralytics", reason="the yolo recipes run Ultralytics' datasets")
+    from jpegloader.bench.recipes import build_dataset
+    coco = shared("coco-sample")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = (coco / "val2017", coco / "annotations" / "instances_val2017.json")
+    disk, _ = build_dataset("yolo-train-disk", root, batch_size=8)
+    plain, _ = build_dataset("yolo-train", root, batch_size=8)
+    assert disk.cache == "disk" and plain.cache is None
+    assert all(f.exists() for f in disk.npy_files)
+    assert not any(f.exists() for f in plain.npy_files)
+    assert not list((coco / "val2017").glob("*.npy"))

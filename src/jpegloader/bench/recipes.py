@@ -355,6 +355,9 @@ YOLO = {
     "yolo-train-ram": ("Ultralytics YOLO train (detect): as yolo-train, with cache='ram' (the "
                        "dataset keeps every photo decoded and resized, filled when it is "
                        "built)", "detect", "train", {"cache": "ram"}),
+    "yolo-train-disk": ("Ultralytics YOLO train (detect): as yolo-train, with cache='disk' (each "
+                        "photo read from the .npy the dataset wrote beside it, by its own "
+                        "load_image)", "detect", "train", {"cache": "disk"}),
     "yolo-train-rect": ("Ultralytics YOLO train (detect): as yolo-train, with rect=True (no "
                         "Mosaic, MixUp or CutMix; each photo warped to its batch's shape, the "
                         "set in aspect-ratio order, unshuffled)", "detect", "train",
@@ -403,7 +406,8 @@ def build_dataset(pipeline: str, root, batch_size: int = 32):
     entry = PIPELINES[pipeline]
     if pipeline in YOLO:
         _, task, mode, settings = YOLO[pipeline]
-        yaml = yolo_user.yolo_set_for(root[0], root[1], segments=task == "segment")
+        yaml = yolo_user.yolo_set_for(root[0], root[1], segments=task == "segment",
+                                      variant="disk" if settings.get("cache") == "disk" else "")
         build = yolo_user.train_dataset if mode == "train" else yolo_user.val_dataset
         with contextlib.redirect_stdout(io.StringIO()):
             dataset = build(yaml, batch_size, task=task, **settings)

@@ -64,11 +64,14 @@ def write_yolo_set(images: Path, annotations: Path, root: Path, segments: bool =
     return yaml
 
 
-def yolo_set_for(images: Path, annotations: Path, segments: bool = False) -> Path:
+def yolo_set_for(images: Path, annotations: Path, segments: bool = False,
+                 variant: str = "") -> Path:
     """The YOLO set of a COCO set, written once into the cache (keyed by both paths,
-    the JSON's modification time and the task); its data yaml."""
+    the JSON's modification time, the task and ``variant``: a set that cache="disk"
+    writes .npy files into is a copy of its own, so no other recipe reads them); its
+    data yaml."""
     key = f"{Path(images).resolve()}|{Path(annotations).resolve()}|" \
-          f"{os.stat(annotations).st_mtime_ns}|{segments}"
+          f"{os.stat(annotations).st_mtime_ns}|{segments}" + (f"|{variant}" if variant else "")
     root = cache_root(f"yolo-{hashlib.sha1(key.encode()).hexdigest()[:16]}")
     yaml = root / "data.yaml"
     if not yaml.exists():
