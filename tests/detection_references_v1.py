@@ -6,7 +6,6 @@ out independently here, in their style and interface).  Each transform takes and
 (image, target)."""
 from typing import Dict, List, Optional, Tuple, Union
 
-import numpy as np
 import torch
 import torchvision
 from pycocotools import mask as coco_mask
@@ -312,11 +311,11 @@ class FixedSizeCrop(nn.Module):
 
 def _object_masks(objects, height, width):
     """Each object's pixels, the union of its polygons: a uint8 plane of 0 and 1 each."""
-    planes = [coco_mask.decode(coco_mask.frPyObjects(o["segmentation"], height, width))
-              .reshape(height, width, -1).any(axis=2) for o in objects]
-    if not planes:
-        return torch.zeros((0, height, width), dtype=torch.uint8)
-    return torch.from_numpy(np.stack(planes).astype(np.uint8))
+    masks = torch.zeros((len(objects), height, width), dtype=torch.uint8)
+    for k, o in enumerate(objects):
+        planes = coco_mask.decode(coco_mask.frPyObjects(o["segmentation"], height, width))
+        masks[k] = torch.from_numpy(planes.reshape(height, width, -1).max(axis=2))
+    return masks
 
 
 class ConvertCocoPolysToMask:
