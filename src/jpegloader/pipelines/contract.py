@@ -209,12 +209,13 @@ def compact(arrays: Sequence[np.ndarray], keep: np.ndarray) -> int:
     return len(kept)
 
 
-@dataclass
+@dataclass(slots=True)
 class BatchWork:
     """One batch on its way through ``BatchDecoder.decode``: what the skeleton was
-    given, what the decoder's hooks find (``rows`` and ``paths`` from ``begin``, and
-    any state of their own as further attributes), and which samples are still in
-    the batch (``keep``)."""
+    given, what the decoder's hooks find (``rows`` and ``paths`` from ``begin``), and
+    which samples are still in the batch (``keep``).  A decoder's own state is the
+    fields of its subclass (``BatchDecoder.work_type``), declared there: slots, so an
+    attribute nobody declared is an error, not a new blackboard entry."""
 
     indices: np.ndarray
     seed: int
@@ -246,6 +247,8 @@ class BatchDecoder:
     """
 
     layout: Layout
+    #: the BatchWork subclass whose fields the hooks fill
+    work_type: type[BatchWork] = BatchWork
     #: whether the user's own objects (transforms, collate_fn) run in the workers
     runs_user_code: bool = False
     #: whether a batch may be decoded in parts by several workers, each writing its
@@ -291,8 +294,8 @@ class BatchDecoder:
         indices = np.asarray(indices, dtype=np.int64)
         n = len(indices)
         where = where if isinstance(where, Where) else Where(where)
-        work = BatchWork(indices, seed, arrays, where, batch_no, threads, BatchReport(count=n),
-                         keep=np.ones(n, dtype=bool))
+        work = self.work_type(indices, seed, arrays, where, batch_no, threads,
+                              BatchReport(count=n), keep=np.ones(n, dtype=bool))
         watch = Stopwatch(work.report.seconds)
         self.begin(work)
         status = np.zeros(n, np.int32)

@@ -2,6 +2,8 @@
 or what the user's collate_fn makes of the samples (NOTE [ Hybrid pipelines ])."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import copy
 
 import io
@@ -40,7 +42,16 @@ class EmptyImageError(UnidentifiedImageError, ValueError):
 _QUEUE_LAYOUT = (((1,), torch.uint8),)
 
 
+@dataclass(slots=True)
+class ImagesWork(BatchWork):
+    native: np.ndarray | None = None   # the C core's output, before your part
+    final: np.ndarray | None = None    # after your part (the slot's images)
+    labels: np.ndarray | None = None
+
+
 class ClassificationBatchDecoder(BatchDecoder):
+    work_type = ImagesWork
+
     def __init__(self, table: FileTable, index_map: torch.Tensor | None,
                  program: ClassificationProgram, replace_unreadable: bool,
                  options: DecodeOptions, collate: CollatePlan | None = None):

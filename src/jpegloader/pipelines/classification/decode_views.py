@@ -3,6 +3,8 @@ views.py): default_collate's [[view 0 images[B, ...], view 1 images, ...],
 labels int64[B]], each JPEG decoded once for all its views."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from ...decoders import decode_views
@@ -15,7 +17,17 @@ from .hybrid import sample_layout
 from .views import Views, view_seed
 
 
+@dataclass(slots=True)
+class ViewsWork(BatchWork):
+    labels: np.ndarray | None = None
+    buffers: list | None = None        # each view's (native, final, labels)
+    natives: list | None = None        # each view's C output
+    keys: list | None = None           # each view's random stream
+
+
 class ViewsBatchDecoder(BatchDecoder):
+    work_type = ViewsWork
+
     def __init__(self, table: FileTable, index_map: torch.Tensor | None, views: Views,
                  replace_unreadable: bool, options: DecodeOptions):
         super().__init__(options)

@@ -30,6 +30,8 @@ bytes instead (NOTE [ A collate_fn's batch in the slot ] in slot_batches.py).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 from PIL import Image
@@ -100,7 +102,16 @@ def in_ring(program: DetectionProgram) -> bool:
         zips(program.collate_fn or default_collate)
 
 
+@dataclass(slots=True)
+class DetectionWork(BatchWork):
+    draws: object = None               # the batch's draws (draw.draw)
+    images: list | None = None         # per sample: its image beside the slot, or None
+    arena: int = 0                     # elements of the images' arena filled
+    targets: list | None = None        # per sample: its packed target
+
+
 class DetectionBatchDecoder(BatchDecoder):
+    work_type = DetectionWork
 
     def __init__(self, source: CocoSource, program: DetectionProgram,
                  options: DecodeOptions):

@@ -11,6 +11,8 @@ the boxes zero-padded to ``max_num``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 from PIL import Image
@@ -31,7 +33,17 @@ def _load_rgb(path: str) -> Image.Image:
         return img.convert("RGB")
 
 
+@dataclass(slots=True)
+class SsdWork(BatchWork):
+    json_hw: object = None             # each photo's size in the annotation file
+    annotations: list | None = None    # each photo's (boxes, labels)
+    draws: object = None               # the SSD draws (None in validation)
+    plans: object = None               # the C core's plans
+
+
 class CocoBatchDecoder(BatchDecoder):
+    work_type = SsdWork
+
     def __init__(self, table: AnnotationTable, lowered: LoweredSSD, options: DecodeOptions):
         super().__init__(options)
         self.table = table

@@ -3,6 +3,8 @@ photos the C core reads as OpenCV does, and the batch the dataset's own collate_
 makes in the main process (NOTE [ YOLO batches ] in decode.py)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import logging
 import os
 
@@ -65,6 +67,16 @@ def npy_instead(dataset, index: int, hw: tuple[int, int]) -> bool:
     return True
 
 
+@dataclass(slots=True)
+class YoloWork(BatchWork):
+    compact: bool = False              # the images one after another (NOTE [ YOLO batches ])
+    shape: tuple | None = None         # their shape when compact
+    out_hw: list | None = None         # each sample's image size
+    labels: list | None = None         # each sample's label dict
+    hw: list | None = None             # validation: each (original, resized) size, where native
+    images: dict | None = None         # training: index -> (BGR image, original, resized)
+
+
 class YoloBatches(BatchDecoder):
     """A batch of images of up to ``source.largest``, one after another from the
     slot's start when the batch's are known to be equal (``work.compact``, the
@@ -72,6 +84,7 @@ class YoloBatches(BatchDecoder):
     (``work.labels``) and image size (``work.out_hw``) kept for ``finish``."""
 
     partial_rows = True
+    work_type = YoloWork
 
     def __init__(self, source, options: DecodeOptions):
         super().__init__(options)
