@@ -6,6 +6,11 @@
     detection/       COCO as torchvision's detection references read it (v2)
     yolo/            Ultralytics' YOLODataset, its validation loaders
 
+Beside them, what several share: ``by_value.py`` (tensors sent by value between
+processes), ``stand_ins.py`` (images with no pixels, for code that reads only a size),
+``slot_batches.py``, ``tensor_stage.py``, ``tensor_backend.py``, ``colour.py``,
+``subsets.py``, ``random_stream.py``.
+
 ``PIPELINES`` is the registry the loader asks, in order: the first pipeline
 that claims a dataset judges it.
 """

@@ -12,7 +12,7 @@ pytest.importorskip("pycocotools", reason="torchvision's CocoDetection needs pyc
 
 from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
 from jpegloader.pipelines.detection import iou_crop  # noqa: E402
-from jpegloader.pipelines.detection.stand_ins import canvas  # noqa: E402
+from jpegloader.pipelines.stand_ins import canvas  # noqa: E402
 from tests.pipelines.detection.conftest import build  # noqa: E402
 
 

@@ -25,7 +25,7 @@ from jpegloader.bench import rtdetr_user as R  # noqa: E402
 from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
 from jpegloader.pipelines.detection.draw import box_seed, draw  # noqa: E402
 from jpegloader.pipelines.detection.steps import IoUCrop  # noqa: E402
-from jpegloader.pipelines.detection.stand_ins import canvas  # noqa: E402
+from jpegloader.pipelines.stand_ins import canvas  # noqa: E402
 from jpegloader.pipelines.random_stream import (  # noqa: E402
     epoch_seed, generators_kept, seed_generators)
 from tests.coco_fixtures import coco_sample  # noqa: E402

@@ -16,7 +16,6 @@ transforms.  See NOTE [ A pipeline's contract ].
     decode.py     decode a batch; targets, the user's part and collate_fn
     masks.py      instance masks painted by C into the slot
     zip_collate.py  the references' zip collate_fn, recognised
-    stand_ins.py  images that hold no pixels, for code that reads only a size
 """
 from __future__ import annotations
 

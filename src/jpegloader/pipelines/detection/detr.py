@@ -26,7 +26,7 @@ import torch
 from torchvision import datasets
 from torchvision.transforms import RandomCrop
 
-from .stand_ins import canvas
+from ..stand_ins import canvas
 from .steps import Flip, Group, Normalize, OnImage, Resize, Step, ToTensor
 
 #: DETR's classes (datasets/transforms.py) that lower, and the attributes each reads.

@@ -19,7 +19,7 @@ from torchvision import tv_tensors
 from torchvision.transforms.v2 import functional as F
 
 from ..random_stream import generators_kept
-from .stand_ins import canvas
+from ..stand_ins import canvas
 
 _F32 = np.float32
 

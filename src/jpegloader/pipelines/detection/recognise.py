@@ -33,7 +33,7 @@ from torchvision.tv_tensors._dataset_wrapper import VisionDatasetTVTensorWrapper
 from ..contract import Check, check
 from ..subsets import unwrap_subsets
 from . import detr, rtdetr
-from .stand_ins import SizeOnly, canvas
+from ..stand_ins import SizeOnly, canvas
 
 RULE = "dataset.type"
 #: The v2 wrapper's target keys for CocoDetection: its default, and every one ("all").

@@ -13,7 +13,7 @@ from torchvision import tv_tensors
 from torchvision.transforms import InterpolationMode
 
 from ..tensor_backend import antialiases
-from .stand_ins import canvas
+from ..stand_ins import canvas
 
 
 class Split(Exception):

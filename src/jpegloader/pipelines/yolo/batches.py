@@ -15,8 +15,8 @@ from ...decoders.markers import read_markers
 from ...sources.file_table import FileTable
 from ..by_value import pack, unpack
 from ..contract import BatchDecoder, BatchWork, DecodeOptions
+from ..stand_ins import EMPTY
 
-_STAND_IN = torch.empty(0, dtype=torch.uint8)
 _LG = logging.getLogger("jpegloader")
 _warned: set[str] = set()  # the .npy files a WARNING named, once a process
 
@@ -139,6 +139,6 @@ class YoloBatches(BatchDecoder):
         else:  # the collate_fn's stack, which raises as it would for unequal shapes
             image = torch.stack([slot[k].reshape(-1)[:3 * h * w].view(3, h, w)
                                  for k, (h, w) in enumerate(shapes)])
-        batch = self.collate_fn([{**unpack(label), "img": _STAND_IN} for label in labels])
+        batch = self.collate_fn([{**unpack(label), "img": EMPTY} for label in labels])
         batch["img"] = image
         return batch

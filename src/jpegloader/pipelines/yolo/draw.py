@@ -9,12 +9,8 @@ import numpy as np
 
 from ...decoders.jpeg import FILTER_OPENCV_LINEAR, PAD_MODES
 from ...decoders.plans import Geometry, to_plans
+from ..stand_ins import opencv_image
 from .recognise import YoloSource, imgsz
-
-
-def stand_in(h: int, w: int) -> np.ndarray:
-    """An h x w x 3 image for code that reads only its shape: one byte, broadcast."""
-    return np.broadcast_to(np.zeros((), np.uint8), (h, w, 3))
 
 
 def resized_hw(dataset, h0: int, w0: int) -> tuple[int, int]:
@@ -31,7 +27,7 @@ def resized_hw(dataset, h0: int, w0: int) -> tuple[int, int]:
 
 def letterbox_params(source: YoloSource, index: int, h: int, w: int) -> dict:
     """The user's LetterBox's parameters for sample ``index`` at h x w."""
-    labels = {"img": stand_in(h, w)}
+    labels = {"img": opencv_image(h, w)}
     if source.dataset.rect:
         labels["rect_shape"] = rect_shape(source.dataset, index)
     return source.letterbox.get_params(labels)

@@ -13,7 +13,8 @@ Ultralytics' own arithmetic, whatever its version.
 """
 from __future__ import annotations
 
-from .draw import padded_hw, stand_in
+from ..stand_ins import opencv_image
+from .draw import padded_hw
 from .recognise import YoloSource
 
 
@@ -23,7 +24,7 @@ def sample_labels(source: YoloSource, index: int, ori: tuple[int, int],
     dataset = source.dataset
     held = dataset.ims[index], dataset.im_hw0[index], dataset.im_hw[index]
     dataset.ims[index], dataset.im_hw0[index], dataset.im_hw[index] = \
-        stand_in(*resized), ori, resized
+        opencv_image(*resized), ori, resized
     try:
         label = dataset.get_image_and_label(index)
     finally:
@@ -31,7 +32,7 @@ def sample_labels(source: YoloSource, index: int, ori: tuple[int, int],
     for step in source.steps:
         params = step.get_params(label)
         if step is source.letterbox:
-            label["img"] = stand_in(*padded_hw(params))
+            label["img"] = opencv_image(*padded_hw(params))
             label["resized_shape"] = params["new_shape"]
         else:  # Format: the image is the pixels' business
             label.pop("img", None)
