@@ -7,6 +7,8 @@ in its buffer); batches are the same for any num_workers.  Ultralytics is a test
 dependency only: the oracle."""
 from __future__ import annotations
 
+import copy
+import random
 from importlib import util
 from pathlib import Path
 
@@ -161,6 +163,45 @@ def test_the_mosaic_canvas_is_left_unbuilt_only_where_the_warp_alone_reads_it(
         for copied in copies:
             np.testing.assert_array_equal(np.asarray(copied), theirs)
         assert ours.sum() == theirs.sum() and ours[5:9, 3].tolist() == theirs[5:9, 3].tolist()
+        # the whole step as the planned steps run it: Mosaic's own draws and labels,
+        # its canvas left unbuilt (the buffer's photos cached, so neither call changes it)
+        for i in range(8):
+            ds.load_image(i)
+        ds.buffer = list(range(8))
+        random.seed(seed)
+        applied = steps.UnbuiltMosaic.apply(mosaic, copy.deepcopy(labels), None)
+        random.seed(seed)
+        called = mosaic(copy.deepcopy(labels))
+        assert ds.buffer == list(range(8))
+        assert isinstance(applied["img"], augment.MosaicCanvas)
+        np.testing.assert_array_equal(np.asarray(applied["img"]), called["img"])
+        np.testing.assert_array_equal(applied["instances"].bboxes, called["instances"].bboxes)
+
+
+def test_each_step_in_c_runs_the_users_object_but_its_pixels(tmp_path, monkeypatch):
+    # steps.IN_C: each class's apply is the step's own call, apply_image aside: the
+    # same draws and labels as the user's object; the pixels are the C copy's (the
+    # warp's as a float copy here, whatever OpenCV is installed: within 1 level)
+    from jpegloader.pipelines.yolo import augment, recognise, steps
+    from jpegloader.pipelines.yolo.opencv import WARP_FLOAT, OpenCVMatch
+    match = OpenCVMatch("test", WARP_FLOAT, 32)
+    for module in (steps, augment):
+        monkeypatch.setattr(module, "opencv_match", lambda: match)
+    ds = train_dataset(coco_yolo_set(tmp_path), imgsz=320, batch=8, mosaic=0.0)
+    flat = recognise.flat_steps(ds.transforms.transforms)
+    claimed = {kind: t for t in flat for kind in steps.IN_C if kind.claims(t)}
+    assert set(claimed) == set(steps.IN_C)
+    for kind in (steps.Warp, steps.Hsv):
+        step = claimed[kind]
+        labels = ds.get_image_and_label(3)
+        labels["img"] = np.ascontiguousarray(labels["img"])
+        random.seed(7), np.random.seed(7)
+        ours = kind.apply(step, copy.deepcopy(labels), None)
+        random.seed(7), np.random.seed(7)
+        theirs = step(copy.deepcopy(labels))
+        assert ours["img"].shape == theirs["img"].shape, kind
+        assert np.abs(ours["img"].astype(int) - theirs["img"]).max() <= 1, kind
+        np.testing.assert_array_equal(ours["instances"].bboxes, theirs["instances"].bboxes)
 
 
 def test_an_opencv_whose_warp_the_c_core_lacks_keeps_the_warp_and_mosaic_on_cv2(

@@ -88,7 +88,7 @@ class MosaicCanvas:
         return self.shape[0]
 
 
-def _mosaiccalled(step, labels: dict) -> dict:
+def mosaic_called(step, labels: dict) -> dict:
     """BaseMixTransform.__call__ with Mosaic's apply_image leaving its canvas unbuilt
     (NOTE [ A Mosaic never built ])."""
     if random.uniform(0, 1) > step.p:
