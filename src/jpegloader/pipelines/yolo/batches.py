@@ -3,10 +3,9 @@ photos the C core reads as OpenCV does, and the batch the dataset's own collate_
 makes in the main process (NOTE [ YOLO batches ] in decode.py)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import logging
 import os
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -18,7 +17,8 @@ from ..contract import BatchDecoder, BatchWork, DecodeOptions
 from ..stand_ins import EMPTY
 
 _LG = logging.getLogger("jpegloader")
-_warned: set[str] = set()  # the .npy files a WARNING named, once a process
+#: the .npy files (path, mtime) whose size was held to their photo's, once a process
+_checked: set[tuple[str, float]] = set()
 
 
 def read_as_opencv(encoded, j: int, known: bool) -> bool:
@@ -38,7 +38,8 @@ def read_as_opencv(encoded, j: int, known: bool) -> bool:
 # that exists).  A photo with a .npy beside it is left to the dataset's own
 # load_image, which applies its own release's rule, so the pixels are the ones
 # Ultralytics would train on.  Where the rule reads a .npy whose size is not its
-# photo's, one WARNING a process names both (Ultralytics says nothing there).
+# photo's, one WARNING a process names both (Ultralytics says nothing there); each
+# .npy's header is read once a process, not every epoch.
 def npy_instead(dataset, index: int, hw: tuple[int, int]) -> bool:
     """Whether photo ``index`` (``hw`` its size as OpenCV reads it) has a .npy beside
     it, which the dataset's own load_image is left to read or not."""
@@ -50,16 +51,18 @@ def npy_instead(dataset, index: int, hw: tuple[int, int]) -> bool:
         written = os.stat(npy).st_mtime
     except OSError:
         return False
-    if npy not in _warned:
-        photo = os.fspath(dataset.im_files[index])
+    photo = os.fspath(dataset.im_files[index])
+    try:
+        read = getattr(dataset, "cache", None) == "disk" or written >= os.stat(photo).st_mtime
+    except OSError:
+        read = False  # the photo is gone: its reading says so
+    if read and (npy, written) not in _checked:
+        _checked.add((npy, written))  # its header read once, not every epoch
         try:
-            read = getattr(dataset, "cache", None) == "disk" or \
-                written >= os.stat(photo).st_mtime
-            held = np.load(npy, mmap_mode="r").shape[:2] if read else hw
+            held = np.load(npy, mmap_mode="r").shape[:2]
         except (OSError, ValueError):
             held = hw  # unreadable: Ultralytics' load_image warns and reads the photo
         if tuple(held) != tuple(hw):
-            _warned.add(npy)
             _LG.warning("%s holds a %d x %d image, where its photo %s (sample %d) is "
                         "%d x %d: Ultralytics trains on the .npy, so this loader does too. "
                         "Delete the .npy (or cache again) to train on the photo.",
