@@ -2,13 +2,11 @@
 or what the user's collate_fn makes of the samples (NOTE [ Hybrid pipelines ])."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import copy
-
 import io
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch

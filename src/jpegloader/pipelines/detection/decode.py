@@ -43,6 +43,7 @@ from ...decoders import status as st
 from ...decoders.jpeg import FILTERS, PAD_MODES, EncodedBatch
 from ...decoders.plans import Geometry, to_plans, vertical_first
 from ...sources.file_table import FileTable
+from ..by_value import pack, unpack
 from ..colour import photometric_program
 from ..contract import BatchDecoder, BatchWork, DecodeOptions
 from ..random_stream import (COLLATE_STREAM, PIL_STREAM, generators_kept, seed_generators,
@@ -59,7 +60,6 @@ from .masks import KEY, Painted, paint_survivors, painted, rles, row_bytes
 from .recognise import CocoSource
 from .states import flattened
 from .steps import Distort
-from ..by_value import pack, unpack
 from .zip_collate import zips
 
 #: A collate_fn's batch with num_workers=0 (nothing crosses processes): one byte per
