@@ -115,7 +115,8 @@ def _extension(name: str, folder: str, sources: list[str], depends: list[str],
 
 def _pipeline_extension(name: str, folder: str, c_files: list[str],
                         shared: tuple[str, ...] = ()):
-    """A pipeline's own C arithmetic: no libjpeg, the shared buffer checks."""
+    """C of its own beside the decoder (a pipeline's arithmetic, the loader's host
+    copy): no libjpeg, the shared buffer checks."""
     return _extension(name, folder, ["module.c", *c_files],
                       glob.glob(f"{folder}/*.h") + glob.glob(f"{common_csrc}/*.h"),
                       shared, include_dirs=[common_csrc])
@@ -137,6 +138,8 @@ setup(
         _pipeline_extension("jpegloader.pipelines.yolo._opencv",
                             "src/jpegloader/pipelines/yolo/csrc", ["warp.c", "hsv.c", "bgr.c"],
                             ("avx512.c",)),
+        _pipeline_extension("jpegloader.dataloader._host_copy",
+                            "src/jpegloader/dataloader/csrc", ["host_copy.c"]),
     ],
     options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )

@@ -165,5 +165,83 @@ def test_emulated_pinning_reuses_a_block_once_its_tensors_are_gone():
         del view, second
         third = torch.empty((3000,), dtype=torch.float32, pin_memory=True).copy_(x)
         assert blocks.allocated == 2 and torch.equal(third, x)
-    with emulated_pinning(cached=False) as blocks:
-        assert torch.equal(x.pin_memory(), x) and blocks.allocated == 0
+        assert third.is_pinned() and third.pin_memory() is third and not x.is_pinned()
+    with emulated_pinning(cached=False) as blocks:  # a new block every time
+        assert torch.equal(x.pin_memory(), x) and torch.equal(x.pin_memory(), x)
+        assert blocks.allocated == 2 and not any(blocks.free.values())
+    assert not third.is_pinned()  # torch's own answer again
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.uint8, torch.bfloat16, torch.bool,
+                                   torch.int64])
+@pytest.mark.parametrize("elements", [1, 255, 4099, 70_001, 1 << 20])
+@pytest.mark.parametrize("offset", [0, 3])
+def test_a_pinned_host_copy_holds_the_same_bytes(dtype, elements, offset):
+    # streaming stores for large tensors (NOTE [ Pinned copies bypass the caches ]),
+    # any alignment of source or end; torch's copy for the rest
+    from jpegloader.dataloader.delivery import host_copy
+    g = torch.Generator().manual_seed(elements)
+    base = torch.randint(0, 256, (elements + offset,), dtype=torch.uint8, generator=g)
+    t = base.to(dtype)[offset:]
+    with emulated_pinning():
+        out = host_copy(t, pinned=True)
+        assert out.is_pinned() and out.data_ptr() != t.data_ptr()
+    assert out.dtype == t.dtype and out.shape == t.shape and torch.equal(out, t)
+    assert torch.equal(host_copy(t, pinned=False), t)
+
+
+def test_the_stream_copy_refuses_buffers_of_two_lengths():
+    from jpegloader.dataloader._host_copy import stream_copy
+    with pytest.raises(ValueError, match="src is a 10-byte buffer, expected 12 bytes"):
+        stream_copy(bytearray(12), bytes(10))
+    with pytest.raises(TypeError):
+        stream_copy(bytes(12), bytes(12))  # not writable
+
+
+class _Meta(dict):
+    """A mapping with its own attribute, which torch's walk keeps (a copy of it)."""
+    tag = "meta"
+
+
+def test_pin_batch_makes_what_torchs_pin_memory_makes():
+    # the structure is torch's own walk's; the large contiguous tensors are pinned by
+    # host_copy first, in place, the rest (small, strided, needing grad) by torch
+    from torchvision import tv_tensors
+    from torch.utils.data._utils.pin_memory import pin_memory
+    from jpegloader.dataloader.delivery import pin_batch
+    from collections import namedtuple
+    Pair = namedtuple("Pair", "image target")
+
+    def batch():
+        g = torch.Generator().manual_seed(3)
+        big = torch.rand(3, 200, 300, generator=g)
+        boxes = tv_tensors.BoundingBoxes(torch.rand(5, 4, generator=g), format="XYXY",
+                                         canvas_size=(200, 300))
+        meta = _Meta(strided=torch.rand(300, 200, generator=g).t(),
+                     grad=torch.rand(70_000, generator=g).requires_grad_())
+        return (Pair(tv_tensors.Image(big), {"boxes": boxes, "name": "a.jpg"}),
+                [big, big[1]], meta, 7)
+
+    with emulated_pinning():
+        expected = pin_memory(batch())
+        pinned = pin_batch(batch())
+
+        def same(a, b):
+            if isinstance(a, torch.Tensor):
+                # the emulation's pin_memory drops tv_tensors' class, real torch's keeps
+                # it (torchvision's __torch_function__), as pin_batch does
+                assert type(b) is type(a) or type(a) is torch.Tensor, (type(a), type(b))
+                assert b.is_pinned() and torch.equal(a, b) and a.stride() == b.stride()
+            elif isinstance(a, dict):
+                assert type(a) is type(b) and a.keys() == b.keys() and getattr(b, "tag", None) == \
+                    getattr(a, "tag", None)
+                for k in a:
+                    same(a[k], b[k])
+            elif isinstance(a, (list, tuple)):
+                assert type(a) is type(b) and len(a) == len(b)
+                for x, y in zip(a, b):
+                    same(x, y)
+            else:
+                assert a == b
+        same(expected, pinned)
+        assert type(pinned[0].image) is tv_tensors.Image  # pinned in place: itself

@@ -3,7 +3,8 @@
 ``pin`` mirrors torch: pinned only where an accelerator exists.  ``PinThread``
 takes batches from the workers and pins them in a thread of its own, as torch's
 loader does, so the training loop's thread only takes finished batches.
-``DeviceFeed`` starts each batch's copy to the device on a side stream one batch
+``host_copy`` and ``pin_batch`` make the pinned copies (NOTE [ Pinned copies bypass
+the caches ]).  ``DeviceFeed`` starts each batch's copy to the device on a side stream one batch
 ahead, so the copy overlaps the training step; ``finish`` makes the consumer's
 stream wait for it and marks the tensors as used there (so the caching allocator
 does not recycle them early).
@@ -17,6 +18,9 @@ import threading
 import weakref
 
 import torch
+from torch.utils.data._utils.pin_memory import pin_memory as torch_pin_memory
+
+from ._host_copy import stream_copy
 
 
 # NOTE [ Pinned in a thread of its own ]
@@ -95,6 +99,56 @@ def _pin_loop(ref, produce, out: queue.Queue, stop: threading.Event) -> None:
                 continue
         if item[0] != PinThread._BATCH:
             return
+
+
+#: tensors of at least this many bytes are copied with streaming stores (csrc/host_copy.c)
+STREAMED_BYTES = 1 << 16
+
+
+def host_copy(t: torch.Tensor, pinned: bool) -> torch.Tensor:
+    """A contiguous copy of ``t``; with ``pinned``, in pinned memory from torch's
+    caching host allocator, a large one copied with streaming stores."""
+    out = torch.empty(t.shape, dtype=t.dtype, pin_memory=pinned)
+    if pinned and _streamed(t):
+        stream_copy(_bytes_of(out), _bytes_of(t))
+        return out
+    return out.copy_(t)
+
+
+def pin_batch(batch):
+    """``batch`` pinned as torch's loader pins it: its ``pin_memory`` walk (the
+    structure whatever torch's version makes of it), after each large tensor in
+    its containers has been moved in place onto a pinned copy made by
+    ``host_copy``, which that walk keeps as it is (an already pinned tensor's
+    ``pin_memory()`` is itself)."""
+    for t in _tensors_in(batch):
+        if _streamed(t) and not t.is_pinned():
+            try:
+                t.set_(host_copy(t, pinned=True))
+            except RuntimeError:  # a leaf that requires grad, an inference tensor...
+                pass              # left to torch's walk
+    return torch_pin_memory(batch)
+
+
+def _streamed(t: torch.Tensor) -> bool:
+    return (t.nbytes >= STREAMED_BYTES and t.is_contiguous() and t.layout == torch.strided
+            and not (t.is_conj() or t.is_neg() or t.requires_grad))
+
+
+def _bytes_of(t: torch.Tensor):
+    return t.reshape(-1).view(torch.uint8).numpy()
+
+
+def _tensors_in(batch):
+    """The tensors in ``batch``'s mappings and sequences (not in other objects)."""
+    if isinstance(batch, torch.Tensor):
+        yield batch
+    elif isinstance(batch, collections.abc.Mapping):
+        for value in batch.values():
+            yield from _tensors_in(value)
+    elif isinstance(batch, collections.abc.Sequence) and not isinstance(batch, (str, bytes)):
+        for value in batch:
+            yield from _tensors_in(value)
 
 
 class Stopped(Exception):

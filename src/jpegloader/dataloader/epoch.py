@@ -20,7 +20,7 @@ import torch
 from torch._utils import ExceptionWrapper
 
 from ..pipelines.contract import IN_MAIN, BatchDecoder, SampleFailure, Tally
-from .delivery import DeviceFeed, PinThread
+from .delivery import DeviceFeed, PinThread, host_copy, pin_batch
 from .pool import WorkerPool
 from .ring import ZERO_COPY_SUPPORTED
 
@@ -192,7 +192,7 @@ class Epoch:
             self._inline_batch += 1
             self.stats.add(report)
             if report.payload is not None:  # a collate_fn's batch: pinned as torch pins it
-                return _pinned(report.payload) if self.settings.pin else report.payload
+                return pin_batch(report.payload) if self.settings.pin else report.payload
             if report.count:
                 return self._decoder.assemble([t[:report.count] for t in tensors],
                                               report.extras)
@@ -252,7 +252,7 @@ class Epoch:
         self.stats.add(report)
         if report.payload is not None:  # a collate_fn's batch, sent as torch sends it
             self.pool.release(slot)
-            return self._pinning(_pinned, report.payload) if self.settings.pin else \
+            return self._pinning(pin_batch, report.payload) if self.settings.pin else \
                 report.payload
         if report.count == 0:
             self.pool.release(slot)
@@ -273,12 +273,13 @@ class Epoch:
             tensors = self.pool.lend(slot, report.count)
             stage = "pin_copy" if pin_after else "assembly"
         else:
-            tensors = self._pinning(lambda: [_copy(t[:report.count], pin) for t in slot.tensors])
+            tensors = self._pinning(lambda: [host_copy(t[:report.count], pin)
+                                             for t in slot.tensors])
             self.pool.release(slot)
             stage = "pin_copy" if pin or feed is not None else "assembly"
         batch = self._decoder.assemble(tensors, report.extras)
         if pin_after:
-            batch = self._pinning(_pinned, batch)
+            batch = self._pinning(pin_batch, batch)
         self.stats.add_seconds({stage: time.perf_counter() - start})
         return batch
 
@@ -331,12 +332,3 @@ class Epoch:
         self.stats.add_seconds({"pin_copy": time.perf_counter() - start})
         return moved
 
-
-def _pinned(batch):
-    from torch.utils.data._utils.pin_memory import pin_memory
-    return pin_memory(batch)
-
-
-def _copy(t: torch.Tensor, pinned: bool) -> torch.Tensor:
-    out = torch.empty(t.shape, dtype=t.dtype, pin_memory=pinned)
-    return out.copy_(t)
