@@ -25,6 +25,7 @@ import jpegloader  # noqa: E402
 from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
 from jpegloader.pipelines.detection.decode import ROW_ROOM  # noqa: E402
 from jpegloader.pipelines.detection.draw import box_seed, draw, run_steps  # noqa: E402
+from jpegloader.pipelines.detection.family import Family  # noqa: E402
 from jpegloader.pipelines.detection.steps import (  # noqa: E402
     Distort, Flip, Group, Resize)
 from jpegloader.pipelines.random_stream import epoch_seed  # noqa: E402
@@ -479,7 +480,7 @@ def test_v1_train_samples_equal_the_references_objects_replayed(policy, backend)
     indices = list(range(len(ds)))
     seed = epoch_seed(4, 0)
     decoder, ours = decoded(ds, indices, seed, DecodeOptions(dct_scaling=policy != "lsj"))
-    assert decoder.ring and all(s.family == "v1" for s in decoder.program.steps)
+    assert decoder.ring and all(s.family is Family.V1 for s in decoder.program.steps)
     d = draw(decoder.program, seed, indices)
     for k, i in enumerate(indices):
         with replaying(decoder.program, d, k):

@@ -24,6 +24,7 @@ import jpegloader  # noqa: E402
 from jpegloader.bench import rtdetr_user as R  # noqa: E402
 from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
 from jpegloader.pipelines.detection.draw import box_seed, draw  # noqa: E402
+from jpegloader.pipelines.detection.family import Family  # noqa: E402
 from jpegloader.pipelines.detection.steps import IoUCrop  # noqa: E402
 from jpegloader.pipelines.stand_ins import canvas  # noqa: E402
 from jpegloader.pipelines.random_stream import (  # noqa: E402
@@ -106,7 +107,7 @@ def test_their_iou_crop_draws_its_own_p_first():
     ds, _ = build("train", 0)
     program = DETECTION.lower(ds, {}).program
     step = next(s for s in program.steps if isinstance(s, IoUCrop))
-    assert step.family == "rtdetr" and step.p == 0.8
+    assert step.family is Family.RTDETR and step.p == 0.8
     d = draw(program, epoch_seed(2, 0), np.arange(3000))
     target = {"boxes": tv_tensors.BoundingBoxes(torch.tensor([[10.0, 10.0, 200.0, 150.0]]),
                                                 format="XYXY", canvas_size=(480, 640))}

@@ -24,6 +24,7 @@ import dataclasses
 from ..contract import DecodeOptions, Lowering, Pipeline, check
 from . import lower, masks, recognise, rtdetr
 from .decode import DetectionBatchDecoder, in_ring
+from .family import Family
 
 
 def _collate_name(fn) -> str:
@@ -43,7 +44,7 @@ class DetectionPipeline(Pipeline):
             return Lowering(self.name, tuple(checks))
         transforms, policy = source.transforms, ""
         epoch = getattr(source.base, "epoch", -1)
-        if source.family == "rtdetr":  # the steps its policy runs this epoch
+        if source.family is Family.RTDETR:  # the steps its policy runs this epoch
             transforms, policy = rtdetr.active_steps(transforms, epoch)
             if transforms is None:
                 return Lowering(self.name, (*checks, check(
@@ -62,18 +63,17 @@ class DetectionPipeline(Pipeline):
         where = "in the main process, on the images in the ring" if in_ring(program) \
             else "in the workers"
         checks.append(check("loader.collate_fn", True, f"{collate}, run {where}", "", ""))
-        if source.family == "v1" or masks.KEY in source.target_keys or \
-                (source.family in recognise.FAMILIES and
-                 getattr(source.convert, "return_masks", False)):
+        if source.family is Family.V1 or masks.KEY in source.target_keys or \
+                (source.family.own_dataset and getattr(source.convert, "return_masks", False)):
             # NOTE [ Masks painted into the slot ] (masks.py)
             maker = "your ConvertCocoPolysToMask" if source.converts else "the wrapper"
             if in_ring(program) and masks.painted(source, program):
                 how = "painted by C into the batch's slot"
                 if source.converts:
                     how += f" (targets built as {maker} builds them on sample images)"
-            elif source.family == "detr":
+            elif source.family is Family.DETR:
                 how = "made by your prepare at the photo's size and moved by DETR's arithmetic"
-            elif source.family in recognise.FAMILIES:
+            elif source.family.own_dataset:
                 how = "made by your prepare at the photo's size and moved by torchvision's"
             else:
                 how = (f"made by {maker} and moved with the native steps (your objects run "

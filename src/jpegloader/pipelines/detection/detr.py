@@ -27,6 +27,7 @@ from torchvision import datasets
 from torchvision.transforms import RandomCrop
 
 from ..stand_ins import canvas
+from .family import Family
 from .steps import Flip, Group, Normalize, OnImage, Resize, Step, ToTensor
 
 #: DETR's classes (datasets/transforms.py) that lower, and the attributes each reads.
@@ -201,7 +202,7 @@ def run(steps, size: tuple[int, int], target: dict) -> tuple[Shape, dict]:
 @dataclass(frozen=True, kw_only=True)
 class DetrFlip(Flip):
     slot: int = -1
-    family: ClassVar[str] = "detr"
+    family: ClassVar[Family] = Family.DETR
 
     @classmethod
     def lowered(cls, t, prefix):
@@ -217,7 +218,7 @@ class DetrFlip(Flip):
 @dataclass(frozen=True, kw_only=True)
 class DetrResize(Resize):
     sizes: tuple = ()
-    family: ClassVar[str] = "detr"
+    family: ClassVar[Family] = Family.DETR
 
     @classmethod
     def admit(cls, t, prefix):
@@ -248,7 +249,7 @@ class DetrResize(Resize):
 
 @dataclass(frozen=True, kw_only=True)
 class DetrSizeCrop(Step):
-    family: ClassVar[str] = "detr"
+    family: ClassVar[Family] = Family.DETR
     moves_masks: ClassVar[bool] = False
     pads: ClassVar[bool] = True  # the C core keeps a window of the resized photo
 
@@ -275,7 +276,7 @@ class Select(Group):
     """DETR's RandomSelect: transforms1 when ``random.random() < p``, else transforms2."""
 
     draw: str = "select"
-    family: ClassVar[str] = "detr"
+    family: ClassVar[Family] = Family.DETR
 
     @classmethod
     def lowered(cls, t, prefix):
@@ -295,7 +296,7 @@ class Select(Group):
 
 @dataclass(frozen=True, kw_only=True)
 class DetrToTensor(ToTensor):
-    family: ClassVar[str] = "detr"
+    family: ClassVar[Family] = Family.DETR
 
     @classmethod
     def admit(cls, t, prefix):
@@ -316,7 +317,7 @@ class DetrToTensor(ToTensor):
 class DetrNormalize(Normalize):
     """The image in the table; the boxes to (cx, cy, w, h) over the image's size."""
 
-    family: ClassVar[str] = "detr"
+    family: ClassVar[Family] = Family.DETR
     staged = OnImage
 
     def move(self, shape, target):

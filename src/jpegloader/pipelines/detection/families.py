@@ -12,6 +12,7 @@ from torchvision.transforms import v2 as T2
 
 from . import detr, rtdetr
 from . import references_v1 as v1
+from .family import Family
 from .states import Prefix, Split
 from .steps import (Distort, Flip, Group, IoUCrop, Normalize, Resize, ScaleJitter, Step, TargetOnly,
                     ToDtype, ToTensor, ZoomOut)
@@ -61,17 +62,18 @@ DETR_STEPS: dict[str, type[Step]] = {
 
 
 # -- resolving ----------------------------------------------------------------------------
-def resolver(family: str):
-    """The ``resolve`` of a Prefix for a dataset of ``family`` ("detr", "rtdetr", or
-    another: torchvision's and the references' classes)."""
+def resolver(family: Family):
+    """The ``resolve`` of a Prefix for a dataset of ``family``: DETR's takes only its
+    own classes, RT-DETR's its own first; all take torchvision's and the
+    references' classes."""
     def resolve(t) -> type[Step]:
         name = type(t).__name__
         theirs = not type(t).__module__.startswith("torchvision.")
-        if family == "detr":
+        if family is Family.DETR:
             if not detr.is_theirs(t):
                 raise Split(WHY_NOT.get(name, "not one of DETR's transforms that lower"))
             return DETR_STEPS[name]
-        step = rtdetr.step_class(t) if family == "rtdetr" else None
+        step = rtdetr.step_class(t) if family is Family.RTDETR else None
         step = step or (V1_STEPS.get(name) if theirs else None) or V2_STEPS.get(type(t))
         if step is not None:
             return step
@@ -82,7 +84,7 @@ def resolver(family: str):
     return resolve
 
 
-def lower_all(steps: list, family: str) -> tuple[Prefix, int, str]:
+def lower_all(steps: list, family: Family) -> tuple[Prefix, int, str]:
     """Lowers ``steps`` as far as they go: (the prefix, how many lowered, why the
     next one did not: "" when all did)."""
     prefix = Prefix(resolver(family))

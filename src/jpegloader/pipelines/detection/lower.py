@@ -45,6 +45,7 @@ from ..contract import Check, check, object_name
 from ..tensor_stage import TensorStageError, lut_array, run_on_ramp
 from . import detr
 from .families import lower_all
+from .family import Family
 from .states import flattened
 from .steps import Step
 
@@ -123,11 +124,12 @@ def transform_list(transforms) -> tuple[list | None, str]:
     return out, f"{len(out)} v2 transforms"
 
 
-def lower(transforms, family: str = "") -> tuple[DetectionProgram | None, list[Check]]:
+def lower(transforms, family: Family = Family.V2
+          ) -> tuple[DetectionProgram | None, list[Check]]:
     """``transforms``: the v2 dataset's ``transforms``, the steps after a v1 dataset's
     ConvertCocoPolysToMask (a list), a DETR dataset's ``_transforms`` (``family``
-    "detr") or the steps an RT-DETR dataset's Compose runs this epoch ("rtdetr")."""
-    detr_steps = family == "detr"
+    DETR) or the steps an RT-DETR dataset's Compose runs this epoch (RT-DETR)."""
+    detr_steps = family is Family.DETR
     if detr_steps:
         steps, what = detr.steps_of(transforms), "DETR's steps"
     else:

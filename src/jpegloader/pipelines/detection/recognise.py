@@ -33,6 +33,7 @@ from torchvision.tv_tensors._dataset_wrapper import VisionDatasetTVTensorWrapper
 from ..contract import Check, check
 from ..subsets import unwrap_subsets
 from . import detr, rtdetr
+from .family import Family
 from ..stand_ins import SizeOnly, canvas
 
 RULE = "dataset.type"
@@ -53,10 +54,8 @@ class CocoSource:
     indices: np.ndarray | None = field(compare=False, repr=False)  # loader -> base index
     transforms: object = field(compare=False)  # what runs after the target is built
     description: str = ""
-    #: whose dataset it is: "v2" (the wrapper builds targets), "v1" (the references'
-    #: ConvertCocoPolysToMask), "detr" or "rtdetr" (their CocoDetection; ``convert``
-    #: is its prepare)
-    family: str = "v2"
+    #: whose dataset it is (with DETR's or RT-DETR's own, ``convert`` is its prepare)
+    family: Family = Family.V2
 
     @property
     def converts(self) -> bool:
@@ -103,7 +102,7 @@ class CocoSource:
             stand_in = image if image is not None else canvas(*size)
             return self.wrapped._wrapper(base_index, (stand_in, annotations))[1]
         stand_in = image if image is not None else SizeOnly(*size)
-        if self.family == "rtdetr":
+        if self.family is Family.RTDETR:
             return rtdetr.load_target(ds, base_index, stand_in, annotations)
         return self.convert(stand_in, dict(image_id=image_id, annotations=annotations))[1]
 
@@ -134,7 +133,7 @@ class CocoSource:
         """Whether the v1 ConvertCocoPolysToMask builds targets as masks.v1_target does
         (checked once, on sample images)."""
         from .masks import v1_builds_alike
-        if self.family != "v1":
+        if self.family is not Family.V1:
             return False
         # NOTE [ The verdict touches nothing of the user's ]
         return probed(self.base, ("v1 converter",),
@@ -193,13 +192,13 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
     """The dataset's rules, pass or fail, and its CocoSource when all pass."""
     outer, indices, problems = unwrap_subsets(dataset)
     v1 = not _wrapped_coco(outer)
-    family = "" if not v1 else "rtdetr" if rtdetr.is_dataset(outer) else \
-        "detr" if detr.is_dataset(outer) else ""
+    family = None if not v1 else Family.RTDETR if rtdetr.is_dataset(outer) else \
+        Family.DETR if detr.is_dataset(outer) else None
     base = outer if v1 else outer._dataset
     kind = "the references' v1 CocoDetection (ConvertCocoPolysToMask)" if v1 else \
         f"{type(base).__qualname__} under wrap_dataset_for_transforms_v2"
     if family:
-        kind = f"{FAMILIES[family]}'s CocoDetection (prepare: its ConvertCocoPolysToMask)"
+        kind = f"{family.title}'s CocoDetection (prepare: its ConvertCocoPolysToMask)"
     if indices is not None:
         kind = f"Subset of {kind}"
     checks = [Check(RULE, True, f"dataset is {kind} (detection pipeline)")]
@@ -218,7 +217,7 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
         differs = _getitem_differs(source, first)
         reading += [f"__getitem__ ({differs})"] if differs else []
     loading = "CocoDetection's own loading is used" + (
-        f", and {FAMILIES[family]}'s __getitem__ (tried on a sample)" if family else "")
+        f", and {family.title}'s __getitem__ (tried on a sample)" if family else "")
     checks.append(check("dataset.getitem", not reading, loading,
                         f"{type(base).__name__} overrides {', '.join(reading)}",
                         "no change makes custom per-sample code native; this loader runs on "
@@ -240,12 +239,8 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
                           family), checks
     if v1:
         steps = _steps_of(base._transforms)
-        return CocoSource(base, None, steps[0], indices, steps[1:], kind, "v1"), checks
-    return CocoSource(base, outer, None, indices, outer.transforms, kind, "v2"), checks
-
-
-#: The families whose own CocoDetection is recognised, by their names.
-FAMILIES = {"detr": "DETR", "rtdetr": "RT-DETR"}
+        return CocoSource(base, None, steps[0], indices, steps[1:], kind, Family.V1), checks
+    return CocoSource(base, outer, None, indices, outer.transforms, kind, Family.V2), checks
 
 
 def _getitem_differs(source: CocoSource, index: int) -> str:

@@ -19,6 +19,7 @@ from torchvision.transforms import functional as F1
 
 from ..random_stream import generators_kept
 from . import fills
+from .family import Family
 from .states import bilinear, image_size, window_map
 from .steps import (Distort, Flip, IoUCrop, OnImage, Resize, ScaleJitter, Step, ToDtype, ToTensor,
                     ZoomOut)
@@ -211,7 +212,7 @@ class ReferencesV1:
     draws and arithmetic (references_py); on the Python path, the steps that draw
     are the user's objects themselves."""
 
-    family = "v1"
+    family = Family.V1
     has_make_params = False
     #: the attributes its draws read
     ATTRIBUTES: ClassVar[tuple] = ()
@@ -394,7 +395,7 @@ class FixedSizeCrop(Step):
     fill: int = 0
     #: masks moved as the references' move them (painted through the maps)
     masks_follow: bool = False
-    family: ClassVar[str] = "v1"
+    family: ClassVar[Family] = Family.V1
     draws_own: ClassVar[bool] = True
     pads: ClassVar[bool] = True
 

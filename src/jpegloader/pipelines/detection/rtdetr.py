@@ -20,6 +20,7 @@ from torchvision import datasets
 from torchvision.transforms import v2 as T2
 
 from . import iou_crop
+from .family import Family
 from .steps import IoUCrop, Step, TargetOnly, TensorStage
 
 #: Their own classes: what each reads.
@@ -102,7 +103,7 @@ class GatedIoUCrop(IoUCrop):
     """RT-DETR's RandomIoUCrop: ``torch.rand(1) >= p`` skips it, then v2's."""
 
     p: float = 1.0
-    family: ClassVar[str] = "rtdetr"
+    family: ClassVar[Family] = Family.RTDETR
 
     @classmethod
     def lowered(cls, t, prefix):
@@ -118,7 +119,7 @@ class GatedIoUCrop(IoUCrop):
 
 @dataclass(frozen=True, kw_only=True)
 class ConvertPILImage(TensorStage):
-    family: ClassVar[str] = "rtdetr"
+    family: ClassVar[Family] = Family.RTDETR
 
     @classmethod
     def admit(cls, t, prefix):
@@ -136,7 +137,7 @@ class ConvertPILImage(TensorStage):
 
 @dataclass(frozen=True, kw_only=True)
 class ConvertBoxes(TargetOnly):
-    family: ClassVar[str] = "rtdetr"
+    family: ClassVar[Family] = Family.RTDETR
 
     @classmethod
     def lowered(cls, t, prefix):

@@ -31,11 +31,8 @@ from torchvision.transforms import v2 as T2
 from torchvision.transforms.v2 import functional as F
 
 from . import fills, iou_crop
+from .family import Family
 from .states import Prefix, SampleState, bilinear, callable_params, image_size, nearest
-
-
-#: What the verdict says after a step's name: whose class it is.
-FAMILY_TAGS = {"v2": "", "v1": " (references)", "detr": " (DETR)", "rtdetr": " (RT-DETR)"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,8 +47,8 @@ class Step:
     moves_masks: ClassVar[bool] = True
     #: the RGB fill (R | G << 8 | B << 16) of the canvas it pads; None: it pads nothing
     fill: ClassVar[int | None] = None
-    #: "v2" (torchvision's classes), "v1", "detr", "rtdetr": whose arithmetic
-    family: ClassVar[str] = "v2"
+    #: whose class it is, and so whose arithmetic
+    family: ClassVar[Family] = Family.V2
     #: its draws are the transform's make_params (the copies' classes draw with their
     #: forwards' own arithmetic instead)
     has_make_params: ClassVar[bool] = True
@@ -75,7 +72,7 @@ class Step:
 
     def describe(self) -> str:
         """Its name in the verdict, with whose class it is where not torchvision's."""
-        return self.name + FAMILY_TAGS[self.family]
+        return self.name + self.family.tag
 
     def run(self, state: SampleState, draws, k: int) -> None:
         """The step on sample ``k``: its draws, then its effect."""
