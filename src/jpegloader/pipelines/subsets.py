@@ -1,9 +1,12 @@
 """Datasets inside (nested) ``torch.utils.data.Subset``s: the base dataset and the map
-from a loader index to its index, as every pipeline reads them."""
+from a loader index to its index, as every pipeline reads them, and the verdict's rule
+on them."""
 from __future__ import annotations
 
 import numpy as np
 from torch.utils.data import Subset
+
+from .contract import Check, check
 
 
 def unwrap_subsets(dataset) -> tuple[object, np.ndarray | None, list[str]]:
@@ -23,3 +26,10 @@ def unwrap_subsets(dataset) -> tuple[object, np.ndarray | None, list[str]]:
         indices = mine if indices is None else mine[indices]
         dataset = dataset.dataset
     return dataset, indices, problems
+
+
+def subset_check(indices: np.ndarray | None, problems: list[str]) -> Check:
+    """The verdict's ``dataset.subset`` rule on what ``unwrap_subsets`` found."""
+    return check("dataset.subset", not problems, "indices map into the dataset"
+                 if indices is not None else "not a Subset", "; ".join(problems),
+                 "give the Subset valid integer indices")

@@ -27,7 +27,7 @@ from torchvision.datasets.folder import default_loader, pil_loader
 
 from ...sources.arrow_images import HuggingFaceImages, arrow_spans
 from ..contract import Check, check
-from ..subsets import unwrap_subsets
+from ..subsets import subset_check, unwrap_subsets
 from ...sources.shards import WebDataset
 
 #: timm's ImageDataset tries this many consecutive samples before giving up.
@@ -181,9 +181,7 @@ def recognise(dataset) -> tuple[ImageSource | None, list[Check]]:
     checks = [Check("dataset.type", True, f"dataset is {wrapped} (classification pipeline)")]
     checks += _member_checks(base) if shards else (
         _timm_checks(base) if timm else _folder_checks(base))
-    checks.append(check("dataset.subset", not problems, "indices map into the dataset"
-                        if indices is not None else "not a Subset",
-                        "; ".join(problems), "give the Subset valid integer indices"))
+    checks.append(subset_check(indices, problems))
     tt = getattr(base, "target_transform", None)
     checks.append(check("dataset.target_transform", tt is None, "no target_transform",
                         f"target_transform is {type(tt).__name__}",

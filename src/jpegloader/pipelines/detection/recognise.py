@@ -31,7 +31,7 @@ from torchvision.datasets import wrap_dataset_for_transforms_v2
 from torchvision.tv_tensors._dataset_wrapper import VisionDatasetTVTensorWrapper
 
 from ..contract import Check, check
-from ..subsets import unwrap_subsets
+from ..subsets import subset_check, unwrap_subsets
 from . import detr, rtdetr
 from .family import Family
 from ..stand_ins import SizeOnly, canvas
@@ -222,9 +222,7 @@ def recognise(dataset) -> tuple[CocoSource | None, list[Check]]:
                         f"{type(base).__name__} overrides {', '.join(reading)}",
                         "no change makes custom per-sample code native; this loader runs on "
                         "torch's DataLoader"))
-    checks.append(check("dataset.subset", not problems, "indices map into the dataset"
-                        if indices is not None else "not a Subset", "; ".join(problems),
-                        "give the Subset valid integer indices"))
+    checks.append(subset_check(indices, problems))
     separate = [n for n in ("transform", "target_transform")
                 if getattr(outer, n, None) is not None]
     checks.append(check("dataset.transforms", not separate,
