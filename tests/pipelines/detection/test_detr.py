@@ -26,8 +26,7 @@ pytest.importorskip("pycocotools", reason="torchvision's CocoDetection needs pyc
 import jpegloader  # noqa: E402
 from jpegloader.bench import peers  # noqa: E402
 from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
-from jpegloader.pipelines.detection import detr  # noqa: E402
-from jpegloader.pipelines.detection.draw import box_seed, draw  # noqa: E402
+from jpegloader.pipelines.detection.draw import box_seed, draw, run_steps  # noqa: E402
 from jpegloader.pipelines.random_stream import (  # noqa: E402
     epoch_seed, generators_kept, seed_generators)
 from tests.coco_fixtures import coco_sample  # noqa: E402
@@ -246,17 +245,19 @@ def test_a_third_resize_runs_as_yours():
 
 
 # -- the draws follow their transforms' distributions -----------------------------------
-def shapes(steps, size, n=3000):
-    """detr.run's Shape for n samples of an h x w photo, seeded as the loader seeds them."""
-    d = draw(DETECTION.lower(build("train"), {}).program, epoch_seed(1, 0), np.arange(n))
-    out = []
+def shapes(program, size, n=3000):
+    """The Geometry run_steps gives n samples of an h x w photo, seeded as the loader
+    seeds them."""
+    d = draw(program, epoch_seed(1, 0), np.arange(n))
     target = {"boxes": torch.zeros((0, 4)), "labels": torch.zeros(0, dtype=torch.int64),
               "area": torch.zeros(0), "iscrowd": torch.zeros(0, dtype=torch.int64)}
-    for k in range(n):
-        with generators_kept():
-            seed_generators(box_seed(d, k))
-            out.append(detr.run(steps, size, dict(target))[0])
-    return out
+    return [run_steps(program, d, k, size, dict(target))[0] for k in range(n)]
+
+
+def second_branch(g) -> bool:
+    """Whether RandomSelect took its second branch (resize, crop, resize): a window of
+    the resized photo kept, or that resized again."""
+    return g.then is not None or g.crop != (0, 0, g.scaled[1], g.scaled[0])
 
 
 def uniform(values, options):
@@ -266,31 +267,28 @@ def uniform(values, options):
 
 
 def test_flip_select_and_resize_draws_follow_their_distributions():
-    program = DETECTION.lower(build("train"), {}).program
-    flip, select = program.steps[0], program.steps[1]
-    got = shapes([flip, select], (480, 640))
-    assert stats.binomtest(sum(s.flip for s in got), len(got), 0.5).pvalue > 1e-3
-    first = [s for s in got if s.window is None]  # RandomSelect's first branch
+    got = shapes(DETECTION.lower(build("train"), {}).program, (480, 640))
+    assert stats.binomtest(sum(g.flip for g in got), len(got), 0.5).pvalue > 1e-3
+    first = [g for g in got if not second_branch(g)]
     assert stats.binomtest(len(first), len(got), 0.5).pvalue > 1e-3
     # RandomResize(scales, max_size=1333) on 480 x 640: each scale alike
-    assert uniform([s.scaled[0] for s in first], SCALES) > 1e-3
-    second = [s for s in got if s.window is not None]
-    assert uniform([s.scaled[0] for s in second], [400, 500, 600]) > 1e-3
-    assert uniform([s.then[0] if s.then[0] <= s.then[1] else s.then[1] for s in second],
-                   SCALES) > 1e-3
+    assert uniform([g.scaled[0] for g in first], SCALES) > 1e-3
+    second = [g for g in got if second_branch(g)]
+    assert uniform([g.scaled[0] for g in second], [400, 500, 600]) > 1e-3
+    assert uniform([min(g.output) for g in second], SCALES) > 1e-3
 
 
 def test_the_size_crop_draws_follow_their_distribution():
     program = DETECTION.lower(build("train", transforms=T.Compose(
         [T.RandomSizeCrop(384, 600)])), {}).program
-    got = shapes(program.steps, (500, 700), n=4000)
-    widths = [s.window[2] for s in got]
-    heights = [s.window[3] for s in got]
+    got = shapes(program, (500, 700), n=4000)
+    widths = [g.crop[2] for g in got]
+    heights = [g.crop[3] for g in got]
     assert min(widths) == 384 and max(widths) == 600 and max(heights) == 500
     # random.randint: each width alike; the offset uniform over what is left
     assert stats.chisquare(np.histogram(widths, bins=9, range=(384, 601))[0]).pvalue > 1e-3
     assert stats.chisquare(np.histogram(heights, bins=9, range=(384, 501))[0]).pvalue > 1e-3
-    left = [(s.window[0] + 0.5) / (701 - s.window[2]) for s in got]  # torch.randint
+    left = [(g.crop[0] + 0.5) / (701 - g.crop[2]) for g in got]  # torch.randint
     assert stats.kstest(left, "uniform").pvalue > 1e-3
 
 

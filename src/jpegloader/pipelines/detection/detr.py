@@ -28,6 +28,7 @@ from torchvision.transforms import RandomCrop
 
 from ..stand_ins import canvas
 from .family import Family
+from .states import SampleState, image_size
 from .steps import Flip, Group, Normalize, OnImage, Resize, Step, ToTensor
 
 #: DETR's classes (datasets/transforms.py) that lower, and the attributes each reads.
@@ -156,69 +157,48 @@ def normalize_target(target: dict, h: int, w: int) -> dict:
     return target
 
 
-# -- the native steps ---------------------------------------------------------------------
-@dataclass
-class Shape:
-    """What the steps have done to an h x w photo (NOTE [ DETR's geometry in one plan ]):
-    its first resize, the window kept of that (left, top, width, height; of the
-    unmirrored image), the resize of the window after, the flip."""
-
-    height: int
-    width: int
-    scaled: tuple[int, int] | None = None
-    window: tuple[int, int, int, int] | None = None
-    then: tuple[int, int] | None = None
-    flip: bool = False
-
-    def resize(self, oh: int, ow: int) -> None:
-        if self.window is None and self.scaled is None:
-            self.scaled = (oh, ow)
-        else:  # lower.py lets no third resize through
-            self.then = (oh, ow)
-        self.height, self.width = oh, ow
-
-    def crop(self, region) -> None:
-        top, left, h, w = region
-        if self.scaled is None:
-            self.scaled = (self.height, self.width)
-        if self.flip:  # the C core mirrors last
-            left = self.width - left - w
-        self.window = (left, top, w, h)
-        self.height, self.width = h, w
-
-
-def run(steps, size: tuple[int, int], target: dict) -> tuple[Shape, dict]:
-    """The native steps on a target, drawing as their objects draw (the generators
-    seeded by the caller)."""
-    shape = Shape(*size)
-    for step in steps:  # each step's move (families.py)
-        target = step.move(shape, target)
-    return shape, target
-
-
 # -- their steps ---------------------------------------------------------------------------
-# Each runs on a target through ``move`` (run, above), drawing from Python's random as
-# their forwards do; the geometry is one plan (NOTE [ DETR's geometry in one plan ]).
-@dataclass(frozen=True, kw_only=True)
-class DetrFlip(Flip):
-    slot: int = -1
+class Theirs:
+    """DETR's steps as the one interpreter runs every step (``run`` on a SampleState,
+    draw.run_steps): on an image (the Python path, a replay), their own object; on a
+    target, ``move``: their draws (Python's random, seeded per sample, as their
+    forwards draw) and arithmetic, and the geometry of one plan (NOTE [ DETR's
+    geometry in one plan ]: a resize after a resize or a window resizes the C core's
+    output, ``core``)."""
+
+    draws_own: ClassVar[bool] = True
     family: ClassVar[Family] = Family.DETR
+
+    def run(self, state: SampleState, draws, k: int) -> None:
+        if state.image is None:
+            self.move(state)
+            return
+        state.image, state.target = self.obj(state.image, state.target)
+        state.h, state.w = image_size(state.image)
+        state.crop, state.pad, state.scaled, state.flip = (0, 0, state.w, state.h), None, \
+            None, False
+
+    def move(self, state: SampleState) -> None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, kw_only=True)
+class DetrFlip(Theirs, Flip):
+    slot: int = -1
 
     @classmethod
     def lowered(cls, t, prefix):
         return cls(name=f"RandomHorizontalFlip(p={t.p})", obj=t, p=float(t.p))
 
-    def move(self, shape, target):
+    def move(self, state):
         if random.random() < self.p:
-            shape.flip = not shape.flip
-            target = flip_target(target, shape.width)
-        return target
+            state.flip = not state.flip
+            state.target = flip_target(state.target, state.w)
 
 
 @dataclass(frozen=True, kw_only=True)
-class DetrResize(Resize):
+class DetrResize(Theirs, Resize):
     sizes: tuple = ()
-    family: ClassVar[Family] = Family.DETR
 
     @classmethod
     def admit(cls, t, prefix):
@@ -235,21 +215,26 @@ class DetrResize(Resize):
         return cls(name=f"RandomResize({list(t.sizes)}, max_size={t.max_size})",
                    obj=t)
 
-    def move(self, shape, target):
-        oh, ow = resized_size(shape.height, shape.width, random.choice(self.obj.sizes),
+    def move(self, state):
+        oh, ow = resized_size(state.h, state.w, random.choice(self.obj.sizes),
                               self.obj.max_size)
-        target = resize_target(target, shape.height, shape.width, oh, ow)
-        shape.resize(oh, ow)
-        return target
+        state.target = resize_target(state.target, state.h, state.w, oh, ow)
+        if state.reshaped:  # lower.py lets no third resize through
+            state.core = (state.h, state.w)
+        elif state.pad is not None:  # the whole photo, which a window is kept of
+            state.scaled, state.pad, state.crop = (oh, ow), (0, 0, ow, oh), (0, 0, ow, oh)
+        state.h, state.w, state.reshaped = oh, ow, True
 
     def sizes_of(self, h: int, w: int) -> list[tuple[int, int]]:
         """Every (height, width) it may give an h x w photo."""
         return [resized_size(h, w, c, self.obj.max_size) for c in self.obj.sizes]
 
+    def largest(self, areas, h, w):  # every size it draws, of the photo
+        return [*areas, *(a * b for a, b in self.sizes_of(h, w))]
+
 
 @dataclass(frozen=True, kw_only=True)
-class DetrSizeCrop(Step):
-    family: ClassVar[Family] = Family.DETR
+class DetrSizeCrop(Theirs, Step):
     moves_masks: ClassVar[bool] = False
     pads: ClassVar[bool] = True  # the C core keeps a window of the resized photo
 
@@ -264,19 +249,18 @@ class DetrSizeCrop(Step):
         prefix.cropped = True
         return cls(name=f"RandomSizeCrop({t.min_size}, {t.max_size})", obj=t)
 
-    def move(self, shape, target):
-        region = crop_region(self.obj, shape.height, shape.width)
-        target = crop_target(target, region)
-        shape.crop(region)
-        return target
+    def move(self, state):
+        top, left, h, w = region = crop_region(self.obj, state.h, state.w)
+        state.target = crop_target(state.target, region)
+        state.window({"top": top, "left": left, "height": h, "width": w})
+        state.reshaped = True
 
 
 @dataclass(frozen=True, kw_only=True)
-class Select(Group):
+class Select(Theirs, Group):
     """DETR's RandomSelect: transforms1 when ``random.random() < p``, else transforms2."""
 
     draw: str = "select"
-    family: ClassVar[Family] = Family.DETR
 
     @classmethod
     def lowered(cls, t, prefix):
@@ -288,16 +272,15 @@ class Select(Group):
 
     describe = Step.describe  # its name holds the branches
 
-    def move(self, shape, target):
-        for inner in self.alternatives[0 if random.random() < self.p[0] else 1]:
-            target = inner.move(shape, target)
-        return target
+    def chosen(self) -> int:
+        return 0 if random.random() < self.p[0] else 1
+
+    def move(self, state):
+        Group.run(self, state, None, -1)
 
 
 @dataclass(frozen=True, kw_only=True)
-class DetrToTensor(ToTensor):
-    family: ClassVar[Family] = Family.DETR
-
+class DetrToTensor(Theirs, ToTensor):
     @classmethod
     def admit(cls, t, prefix):
         return "a second conversion to a tensor" if prefix.tensor else None
@@ -309,16 +292,15 @@ class DetrToTensor(ToTensor):
         prefix.image_type = "tensor"
         return cls(name="ToTensor", obj=t)
 
-    def move(self, shape, target):
-        return target
+    def move(self, state):
+        pass
 
 
 @dataclass(frozen=True, kw_only=True)
-class DetrNormalize(Normalize):
+class DetrNormalize(Theirs, Normalize):
     """The image in the table; the boxes to (cx, cy, w, h) over the image's size."""
 
-    family: ClassVar[Family] = Family.DETR
     staged = OnImage
 
-    def move(self, shape, target):
-        return normalize_target(target, shape.height, shape.width)
+    def move(self, state):
+        state.target = normalize_target(state.target, state.h, state.w)

@@ -15,10 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..random_stream import BOXES_STREAM, generators_kept, seed_generators, seeds, uniforms
-from . import detr
-from .detr import DetrResize
 from .lower import DetectionProgram
-from .states import SampleState, flattened, image_size
+from .states import SampleState
 
 # NOTE [ Draws by the transforms' own make_params ]
 # RandomIoUCrop draws until a crop keeps enough of the boxes, so its draws depend on
@@ -104,8 +102,6 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
     with generators_kept(own):
         if own:
             seed_generators(box_seed(draws, k))
-        if program.detr:
-            return _detr_steps(program, size, target, image)
         state = SampleState(h, w, target, image, skip="masks" if masks_later else None,
                             crop=(0, 0, w, h), pad=(0, 0, w, h) if program.padded else None,
                             scaled=size if program.padded else None,
@@ -114,28 +110,11 @@ def run_steps(program: DetectionProgram, draws: Draws, k: int, size: tuple[int, 
             step.run(state, draws, k)
     s = state
     if s.core is not None and s.core != (s.h, s.w):
-        # NOTE [ DETR's geometry in one plan ] (detr.py): a resize of the C core's output
+        # a resize of the C core's output (NOTE [ DETR's geometry in one plan ] in detr.py)
         return Geometry(*s.core, s.flip, s.crop, s.maps, s.pad, s.distort, s.scaled,
                         then=(s.h, s.w)), s.target, s.image
     return Geometry(s.h, s.w, s.flip, s.crop, s.maps, s.pad, s.distort, s.scaled), \
         s.target, s.image
-
-
-def _detr_steps(program: DetectionProgram, size: tuple[int, int], target, image):
-    """run_steps for DETR's steps: their own objects on an image; else their draws and
-    arithmetic on the target (detr.py), as one plan and a second resize."""
-    if image is not None:
-        for step in program.steps:
-            image, target = step.obj(image, target)
-        return Geometry.whole(image_size(image)), target, image
-    s, target = detr.run(program.steps, size, target)
-    scaled = s.scaled or size
-    window = s.window or (0, 0, scaled[1], scaled[0])
-    if not program.padded:  # a resize of the whole photo, the window being all of it
-        return Geometry(window[3], window[2], s.flip, (0, 0, size[1], size[0]),
-                        then=s.then), target, None
-    return Geometry(window[3], window[2], s.flip, window, pad=(0, 0, scaled[1], scaled[0]),
-                    scaled=scaled, then=s.then), target, None
 
 
 #: A row of the ring (an image's, its masks') reaches at most this many times what
@@ -153,11 +132,7 @@ def largest_output(program: DetectionProgram, sizes) -> int:
         if h <= 0 or w <= 0:
             continue
         areas = [h * w]
-        if program.detr:  # every size a resize draws, of the photo (a crop's may not fit)
-            areas += [a * b for s in flattened(program.steps) if isinstance(s, DetrResize)
-                      for a, b in s.sizes_of(h, w)]
-        else:
-            for step in program.steps:
-                areas = step.largest(areas, h, w)
+        for step in program.steps:
+            areas = step.largest(areas, h, w)
         best = max(best, *areas)
     return best

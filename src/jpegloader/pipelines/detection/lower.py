@@ -70,7 +70,6 @@ class DetectionProgram:
     slots: int = 0
     key: str = ""
     collate_fn: object = field(compare=False, default=None)  # None: default_collate
-    detr: bool = False  # DETR's steps (detr.py)
     #: why the first of ``yours`` is not native ("" when all are)
     why_yours: str = ""
 
@@ -94,7 +93,7 @@ class DetectionProgram:
     def draws_own(self) -> bool:
         """Whether a step draws with torch's or Python's generators (seeded per sample:
         NOTE [ Draws by the transforms' own make_params ] in draw.py)."""
-        return self.detr or any(s.draws_own for s in flattened(self.steps))
+        return any(s.draws_own for s in flattened(self.steps))
 
     @property
     def lut_array(self):
@@ -156,7 +155,7 @@ def lower(transforms, family: Family = Family.V2
     yours_names = tuple(object_name(t) for t in yours)
     program = DetectionProgram(tuple(b.steps), output, b.image_type, lut, tuple(b.stage),
                                yours, yours_names, b.slots,
-                               key=repr(transforms), detr=detr_steps, why_yours=why)
+                               key=repr(transforms), why_yours=why)
     native = ", ".join(["decode", *program.names])
     message = f"native: {native}"
     if yours:

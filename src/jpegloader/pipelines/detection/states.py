@@ -112,6 +112,9 @@ class SampleState:
     distort: dict | None = None
     #: a resize of the C core's output: the window's (height, width) before it
     core: tuple | None = None
+    #: resized or windowed so far (DETR's resize after either resizes the C core's
+    #: output: NOTE [ DETR's geometry in one plan ] in detr.py)
+    reshaped: bool = False
 
     def geometric(self, fn) -> None:
         """``fn`` on every tv_tensor of the target (boxes, masks) but the skipped one,
