@@ -245,3 +245,10 @@ def test_pin_batch_makes_what_torchs_pin_memory_makes():
                 assert a == b
         same(expected, pinned)
         assert type(pinned[0].image) is tv_tensors.Image  # pinned in place: itself
+        # a batch whose tensors may be someone else's (num_workers=0: the user's
+        # collate_fn ran here) is left as it is; its pinned copy is torch's walk's
+        theirs = batch()
+        address = theirs[0].image.data_ptr()
+        copied = pin_batch(theirs, own=False)
+        assert theirs[0].image.data_ptr() == address and not theirs[0].image.is_pinned()
+        same(expected, copied)

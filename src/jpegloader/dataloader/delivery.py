@@ -4,10 +4,10 @@
 takes batches from the workers and pins them in a thread of its own, as torch's
 loader does, so the training loop's thread only takes finished batches.
 ``host_copy`` and ``pin_batch`` make the pinned copies (NOTE [ Pinned copies bypass
-the caches ]).  ``DeviceFeed`` starts each batch's copy to the device on a side stream one batch
-ahead, so the copy overlaps the training step; ``finish`` makes the consumer's
-stream wait for it and marks the tensors as used there (so the caching allocator
-does not recycle them early).
+the caches ]).  ``DeviceFeed`` starts each batch's copy to the device on a side
+stream one batch ahead, so the copy overlaps the training step; ``finish`` makes the
+consumer's stream wait for it and marks the tensors as used there (so the caching
+allocator does not recycle them early).
 """
 from __future__ import annotations
 
@@ -115,13 +115,14 @@ def host_copy(t: torch.Tensor, pinned: bool) -> torch.Tensor:
     return out.copy_(t)
 
 
-def pin_batch(batch):
+def pin_batch(batch, own: bool = True):
     """``batch`` pinned as torch's loader pins it: its ``pin_memory`` walk (the
-    structure whatever torch's version makes of it), after each large tensor in
-    its containers has been moved in place onto a pinned copy made by
-    ``host_copy``, which that walk keeps as it is (an already pinned tensor's
-    ``pin_memory()`` is itself)."""
-    for t in _tensors_in(batch):
+    structure whatever torch's version makes of it).  Where the batch's tensors are
+    the loader's ``own`` (made in this process from a slot or a worker's message,
+    so no one else holds them), each large one is first moved in place onto a
+    pinned copy made by ``host_copy``, which that walk keeps as it is (an already
+    pinned tensor's ``pin_memory()`` is itself)."""
+    for t in _tensors_in(batch) if own else ():
         if _streamed(t) and not t.is_pinned():
             try:
                 t.set_(host_copy(t, pinned=True))

@@ -192,7 +192,9 @@ class Epoch:
             self._inline_batch += 1
             self.stats.add(report)
             if report.payload is not None:  # a collate_fn's batch: pinned as torch pins it
-                return pin_batch(report.payload) if self.settings.pin else report.payload
+                # (its tensors may be the dataset's own: left as they are)
+                return pin_batch(report.payload, own=False) if self.settings.pin else \
+                    report.payload
             if report.count:
                 return self._decoder.assemble([t[:report.count] for t in tensors],
                                               report.extras)
