@@ -33,6 +33,18 @@ TIERS = {"integration": ("tests/integrations/",),
          "packaging": ("tests/test_packaging.py", "tests/test_opencv_versions.py")}
 
 
+#: a parametrized test's further cases: CI runs them all, the development lane leaves
+#: them out (-m "not variant"), keeping the cases given to ``variants`` as ``keep``
+VARIANT = pytest.mark.variant
+
+
+def variants(cases, keep) -> list:
+    """``cases`` for ``pytest.mark.parametrize``, each not in ``keep`` marked ``variant``."""
+    return [case if case in keep else
+            pytest.param(*(case if isinstance(case, tuple) else (case,)), marks=VARIANT)
+            for case in cases]
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         where = Path(str(item.fspath)).resolve().relative_to(REPO).as_posix()

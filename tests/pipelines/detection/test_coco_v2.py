@@ -31,6 +31,7 @@ from jpegloader.pipelines.detection.steps import (  # noqa: E402
 from jpegloader.pipelines.random_stream import epoch_seed  # noqa: E402
 from tests import detection_references_copy as R  # noqa: E402
 from tests.coco_fixtures import coco_sample  # noqa: E402
+from tests.conftest import variants  # noqa: E402
 from tests.pipelines.detection.conftest import (  # noqa: E402
     assert_same_sample, build, decoded, flat, loader, replaying)
 
@@ -67,14 +68,16 @@ def test_eval_with_dct_scaling_allowed_is_still_the_full_decode():
 
 
 # -- random loaders: the user's own objects replayed with the loader's draws ---------------
-@pytest.mark.parametrize("policy,backend,masks", [
+@pytest.mark.parametrize("policy,backend,masks", variants([
     ("hflip", "pil", False), ("hflip", "tensor", False), ("hflip", "tv_tensor", True),
     ("multiscale", "pil", False), ("multiscale", "pil", True),
     ("ssdlite", "pil", False), ("ssdlite", "tensor", True),
     ("ssd", "pil", False), ("ssd", "pil", True), ("lsj", "pil", False),
     ("lsj", "pil", True), ("multiscale", "tensor", False), ("multiscale", "tv_tensor", True),
     ("lsj", "tensor", False), ("lsj", "tv_tensor", True), ("ssd", "tensor", False),
-    ("ssd", "tv_tensor", True)])
+    ("ssd", "tv_tensor", True)], keep=[("hflip", "tensor", False), ("multiscale", "pil", True),
+                                       ("ssdlite", "tensor", True), ("ssd", "pil", False),
+                                       ("lsj", "pil", False)]))
 def test_train_samples_equal_the_references_objects_replayed(policy, backend, masks):
     ds = build(policy, backend, with_masks=masks)
     indices = list(range(len(ds)))
@@ -150,8 +153,9 @@ def assert_same_for_any_workers(ds, seed=3):
         assert_same_sample(a, b)
 
 
-@pytest.mark.parametrize("policy,backend", [("multiscale", "pil"), ("ssdlite", "pil"),
-                                            ("ssd", "pil"), ("lsj", "pil"), ("ssd", "tensor")])
+@pytest.mark.parametrize("policy,backend", variants(
+    [("multiscale", "pil"), ("ssdlite", "pil"), ("ssd", "pil"), ("lsj", "pil"),
+     ("ssd", "tensor")], keep=[("multiscale", "pil"), ("ssd", "tensor")]))
 def test_any_num_workers_gives_the_same_batches(policy, backend):
     assert_same_for_any_workers(build(policy, backend, with_masks=True))
 
@@ -470,11 +474,10 @@ def test_v1_eval_batches_equal_torchs_loader(workers):
     assert_equals_torchs(ds, workers)
 
 
-@pytest.mark.parametrize("policy,backend", [("hflip", "pil"), ("hflip", "tensor"),
-                                            ("multiscale", "pil"), ("lsj", "pil"),
-                                            ("ssd", "pil"), ("ssdlite", "pil"),
-                                            ("ssdlite", "tensor"), ("multiscale", "tensor"),
-                                            ("ssd", "tensor")])
+@pytest.mark.parametrize("policy,backend", variants(
+    [("hflip", "pil"), ("hflip", "tensor"), ("multiscale", "pil"), ("lsj", "pil"),
+     ("ssd", "pil"), ("ssdlite", "pil"), ("ssdlite", "tensor"), ("multiscale", "tensor"),
+     ("ssd", "tensor")], keep=[("hflip", "pil"), ("ssd", "pil"), ("ssdlite", "tensor")]))
 def test_v1_train_samples_equal_the_references_objects_replayed(policy, backend):
     ds = build_v1(policy, backend=backend)
     indices = list(range(len(ds)))
