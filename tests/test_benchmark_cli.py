@@ -122,6 +122,7 @@ def test_run_json_schema_stages_and_plot(small_folder, tmp_path, capsys):
             assert f"{pictures / name}" in text
 
 
+@pytest.mark.integration  # whole recipes, memory in new processes
 def test_memory_is_each_loader_alone_in_new_processes_the_median_of_the_runs(small_folder,
                                                                              tmp_path, capsys):
     out = tmp_path / "r.json"
@@ -138,6 +139,7 @@ def test_memory_is_each_loader_alone_in_new_processes_the_median_of_the_runs(sma
     assert "PSS MiB" in text and "held MiB" in text and "the median of 2 runs" in text
 
 
+@pytest.mark.integration  # whole recipes, memory in new processes
 def test_multi_view_pipelines_count_images_and_memory(small_folder, tmp_path, capsys):
     """--pipeline dino,simclr: a batch is a list of views; images are counted once and the
     memory run reads every view."""
@@ -325,6 +327,7 @@ def test_plots_draw_every_pipeline_with_and_without_a_ceiling(tmp_path):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
 
 
+@pytest.mark.integration  # whole recipes, memory in new processes
 def test_yolo_recipes_run_ultralytics_loaders(tmp_path, capsys, monkeypatch):
     """--pipeline yolo-val,yolo-train,yolo-train-rect: coco-sample written as a YOLO set
     (in the cache), the datasets yolo val and yolo train build, val's and rect

@@ -23,7 +23,7 @@ import jpegloader
 from jpegloader.pipelines import CLASSIFICATION, DecodeOptions
 from jpegloader.pipelines.classification.draw import draw, replay
 from jpegloader.pipelines.random_stream import epoch_seed
-from tests.conftest import IMAGENET_MEAN, IMAGENET_STD, shared, write_image_folder
+from tests.conftest import IMAGENET_MEAN, IMAGENET_STD, shared, variants, write_image_folder
 from tests.recipes import dle_fast_collate
 
 timm = pytest.importorskip("timm", reason="timm is a test dependency (the [test] extra)")
@@ -257,7 +257,7 @@ def own_list_collate(batch):
 
 
 @pytest.mark.parametrize("collate", [pair_collate, own_list_collate])
-@pytest.mark.parametrize("context", ["fork", "spawn"])
+@pytest.mark.parametrize("context", variants(["fork", "spawn"], keep=["fork"]))
 def test_a_collate_returning_a_namedtuple_or_its_own_list_comes_back_as_such(
         small_folder, collate, context):
     # the ring carries its tensors; the batch is rebuilt as the collate_fn's own type,
