@@ -25,8 +25,9 @@ def test_shared_shard_cache_soak(tmp_path):
     assert shard_cache_soak.main(["--json", str(report)]) == 0, report.read_text()[-3000:]
 
 
+@pytest.mark.integration  # a local S3 server and loaders over it for 4 epochs
 def test_shared_shard_cache_soak_short(tmp_path):
-    """The same soak, 4 epochs, in every run of the suite."""
+    """The same soak, 4 epochs, in every CI run (the integration tier)."""
     pytest.importorskip("moto.server", reason="moto[server] is a test dependency")
     from tests.reliability import shard_cache_soak
     report = tmp_path / "soak.json"
