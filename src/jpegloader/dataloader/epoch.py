@@ -128,9 +128,12 @@ class Epoch:
         # that lives on gets back what the epoch had received
         self._finalizer = weakref.finalize(self, _abandoned, lease, self._handover, self._stop)
         self._pin_thread = None
+        #: batches are pinned in a thread of their own (set before it starts, which may
+        #: pin a batch before the PinThread is assigned)
+        self._pins_in_thread = self.pool is not None and settings.pin and settings.device is None
         if self.pool is not None:
             self._fill()
-            if settings.pin and settings.device is None:
+            if self._pins_in_thread:
                 # NOTE [ Pinned in a thread of its own ] (delivery.py)
                 self._pin_thread = PinThread(self, Epoch._next_from_workers, self._stop)
 
@@ -291,7 +294,7 @@ class Epoch:
         try:
             return fn(*args)
         except Exception:
-            if self._pin_thread is None:
+            if not self._pins_in_thread:
                 raise
             ExceptionWrapper(
                 where=f"in pin memory thread for batch {self._received - 1}").reraise()
