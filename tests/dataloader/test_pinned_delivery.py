@@ -51,10 +51,10 @@ def pinning_threads(monkeypatch):
         yield seen
 
 
-def _batches(ds, pin: bool, **kwargs) -> list:
+def _batches(ds, pin: bool, num_workers: int = 2, **kwargs) -> list:
     torch.manual_seed(11)
-    return list(jpegloader.DataLoader(ds, batch_size=4, shuffle=True, num_workers=2,
-                                      pin_memory=pin, **kwargs))
+    return list(jpegloader.DataLoader(ds, batch_size=4, shuffle=True,
+                                      num_workers=num_workers, pin_memory=pin, **kwargs))
 
 
 @pytest.mark.parametrize("context", ["fork", "spawn"])
@@ -85,6 +85,25 @@ def test_a_collate_fns_batch_is_pinned_there_too(small_folder, pinning_threads):
     for a, b in zip(plain, pinned, strict=True):
         assert torch.equal(a["images"], b["images"]) and b["names"] == ["x"] * 4
     assert pinning_threads and set(pinning_threads) == {PIN_THREAD}
+
+
+def test_at_no_workers_batches_are_pinned_in_the_loop_as_torchs_loader_pins_them(small_folder):
+    # no pin thread without workers (torch's loader pins in the loop then too); the
+    # batches are pinned, equal to the unpinned ones, the collate_fn's included
+    ds = datasets.ImageFolder(str(small_folder), train_transform())
+    for collate in (None, _pair_collate):
+        extra = {} if collate is None else {"collate_fn": collate}
+        plain = _batches(ds, False, num_workers=0, **extra)
+        with emulated_pinning():
+            pinned = _batches(ds, True, num_workers=0, **extra)
+            assert not _pin_threads()
+            images = [b[0] if collate is None else b["images"] for b in pinned]
+            assert all(x.is_pinned() for x in images)
+        for a, b in zip(plain, pinned, strict=True):
+            if collate is None:
+                assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+            else:
+                assert torch.equal(a["images"], b["images"]) and b["names"] == a["names"]
 
 
 class Unpinnable:
