@@ -91,9 +91,10 @@ def test_wheel_bundles_libjpeg_and_loads_a_batch(tmp_path):
     # the benchmark's ceiling tool, which --ceiling compiles where it runs.
     assert [n for n in names if n.endswith(".c")] == ["jpegloader/bench/jpeg_limit.c"], \
         "C sources belong in the sdist only"
-    # every extension (the decoder's and each pipeline's) ships with its .pyi contract
+    # every extension (the decoder's, each pipeline's, the loader's host copy) ships with
+    # its .pyi contract
     extensions = [n.split(".")[0] for n in names if n.endswith(".abi3.so")]
-    assert len(extensions) == 4 and all(f"{e}.pyi" in names for e in extensions), extensions
+    assert len(extensions) == 5 and all(f"{e}.pyi" in names for e in extensions), extensions
 
     # A new environment that sees this one's torch and numpy, but no jpegloader.
     venv = tmp_path / "venv"
