@@ -31,10 +31,10 @@ from torchvision.datasets import wrap_dataset_for_transforms_v2
 from torchvision.tv_tensors._dataset_wrapper import VisionDatasetTVTensorWrapper
 
 from ..contract import Check, check
+from ..stand_ins import SizeOnly, canvas
 from ..subsets import subset_check, unwrap_subsets
 from . import detr, rtdetr
 from .family import Family
-from ..stand_ins import SizeOnly, canvas
 
 RULE = "dataset.type"
 #: The v2 wrapper's target keys for CocoDetection: its default, and every one ("all").
