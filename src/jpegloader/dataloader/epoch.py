@@ -175,7 +175,8 @@ class Epoch:
                 return
             # NOTE [ The last batches spread out ] (pool.py)
             last = self._sent >= self._length - self.settings.num_workers
-            pool.submit(self.index, self._sent, indices, self._seed, spread_out=last)
+            pool.submit(self.index, self._sent, indices, self._seed, spread_out=last,
+                        pinned=self._pins_in_thread)
             self._sent += 1
 
     def _next_inline(self):

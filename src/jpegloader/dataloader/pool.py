@@ -246,10 +246,10 @@ class WorkerPool:
                                           and self.ring.has_spare())
 
     def submit(self, epoch: int, batch_no: int, indices: list[int], seed: int,
-               spread_out: bool = False) -> None:
+               spread_out: bool = False, pinned: bool = False) -> None:
         """Sends a batch to a worker (``Assignment.owner``), or, with ``spread_out`` and a
         decoder that allows it, in parts to the workers (NOTE [ The last batches
-        spread out ])."""
+        spread out ]); ``pinned``: the pin thread pins it (Task.pinned)."""
         owner = self.assign.owner(len(indices), spare_slot=not self.assign.has_room())
         shares = []
         if spread_out and self.num_workers > 1 and self.decoder.splittable:
@@ -267,7 +267,8 @@ class WorkerPool:
             self._seen[wid][slot.id] = slot.generation
             self.task_queues[wid].put(Task(epoch, batch_no, slot.id, slot.generation,
                                            list(indices[start:start + n]), seed,
-                                           slot.tensors if fresh else None, start))
+                                           slot.tensors if fresh else None, start,
+                                           pinned))
             self.assign.sent(wid, n)
             flight.parts.append((wid, start, n))
             start += n

@@ -40,6 +40,8 @@ class Task:
     #: the slot row of the first sample: a part of a batch spread out starts past 0
     #: (NOTE [ The last batches spread out ] in pool.py)
     start: int = 0
+    #: the main process pins the batch in its pin thread (BatchDecoder.decode)
+    pinned: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,8 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
             arrays = tuple(a[task.start:] for a in arrays)
         started = time.perf_counter()
         try:
-            report = decoder.decode(task.indices, task.seed, arrays, where, task.batch_no)
+            report = decoder.decode(task.indices, task.seed, arrays, where, task.batch_no,
+                                    pinned=task.pinned)
         except SampleFailure as failure:
             report = failure.wrapper
         except Exception:

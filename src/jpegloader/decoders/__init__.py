@@ -6,11 +6,12 @@ from .jpeg import (
                    decode_batch,
                    decode_views,
                    hwc_to_chw,
+                   levels_to_float,
                    libjpeg_turbo_version,
                    probe,
                    resize_hwc,
 )
 
 __all__ = ["DEFAULT_MAX_PIXELS", "PLAN_DTYPE", "EncodedBatch", "decode_batch", "decode_views",
-           "hwc_to_chw",
+           "hwc_to_chw", "levels_to_float",
            "libjpeg_turbo_version", "probe", "resize_hwc"]

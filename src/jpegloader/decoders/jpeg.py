@@ -256,6 +256,20 @@ def hwc_to_chw(src: np.ndarray, out: np.ndarray, lut: np.ndarray | None = None) 
 _NO_LUT = np.zeros((3, 256), dtype=np.float32)  # uint8 output reads no table
 
 
+def levels_to_float(levels: np.ndarray, out: np.ndarray, lut: np.ndarray) -> None:
+    """uint8[3, H, W] levels into ``out``, float32[3, H, W], through ``lut``
+    (float32[3, 256]): the C core's float output made later, where it is pinned
+    (its stores bypass the caches on x86-64)."""
+    if levels.dtype != np.uint8 or out.dtype != np.float32 or levels.ndim != 3 or \
+            levels.shape[0] != 3 or out.shape != levels.shape or \
+            not (levels.flags.c_contiguous and out.flags.c_contiguous):
+        raise ValueError(f"levels_to_float takes C-contiguous uint8[3, H, W] and float32"
+                         f"[3, H, W], got {levels.dtype}{levels.shape} and "
+                         f"{out.dtype}{out.shape}")
+    _, h, w = levels.shape
+    _jpeg.levels_to_float(levels, out, h, w, np.ascontiguousarray(lut, dtype=np.float32))
+
+
 def resize_hwc(src: np.ndarray, out: np.ndarray, vertical_first: bool,
                lut: np.ndarray | None = None, norm: np.ndarray | None = None) -> None:
     """uint8[H, W, 3] resized as Pillow's ``Image.resize(..., BILINEAR)`` into ``out``:

@@ -227,6 +227,8 @@ class BatchWork:
     rows: np.ndarray | None = None
     paths: list[str] | None = None
     keep: np.ndarray | None = None
+    #: the main process pins the batch once it is assembled, in its pin thread
+    pinned: bool = False
 
     @property
     def in_main(self) -> bool:
@@ -275,10 +277,13 @@ class BatchDecoder:
         return self.layout
 
     def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
-               where: Where | str, batch_no: int = 0, threads: int = 1) -> BatchReport:
+               where: Where | str, batch_no: int = 0, threads: int = 1,
+               pinned: bool = False) -> BatchReport:
         """Fills the batch of the samples at ``indices`` into ``arrays`` (the slot's
         fields) and returns its report; ``where`` is this process (a str: a worker,
-        named so in errors); the C core's work may be split over ``threads`` threads.
+        named so in errors); the C core's work may be split over ``threads`` threads;
+        ``pinned``: the main process pins the assembled batch in its pin thread (a
+        decoder may leave it what is cheaper done there).
 
         NOTE [ One batch skeleton ]
         Every pipeline's batch goes through these steps, written here once; a
@@ -295,7 +300,8 @@ class BatchDecoder:
         n = len(indices)
         where = where if isinstance(where, Where) else Where(where)
         work = self.work_type(indices, seed, arrays, where, batch_no, threads,
-                              BatchReport(count=n), keep=np.ones(n, dtype=bool))
+                              BatchReport(count=n), keep=np.ones(n, dtype=bool),
+                              pinned=pinned)
         watch = Stopwatch(work.report.seconds)
         self.begin(work)
         status = np.zeros(n, np.int32)

@@ -4,6 +4,7 @@ loaders compared, a batch decoded as a worker decodes it, the user's objects rep
 with the loader's draws, and a set of odd files."""
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
@@ -17,6 +18,7 @@ from PIL import Image
 from torchvision import tv_tensors
 
 import jpegloader
+from jpegloader.bench.pinning import emulated_pinning
 from jpegloader.pipelines import DETECTION, DecodeOptions
 from jpegloader.pipelines.detection.draw import box_seed
 from jpegloader.pipelines.detection.states import flattened
@@ -109,16 +111,19 @@ def replaying(program, draws, k):
     assert next(queue, None) is None, "a draw the transforms never asked for"
 
 
-def decoded(ds, indices, seed, options=DecodeOptions(), report_too=False):
+def decoded(ds, indices, seed, options=DecodeOptions(), report_too=False, pinned=False):
     """(decoder, the samples) of one batch decoded as a worker would; with
-    ``report_too``, its report last."""
+    ``report_too``, its report last; with ``pinned``, for the pin thread (assembled
+    with pinning emulated)."""
     lowering = DETECTION.lower(ds, {"collate_fn": R.collate_fn})
     assert lowering.ok, lowering.checks
     decoder = DETECTION.decoder(lowering, options)
     arrays = tuple(np.zeros((len(indices), *shape), dtype=torch.empty((), dtype=dt).numpy().dtype)
                    for shape, dt in decoder.layout)
-    report = decoder.decode(indices, seed, arrays, "in the test")
-    images, targets = decoder.assemble([torch.from_numpy(a) for a in arrays], report.extras)
+    report = decoder.decode(indices, seed, arrays, "in the test", pinned=pinned)
+    with emulated_pinning() if pinned else contextlib.nullcontext():
+        images, targets = decoder.assemble([torch.from_numpy(a) for a in arrays],
+                                           report.extras)
     return (decoder, list(zip(images, targets))) + ((report,) if report_too else ())
 
 

@@ -22,6 +22,7 @@ from torchvision.transforms import v2
 pytest.importorskip("pycocotools", reason="torchvision's CocoDetection needs pycocotools")
 
 import jpegloader  # noqa: E402
+from jpegloader.bench.pinning import emulated_pinning  # noqa: E402
 from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
 from jpegloader.pipelines.detection.decode import ROW_ROOM  # noqa: E402
 from jpegloader.pipelines.detection.draw import box_seed, draw, run_steps  # noqa: E402
@@ -429,6 +430,51 @@ def test_images_larger_than_the_annotation_file_says_travel_beside_the_ring(tmp_
     decoder, _ = decoded(ds, [0], 0)
     assert decoder.ring and decoder.row_elems == 3 * 40 * 50
     assert_equals_torchs(ds)
+
+
+# -- NOTE [ Levels made float where they are pinned ] --------------------------------------
+@pytest.mark.parametrize("policy, masks", [("hflip", True), ("multiscale", False),
+                                           ("eval", False)])
+def test_a_batch_for_the_pin_thread_holds_levels_made_float_there_bit_for_bit(policy, masks):
+    image_set = "val" if policy == "eval" else "train"
+    ds = build(policy, image_set=image_set, with_masks=masks)
+    indices = list(range(0, 24, 3))
+    _, plain, plain_report = decoded(ds, indices, 4, report_too=True)
+    _, pinned, report = decoded(ds, indices, 4, report_too=True, pinned=True)
+    assert report.extras.levels and not plain_report.extras.levels
+    assert report.count <= plain_report.count  # a quarter of the bytes in the slot
+    for k, (a, b) in enumerate(zip(pinned, plain, strict=True)):
+        assert_same_sample(a, b, where=f"sample {k}")
+        assert a[0].dtype == torch.float32
+
+
+def test_an_image_beside_the_ring_stays_float_when_the_rest_are_levels(outsized_coco):
+    folder, ann, _ = outsized_coco
+    ds = build("eval", image_set="val", folder=folder, ann=ann)
+    beside = []
+    for i in range(len(ds)):  # one sample a batch: the 6000 x 4000 photo's row is too short
+        _, plain = decoded(ds, [i], 0)
+        _, pinned, report = decoded(ds, [i], 0, report_too=True, pinned=True)
+        assert report.extras.levels
+        beside += [apart is not None for _, _, _, apart, _ in report.extras.samples]
+        assert_same_sample(pinned[0], plain[0], where=f"sample {i}")
+    assert beside.count(True) == 1, beside
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_pinned_detection_batches_equal_the_unpinned_ones(context):
+    # the workers send levels, the pin thread makes the floats into pinned memory
+    ds = build("hflip", with_masks=True)
+    kw = dict(batch_size=4, shuffle=True, multiprocessing_context=context)
+    torch.manual_seed(3)
+    plain = flat(loader(ds, 2, **kw))
+    with emulated_pinning():
+        torch.manual_seed(3)
+        pinned = flat(loader(ds, 2, pin_memory=True, **kw))
+        assert all(image.is_pinned() for image, _ in pinned)
+    assert len(pinned) == len(plain) == len(ds)
+    for k, (a, b) in enumerate(zip(pinned, plain, strict=True)):
+        assert_same_sample(a, b, where=f"sample {k}")
 
 
 def test_a_png_named_jpg_takes_the_python_path(odd_coco):

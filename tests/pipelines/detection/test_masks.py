@@ -151,7 +151,7 @@ def test_masks_that_do_not_fit_their_row_travel_beside_it(monkeypatch):
     indices = list(range(len(ds)))
     decoder, ours, report = decoded(ds, indices, 9, report_too=True)
     d = draw(decoder.program, 9, indices)
-    apart = [p for *_, p in report.extras if p["masks"].apart is not None]
+    apart = [p for *_, p in report.extras.samples if p["masks"].apart is not None]
     assert 0 < len(apart) < len(indices)
     for k, i in enumerate(indices):
         with replaying(decoder.program, d, k):

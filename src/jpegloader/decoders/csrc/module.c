@@ -242,6 +242,36 @@ static PyObject *py_hwc_to_chw(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(levels_to_float_doc,
+"levels_to_float(src, out, h, w, lut) -> None\n\n"
+"src: uint8[3, h, w] levels; out: float32[3, h, w], each level through lut\n"
+"(float32[3, 256]), written with streaming stores on x86-64.");
+
+static PyObject *py_levels_to_float(PyObject *self, PyObject *args)
+{
+    Py_buffer b[3] = {{0}};
+    int h, w;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*iiy*:levels_to_float", &b[0], &b[1], &h, &w, &b[2]))
+        return NULL;
+    if (h <= 0 || w <= 0) {
+        PyErr_SetString(PyExc_ValueError, "h, w > 0 expected");
+        jl_release_all(b, 3);
+        return NULL;
+    }
+    if (jl_check_size(&b[0], (Py_ssize_t)3 * h * w, "src") ||
+        jl_check_size(&b[1], (Py_ssize_t)3 * h * w * (Py_ssize_t)sizeof(float), "out") ||
+        jl_check_size(&b[2], 3 * 256 * (Py_ssize_t)sizeof(float), "lut")) {
+        jl_release_all(b, 3);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    jl_planes_to_float(b[0].buf, h, w, b[2].buf, b[1].buf);
+    Py_END_ALLOW_THREADS
+    jl_release_all(b, 3);
+    Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(resize_hwc_doc,
 "resize_hwc(src, out, h, w, oh, ow, vertical_first, out_type, lut, norm) -> None\n\n"
 "src: uint8[h, w, 3] resized as Pillow's Image.resize (bilinear) into out: float32\n"
@@ -354,6 +384,7 @@ static PyMethodDef methods[] = {
     {"decode_batch", py_decode_batch, METH_VARARGS, decode_batch_doc},
     {"decode_views", py_decode_views, METH_VARARGS, decode_views_doc},
     {"hwc_to_chw", py_hwc_to_chw, METH_VARARGS, hwc_to_chw_doc},
+    {"levels_to_float", py_levels_to_float, METH_VARARGS, levels_to_float_doc},
     {"resize_hwc", py_resize_hwc, METH_VARARGS, resize_hwc_doc},
     {"hue_selfcheck", py_hue_selfcheck, METH_O,
      "hue_selfcheck(shift) -> int: RGB values where the fast hue step differs from\n"

@@ -27,6 +27,16 @@ file says) travels as a shared-memory tensor beside them.  Where the user's
 objects run after the native part, or the collate_fn is not a zip (a stack, a
 padding), the worker runs them and the batch's large tensors come in the slot's
 bytes instead (NOTE [ A collate_fn's batch in the slot ] in slot_batches.py).
+
+NOTE [ Levels made float where they are pinned ]
+With pin_memory=True, a float32 image in the ring is copied once more, from its
+slot into pinned memory, by the pin thread.  So where the batch is to be pinned
+(``BatchWork.pinned``), the worker writes the C core's levels into the arena (a
+quarter of the bytes) and ``assemble``, in the pin thread, writes them into pinned
+memory through the tensor table: the float32 the C core would have written, bit
+for bit (it makes them from the same levels through the same table), with a
+quarter of the bytes read there and a quarter written by the worker.  Images
+beside the batch (outsized, or from the Python path) stay float32.
 """
 from __future__ import annotations
 
@@ -38,7 +48,7 @@ from PIL import Image
 from torch.utils.data import default_collate
 from torchvision import tv_tensors
 
-from ...decoders import decode_batch, resize_hwc
+from ...decoders import decode_batch, levels_to_float, resize_hwc
 from ...decoders import status as st
 from ...decoders.jpeg import FILTERS, PAD_MODES, EncodedBatch
 from ...decoders.plans import Geometry, to_plans, vertical_first
@@ -108,6 +118,19 @@ class DetectionWork(BatchWork):
     images: list | None = None         # per sample: its image beside the slot, or None
     arena: int = 0                     # elements of the images' arena filled
     targets: list | None = None        # per sample: its packed target
+    #: the arena holds levels (NOTE [ Levels made float where they are pinned ])
+    levels: bool = False
+
+
+@dataclass(slots=True)
+class RingBatch:
+    """A batch's samples in the ring: per kept sample its slot row, its image's place
+    in the arena and shape, the image beside the batch (or None) and its packed
+    target; ``levels``: the arena holds levels (NOTE [ Levels made float where they
+    are pinned ])."""
+
+    samples: list
+    levels: bool = False
 
 
 class DetectionBatchDecoder(BatchDecoder):
@@ -169,16 +192,27 @@ class DetectionBatchDecoder(BatchDecoder):
         arena = tensors[0].view(-1)
         if isinstance(extras, SlotBatch):
             return unpack_batch(extras, arena)
+        if extras.levels:
+            arena = arena.view(torch.uint8)
         image = tv_tensors.Image if self.program.image_type == "image" else None
         samples = []
-        for k, at, shape, apart, packed in extras:
+        for k, at, shape, apart, packed in extras.samples:
             x = apart if apart is not None else \
                 arena[at:at + shape[0] * shape[1] * shape[2]].view(shape)
+            if extras.levels and apart is None:
+                x = self._pinned_floats(x)
             target = unpack(packed)
             if isinstance(target, dict) and isinstance(target.get(KEY), Painted):
                 target[KEY] = target[KEY].view(tensors[1][k])
             samples.append((image(x) if image is not None else x, target))
         return self.collate_fn(samples)
+
+    def _pinned_floats(self, levels: torch.Tensor) -> torch.Tensor:
+        """An image's levels through the tensor table, in pinned memory (NOTE [ Levels
+        made float where they are pinned ])."""
+        out = torch.empty(levels.shape, dtype=torch.float32, pin_memory=True)
+        levels_to_float(levels.numpy(), out.numpy(), self.lut)
+        return out
 
     # -- NOTE [ One batch skeleton ] (contract.py): the hooks --------------------------
     @property
@@ -193,6 +227,7 @@ class DetectionBatchDecoder(BatchDecoder):
         work.draws = draw(self.program, work.seed, work.indices)
         work.images = [None] * n
         work.arena = 0  # elements of the images' arena filled (_place)
+        work.levels = work.pinned and self.ring and self.lut is not None
         # each sample's target, made with its geometry (some draws depend on the boxes:
         # NOTE [ Draws by the transforms' own make_params ] in draw.py)
         work.targets = [None] * n
@@ -219,10 +254,11 @@ class DetectionBatchDecoder(BatchDecoder):
                                {0: encoded.unreadable[j]} if j in encoded.unreadable else {})
             g = geometry[j]
             out, view = self._output(g.output, work, k)
+            floats = view.dtype == np.float32  # else levels, or a PIL image's bytes
             if g.then is None:
-                s, m = decode_batch(one, plans[j:j + 1], view, self.lut,
+                s, m = decode_batch(one, plans[j:j + 1], view, self.lut if floats else None,
                                     self.options.max_pixels, c_seconds,
-                                    hwc=p.output == "pil", norm=self.norm)
+                                    hwc=p.output == "pil", norm=self.norm if floats else None)
             else:  # NOTE [ DETR's geometry in one plan ] (detr.py)
                 pixels = np.empty((1, g.height, g.width, 3), np.uint8)
                 s, m = decode_batch(one, plans[j:j + 1], pixels, None,
@@ -239,8 +275,9 @@ class DetectionBatchDecoder(BatchDecoder):
         it for the user's second resize, through the tensor table into ``view``."""
         if self.program.output != "pil":
             h, w = pixels.shape[:2]
-            resize_hwc(pixels, view[0], vertical_first(w, h, size[1], size[0]), self.lut,
-                       self.norm)
+            floats = view.dtype == np.float32
+            resize_hwc(pixels, view[0], vertical_first(w, h, size[1], size[0]),
+                       self.lut if floats else None, self.norm if floats else None)
             return
         view[0] = np.asarray(Image.fromarray(pixels, "RGB").resize(
             (size[1], size[0]), Image.Resampling.BILINEAR))
@@ -311,8 +348,7 @@ class DetectionBatchDecoder(BatchDecoder):
         shape = (3, h, w)
         at = self._place(work, 3 * h * w)
         if at is not None:
-            return (at, shape), work.arrays[0].reshape(-1)[at:at + 3 * h * w
-                                                            ].reshape(1, *shape)
+            return (at, shape), self._arena(work)[at:at + 3 * h * w].reshape(1, *shape)
         # beside the ring it travels as it is; else the user's code makes the batch of it
         t = _empty(shape, self.dtype, self.ring and not work.in_main)
         return t, t.numpy()[None]
@@ -325,10 +361,17 @@ class DetectionBatchDecoder(BatchDecoder):
         if not self.ring:
             return None
         at = -(-work.arena // 16) * 16
-        if at + elems > work.arrays[0].size:
+        if at + elems > self._arena(work).size:
             return None
         work.arena = at + elems
         return at
+
+    @staticmethod
+    def _arena(work: BatchWork) -> np.ndarray:
+        """The slot's images field, flat: its float32 elements, or its bytes where
+        it holds levels (NOTE [ Levels made float where they are pinned ])."""
+        arena = work.arrays[0].reshape(-1)
+        return arena.view(np.uint8) if work.levels else arena
 
     def redo(self, work: BatchWork, k: int) -> None:
         """Sample ``k`` as the dataset reads it, through the reference's own steps."""
@@ -337,9 +380,9 @@ class DetectionBatchDecoder(BatchDecoder):
         size = (image.height, image.width)
         _, work.targets[k], out = run_steps(self.program, work.draws, k, size,
                                             self.source.target(row, size, image), image)
-        if self.ring:
+        if self.ring:  # in the arena, or beside it (float32, so not among levels)
             out = out.as_subclass(torch.Tensor)
-            at = self._place(work, out.numel())
+            at = None if work.levels else self._place(work, out.numel())
             if at is not None:
                 work.arrays[0].reshape(-1)[at:at + out.numel()] = out.reshape(-1).numpy()
                 out = (at, tuple(out.shape))
@@ -375,16 +418,17 @@ class DetectionBatchDecoder(BatchDecoder):
     def _finish_in_ring(self, work: BatchWork) -> None:
         """Each kept sample's row, image's place in the arena and shape, image apart (or
         None) and packed target; the rows the batch uses: its samples' and the arena's."""
-        extras = []
+        samples = []
         for k in np.flatnonzero(work.keep):
             k = int(k)
             out = work.images[k]
             apart = out if isinstance(out, torch.Tensor) else None
             at, shape = (0, tuple(out.shape)) if apart is not None else out
-            extras.append((k, at, shape, apart, pack(work.targets[k])))
-        work.report.extras = extras
-        work.report.count = max(extras[-1][0] + 1, -(-work.arena // self.row_elems)) \
-            if extras else 0
+            samples.append((k, at, shape, apart, pack(work.targets[k])))
+        work.report.extras = RingBatch(samples, work.levels)
+        arena_rows = -(-work.arena * self._arena(work).itemsize //
+                       (self.row_elems * self.dtype.itemsize))
+        work.report.count = max(samples[-1][0] + 1, arena_rows) if samples else 0
 
     def _sample(self, work: BatchWork, k: int):
         p = self.program
