@@ -3,15 +3,19 @@ from .jpeg import (
                    DEFAULT_MAX_PIXELS,
                    PLAN_DTYPE,
                    EncodedBatch,
+                   Output,
                    decode_batch,
+                   decode_each,
                    decode_views,
                    hwc_to_chw,
                    levels_to_float,
                    libjpeg_turbo_version,
                    probe,
                    resize_hwc,
+                   skipped_plans,
 )
 
-__all__ = ["DEFAULT_MAX_PIXELS", "PLAN_DTYPE", "EncodedBatch", "decode_batch", "decode_views",
+__all__ = ["DEFAULT_MAX_PIXELS", "PLAN_DTYPE", "EncodedBatch", "Output", "decode_batch",
+           "decode_each", "decode_views",
            "hwc_to_chw", "levels_to_float",
-           "libjpeg_turbo_version", "probe", "resize_hwc"]
+           "libjpeg_turbo_version", "probe", "resize_hwc", "skipped_plans"]

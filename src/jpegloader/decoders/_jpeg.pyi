@@ -46,6 +46,17 @@ def decode_views(
     a failed sample's views are zeroed.  Runs without the GIL.  Raises ValueError only
     for wrong buffers (1 to 32 views)."""
 
+def decode_each(
+    data: Buffer, offsets: Buffer, plans: Buffer,
+    outputs: tuple[tuple[Buffer, int, int, int, Buffer, Buffer], ...], max_pixels: int,
+    status: Buffer, messages: Buffer, seconds: Buffer, /,
+) -> None:
+    """n samples, each into an output of its own: outputs holds n tuples (out, out_type,
+    out_h, out_w, lut, norm) as decode_views takes them (out_type 0 to 3, as
+    decode_batch's), each out holding its one sample; plans: n PLAN_DTYPE records.  A
+    failed sample's output is zeroed.  Runs without the GIL.  Raises ValueError only
+    for wrong buffers."""
+
 def libjpeg_turbo_version() -> str: ...
 
 def allow_avx512(allow: bool, /) -> bool:

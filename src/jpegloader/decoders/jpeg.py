@@ -199,10 +199,63 @@ def decode_batch(batch: EncodedBatch, plans: np.ndarray, out: np.ndarray,
         _jpeg.decode_batch(batch.data, batch.offsets[a:b + 1], plans[a:b], out[a:b], out_type,
                            height, width, lut, norm, int(max_pixels), status[a:b],
                            messages[a:b], spent)
+    _in_threads(run, n, threads, seconds)
+    return status, _messages_to_text(messages, batch, status)
+
+
+def _in_threads(run, n: int, threads: int, seconds: np.ndarray) -> None:
+    """run(a, b, spent) over samples [0, n), split over ``threads`` threads."""
     if threads <= 1 or n < 2:
         run(0, n, seconds)
     else:
         seconds += thread_pool.share_out(run, n, threads)
+
+
+@dataclass(frozen=True)
+class Output:
+    """One sample's output for decode_each: ``out`` holds it alone, as decode_batch's
+    ``out`` holds a batch of one (with ``lut``, ``norm``, ``hwc`` and ``bgr`` as there)."""
+
+    out: np.ndarray
+    lut: np.ndarray | None = None
+    norm: np.ndarray | None = None
+    hwc: bool = False
+    bgr: bool = False
+
+    @classmethod
+    def skipped(cls) -> Output:
+        """The output of a sample whose plan is skipped (``skipped_plans``): a pixel."""
+        return cls(np.zeros((1, 3, 1, 1), np.uint8))
+
+
+def skipped_plans(n: int) -> np.ndarray:
+    """n plan records, each skipped (status SKIPPED, nothing decoded) until set."""
+    plans = empty_plans(n)
+    plans["skip"] = 1
+    return plans
+
+
+def decode_each(batch: EncodedBatch, plans: np.ndarray, outputs: list[Output],
+                max_pixels: int = DEFAULT_MAX_PIXELS, seconds: np.ndarray | None = None,
+                threads: int = 1) -> tuple[np.ndarray, list[str]]:
+    """A batch whose samples each go into an output of their own (images of their own
+    sizes and types: detection's, YOLO's) in one call of the C core, as decode_batch
+    runs a batch of one for each; with ``threads`` > 1 split over that many threads.
+    Returns (status int32[n], messages)."""
+    n = len(batch)
+    if plans.dtype != PLAN_DTYPE or plans.shape != (n,) or len(outputs) != n:
+        raise ValueError(f"plans must be PLAN_DTYPE[{n}] and {n} outputs given, got "
+                         f"{plans.dtype}{plans.shape} and {len(outputs)}")
+    each = tuple(_output(o.out, 1, o.lut, o.norm, o.hwc, o.bgr) for o in outputs)
+    status = np.zeros(n, dtype=np.int32)
+    messages = np.zeros((n, MESSAGE_LENGTH), dtype=np.uint8)
+    seconds = _seconds(seconds)
+    plans = np.ascontiguousarray(plans)
+
+    def run(a: int, b: int, spent: np.ndarray) -> None:
+        _jpeg.decode_each(batch.data, batch.offsets[a:b + 1], plans[a:b], each[a:b],
+                          int(max_pixels), status[a:b], messages[a:b], spent)
+    _in_threads(run, n, threads, seconds)
     return status, _messages_to_text(messages, batch, status)
 
 
@@ -232,10 +285,7 @@ def decode_views(batch: EncodedBatch, plans: np.ndarray, outs: list[np.ndarray],
         parts = tuple((out[a:b], t, h, w, lut, norm) for out, t, h, w, lut, norm in views)
         _jpeg.decode_views(batch.data, batch.offsets[a:b + 1], plans[a:b], parts,
                            int(max_pixels), status[a:b], messages[a:b], spent)
-    if threads <= 1 or n < 2:
-        run(0, n, seconds)
-    else:
-        seconds += thread_pool.share_out(run, n, threads)
+    _in_threads(run, n, threads, seconds)
     return status, _messages_to_text(messages, batch, status)
 
 

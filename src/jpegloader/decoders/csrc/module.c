@@ -139,8 +139,63 @@ PyDoc_STRVAR(decode_views_doc,
 "out_w, lut, norm), each as decode_batch takes them.  One status and message\n"
 "per sample; a failed sample's views are zeroed.");
 
-/* A view's buffers: out, lut, norm. */
+/* An output's buffers: out, lut, norm. */
 enum { VIEW_BUFFERS = 3 };
+
+/* Reads the tuple of output tuples (out, out_type, out_h, out_w, lut, norm) into
+ * outs, each out holding `samples` samples, out_type at most `last_type`; their
+ * buffers into vb (VIEW_BUFFERS each), *taken counting those to release.  0, or -1
+ * with an exception set. */
+static int parse_outputs(PyObject *tuple, Py_ssize_t samples, int last_type, jl_view_out *outs,
+                         Py_buffer *vb, Py_ssize_t *taken)
+{
+    Py_ssize_t v, count = PyTuple_Size(tuple), item;
+    for (v = 0; v < count; v++) {
+        PyObject *t = PyTuple_GetItem(tuple, v); /* borrowed */
+        jl_view_out *o = &outs[v];
+        Py_buffer *ob = &vb[VIEW_BUFFERS * v];
+        if (!PyArg_ParseTuple(t, "w*iiiy*y*:an output", &ob[0], &o->out_type, &o->out_h,
+                              &o->out_w, &ob[1], &ob[2]))
+            return -1;
+        *taken = VIEW_BUFFERS * (v + 1);
+        if (o->out_h <= 0 || o->out_w <= 0 || o->out_type < 0 || o->out_type > last_type) {
+            PyErr_Format(PyExc_ValueError, "output %zd: out_h and out_w must be positive and "
+                         "out_type 0 to %d", v, last_type);
+            return -1;
+        }
+        item = o->out_type == JL_OUT_FLOAT32 ? (Py_ssize_t)sizeof(float) : 1;
+        if (jl_check_size(&ob[0], samples * 3 * (Py_ssize_t)o->out_h * o->out_w * item,
+                          "an output's out") ||
+            jl_check_size(&ob[1], 3 * 256 * (Py_ssize_t)sizeof(float), "an output's lut") ||
+            (ob[2].len != 0 && jl_check_size(&ob[2], 6 * (Py_ssize_t)sizeof(float),
+                                             "an output's norm")))
+            return -1;
+        o->out = ob[0].buf;
+        o->lut = ob[1].buf;
+        o->norm = ob[2].len ? ob[2].buf : NULL;
+    }
+    return 0;
+}
+
+/* The checks both calls with a tuple of outputs share: the samples, the plans (per
+ * sample, `per_sample` of them), status, messages and seconds.  n, or -1 with an
+ * exception set. */
+static Py_ssize_t check_batch(Py_buffer *b, Py_ssize_t per_sample, long long max_pixels)
+{
+    Py_ssize_t n = check_inputs(&b[0], &b[1]);
+    if (n < 0)
+        return -1;
+    if (max_pixels <= 0) {
+        PyErr_Format(PyExc_ValueError, "a positive max_pixels expected, got %lld", max_pixels);
+        return -1;
+    }
+    if (jl_check_size(&b[2], n * per_sample * (Py_ssize_t)sizeof(jl_plan), "plans") ||
+        jl_check_size(&b[3], n * (Py_ssize_t)sizeof(int32_t), "status") ||
+        jl_check_size(&b[4], n * JL_MSG_LEN, "messages") ||
+        jl_check_size(&b[5], 2 * (Py_ssize_t)sizeof(double), "seconds"))
+        return -1;
+    return n;
+}
 
 static PyObject *py_decode_views(PyObject *self, PyObject *args)
 {
@@ -148,53 +203,21 @@ static PyObject *py_decode_views(PyObject *self, PyObject *args)
     jl_view_out outs[JL_MAX_VIEWS];
     PyObject *views;
     long long max_pixels;
-    Py_ssize_t n, nviews = 0, v, taken = 0;
+    Py_ssize_t n, nviews, taken = 0;
     int ok = 0;
     (void)self;
     memset(vb, 0, sizeof(vb));
     if (!PyArg_ParseTuple(args, "y*y*y*O!Lw*w*w*:decode_views", &b[0], &b[1], &b[2],
-                          &PyTuple_Type, &views,
-                          &max_pixels, &b[3], &b[4], &b[5]))
+                          &PyTuple_Type, &views, &max_pixels, &b[3], &b[4], &b[5]))
         return NULL;
-    n = check_inputs(&b[0], &b[1]);
-    if (n < 0)
-        goto out;
     nviews = PyTuple_Size(views);
-    if (nviews < 1 || nviews > JL_MAX_VIEWS || max_pixels <= 0) {
-        PyErr_Format(PyExc_ValueError, "1 to %d views and a positive max_pixels expected, "
-                     "got %zd and %lld", (int)JL_MAX_VIEWS, nviews, max_pixels);
+    if (nviews < 1 || nviews > JL_MAX_VIEWS) {
+        PyErr_Format(PyExc_ValueError, "1 to %d views expected, got %zd", (int)JL_MAX_VIEWS,
+                     nviews);
         goto out;
     }
-    for (v = 0; v < nviews; v++) {
-        PyObject *t = PyTuple_GetItem(views, v); /* borrowed */
-        jl_view_out *o = &outs[v];
-        Py_buffer *ob = &vb[VIEW_BUFFERS * v];
-        Py_ssize_t item;
-        if (!PyArg_ParseTuple(t, "w*iiiy*y*:a view", &ob[0], &o->out_type, &o->out_h,
-                              &o->out_w, &ob[1], &ob[2]))
-            goto out;
-        taken = VIEW_BUFFERS * (v + 1);
-        if (o->out_h <= 0 || o->out_w <= 0 ||
-            (o->out_type != JL_OUT_FLOAT32 && o->out_type != JL_OUT_UINT8 &&
-             o->out_type != JL_OUT_UINT8_HWC)) {
-            PyErr_Format(PyExc_ValueError, "view %zd: out_h and out_w must be positive and "
-                         "out_type 0, 1 or 2", v);
-            goto out;
-        }
-        item = o->out_type == JL_OUT_FLOAT32 ? (Py_ssize_t)sizeof(float) : 1;
-        if (jl_check_size(&ob[0], n * 3 * (Py_ssize_t)o->out_h * o->out_w * item, "a view's out") ||
-            jl_check_size(&ob[1], 3 * 256 * (Py_ssize_t)sizeof(float), "a view's lut") ||
-            (ob[2].len != 0 && jl_check_size(&ob[2], 6 * (Py_ssize_t)sizeof(float),
-                                             "a view's norm")))
-            goto out;
-        o->out = ob[0].buf;
-        o->lut = ob[1].buf;
-        o->norm = ob[2].len ? ob[2].buf : NULL;
-    }
-    if (jl_check_size(&b[2], n * nviews * (Py_ssize_t)sizeof(jl_plan), "plans") ||
-        jl_check_size(&b[3], n * (Py_ssize_t)sizeof(int32_t), "status") ||
-        jl_check_size(&b[4], n * JL_MSG_LEN, "messages") ||
-        jl_check_size(&b[5], 2 * (Py_ssize_t)sizeof(double), "seconds"))
+    n = check_batch(b, nviews, max_pixels);
+    if (n < 0 || parse_outputs(views, n, JL_OUT_UINT8_HWC, outs, vb, &taken))
         goto out;
     Py_BEGIN_ALLOW_THREADS
     jl_decode_views(b[0].buf, b[1].buf, b[2].buf, (int)n, (int)nviews, outs,
@@ -203,6 +226,57 @@ static PyObject *py_decode_views(PyObject *self, PyObject *args)
     ok = 1;
 out:
     jl_release_all(vb, (int)taken);
+    jl_release_all(b, 6);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(decode_each_doc,
+"decode_each(data, offsets, plans, outputs, max_pixels, status, messages,\n"
+"            seconds) -> None\n\n"
+"n samples, each into an output of its own: outputs is a tuple of n tuples\n"
+"(out, out_type, out_h, out_w, lut, norm) as decode_views takes them (out_type\n"
+"0 to 3, as decode_batch's), each out holding its one sample; plans holds n\n"
+"PLAN_DTYPE records.  A failed sample's output is zeroed.");
+
+static PyObject *py_decode_each(PyObject *self, PyObject *args)
+{
+    Py_buffer b[6] = {{0}}, *vb = NULL;
+    jl_view_out *outs = NULL;
+    PyObject *outputs;
+    long long max_pixels;
+    Py_ssize_t n, taken = 0;
+    int ok = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*O!Lw*w*w*:decode_each", &b[0], &b[1], &b[2],
+                          &PyTuple_Type, &outputs, &max_pixels, &b[3], &b[4], &b[5]))
+        return NULL;
+    n = check_batch(b, 1, max_pixels);
+    if (n < 0)
+        goto out;
+    if (PyTuple_Size(outputs) != n) {
+        PyErr_Format(PyExc_ValueError, "%zd outputs for %zd samples", PyTuple_Size(outputs), n);
+        goto out;
+    }
+    vb = PyMem_Calloc((size_t)n * VIEW_BUFFERS + 1, sizeof(Py_buffer));
+    outs = PyMem_Calloc((size_t)n + 1, sizeof(jl_view_out));
+    if (!vb || !outs) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    if (parse_outputs(outputs, 1, JL_OUT_BGR_HWC, outs, vb, &taken))
+        goto out;
+    Py_BEGIN_ALLOW_THREADS
+    jl_decode_each(b[0].buf, b[1].buf, b[2].buf, (int)n, outs, (int64_t)max_pixels, b[3].buf,
+                   b[4].buf, b[5].buf);
+    Py_END_ALLOW_THREADS
+    ok = 1;
+out:
+    if (vb)
+        jl_release_all(vb, (int)taken);
+    PyMem_Free(vb);
+    PyMem_Free(outs);
     jl_release_all(b, 6);
     if (!ok)
         return NULL;
@@ -383,6 +457,7 @@ static PyMethodDef methods[] = {
     {"probe", py_probe, METH_VARARGS, probe_doc},
     {"decode_batch", py_decode_batch, METH_VARARGS, decode_batch_doc},
     {"decode_views", py_decode_views, METH_VARARGS, decode_views_doc},
+    {"decode_each", py_decode_each, METH_VARARGS, decode_each_doc},
     {"hwc_to_chw", py_hwc_to_chw, METH_VARARGS, hwc_to_chw_doc},
     {"levels_to_float", py_levels_to_float, METH_VARARGS, levels_to_float_doc},
     {"resize_hwc", py_resize_hwc, METH_VARARGS, resize_hwc_doc},

@@ -471,11 +471,13 @@ done:
     return status;
 }
 
-/* Both batch calls: each sample through run_sample (one view: the strip path) or
- * run_views, its status and message, and its time. */
+/* The batch calls: each sample through run_sample (one view: the strip path) or
+ * run_views, its status and message, and its time.  With `each`, outs holds one
+ * output per sample (views is 1), each of that sample alone. */
 static void decode_samples(const uint8_t *data, const int64_t *offsets, const jl_plan *plans,
-                           int n, int views, const jl_view_out *outs, int64_t max_pixels,
-                           int32_t *status, char *messages, double *seconds)
+                           int n, int views, int each, const jl_view_out *outs,
+                           int64_t max_pixels, int32_t *status, char *messages,
+                           double *seconds)
 {
     jl_scratch s;
     jl_decoder *dec = jl_decoder_new();
@@ -488,6 +490,8 @@ static void decode_samples(const uint8_t *data, const int64_t *offsets, const jl
         const jl_plan *p = plans + (size_t)i * views;
         const uint8_t *file = data + offsets[i];
         size_t size = (size_t)(offsets[i + 1] - offsets[i]);
+        const jl_view_out *o = each ? outs + i : outs;
+        size_t at = each ? 0 : (size_t)i;
         msg[0] = '\0';
         if (p[0].skip) {
             status[i] = JL_SKIPPED;
@@ -497,8 +501,8 @@ static void decode_samples(const uint8_t *data, const int64_t *offsets, const jl
         } else {
             double start = now(), decoding = 0.0;
             if (views == 1)
-                status[i] = run_sample(dec, &s, file, size, p, view_sample(outs, i, &bytes),
-                                       outs, max_pixels, msg, &decoding);
+                status[i] = run_sample(dec, &s, file, size, p, view_sample(o, at, &bytes), o,
+                                       max_pixels, msg, &decoding);
             else
                 status[i] = run_views(dec, &s, file, size, p, views, outs, (size_t)i,
                                       max_pixels, msg, &decoding);
@@ -507,7 +511,7 @@ static void decode_samples(const uint8_t *data, const int64_t *offsets, const jl
         }
         /* Never leave a previous batch's pixels in a failed sample's slot. */
         for (v = 0; status[i] != JL_OK && v < views; v++) {
-            uint8_t *dst = view_sample(&outs[v], (size_t)i, &bytes);
+            uint8_t *dst = view_sample(&o[v], at, &bytes);
             memset(dst, 0, bytes);
         }
     }
@@ -527,14 +531,22 @@ void jl_decode_batch(const uint8_t *data, const int64_t *offsets,
     o.out_type = out_type;
     o.out_h = out_h;
     o.out_w = out_w;
-    decode_samples(data, offsets, plans, n, 1, &o, max_pixels, status, messages, seconds);
+    decode_samples(data, offsets, plans, n, 1, 0, &o, max_pixels, status, messages, seconds);
 }
 
 void jl_decode_views(const uint8_t *data, const int64_t *offsets, const jl_plan *plans,
                      int n, int views, const jl_view_out *outs, int64_t max_pixels,
                      int32_t *status, char *messages, double *seconds)
 {
-    decode_samples(data, offsets, plans, n, views, outs, max_pixels, status, messages, seconds);
+    decode_samples(data, offsets, plans, n, views, 0, outs, max_pixels, status, messages,
+                   seconds);
+}
+
+void jl_decode_each(const uint8_t *data, const int64_t *offsets, const jl_plan *plans, int n,
+                    const jl_view_out *outs, int64_t max_pixels, int32_t *status,
+                    char *messages, double *seconds)
+{
+    decode_samples(data, offsets, plans, n, 1, 1, outs, max_pixels, status, messages, seconds);
 }
 
 /* NOTE [ Levels made float with streaming stores ]

@@ -48,6 +48,12 @@ void jl_decode_views(const uint8_t *data, const int64_t *offsets, const jl_plan 
                      int n, int views, const jl_view_out *outs, int64_t max_pixels,
                      int32_t *status, char *messages, double *seconds);
 
+/* n samples, each into an output of its own (outs[i], its one sample: images of
+ * their own sizes and types), as jl_decode_batch writes one. */
+void jl_decode_each(const uint8_t *data, const int64_t *offsets, const jl_plan *plans, int n,
+                    const jl_view_out *outs, int64_t max_pixels, int32_t *status,
+                    char *messages, double *seconds);
+
 /* [3, h, w] levels (src) to float32 lut[ch][level] in dst, with streaming stores
  * (NOTE [ Levels made float with streaming stores ]). */
 void jl_planes_to_float(const uint8_t *src, int h, int w, const float *lut, float *dst);

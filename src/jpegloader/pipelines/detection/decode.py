@@ -48,9 +48,9 @@ from PIL import Image
 from torch.utils.data import default_collate
 from torchvision import tv_tensors
 
-from ...decoders import decode_batch, levels_to_float, resize_hwc
+from ...decoders import Output, decode_each, levels_to_float, resize_hwc
 from ...decoders import status as st
-from ...decoders.jpeg import FILTERS, PAD_MODES, EncodedBatch
+from ...decoders.jpeg import FILTERS, PAD_MODES
 from ...decoders.plans import Geometry, to_plans, vertical_first
 from ...sources.file_table import FileTable
 from ..by_value import pack, unpack
@@ -234,7 +234,6 @@ class DetectionBatchDecoder(BatchDecoder):
 
     def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
         p, ks = self.program, range(*part.indices(len(work.indices)))
-        n = len(ks)
         geometry = []
         python_path = ~np.asarray(known, bool)
         for j, (k, h, w) in enumerate(zip(ks, heights, widths, strict=True)):
@@ -247,26 +246,23 @@ class DetectionBatchDecoder(BatchDecoder):
                     python_path[j] = True
             geometry.append(g)
         plans = self._plans(geometry, widths, heights, python_path)
-        status = np.zeros(n, np.int32)
-        messages = [""] * n
-        for j, k in enumerate(ks):
-            one = EncodedBatch(encoded.data, encoded.offsets[j:j + 2],
-                               {0: encoded.unreadable[j]} if j in encoded.unreadable else {})
-            g = geometry[j]
+        made, outputs = [], []
+        for k, g in zip(ks, geometry):
             out, view = self._output(g.output, work, k)
             floats = view.dtype == np.float32  # else levels, or a PIL image's bytes
-            if g.then is None:
-                s, m = decode_batch(one, plans[j:j + 1], view, self.lut if floats else None,
-                                    self.options.max_pixels, c_seconds,
-                                    hwc=p.output == "pil", norm=self.norm if floats else None)
-            else:  # NOTE [ DETR's geometry in one plan ] (detr.py)
-                pixels = np.empty((1, g.height, g.width, 3), np.uint8)
-                s, m = decode_batch(one, plans[j:j + 1], pixels, None,
-                                    self.options.max_pixels, c_seconds, hwc=True)
-                if s[0] == st.OK:
-                    self._resize_then(pixels[0], g.then, view)
-            status[j], messages[j] = s[0], m[0]
-            if s[0] == st.OK:
+            if g.then is not None:  # NOTE [ DETR's geometry in one plan ] (detr.py)
+                outputs.append(Output(np.empty((1, g.height, g.width, 3), np.uint8), hwc=True))
+            else:
+                outputs.append(Output(view, self.lut if floats else None,
+                                      self.norm if floats else None, hwc=p.output == "pil"))
+            made.append((out, view))
+        status, messages = decode_each(encoded, plans, outputs, self.options.max_pixels,
+                                       c_seconds, work.threads)
+        for j, k in enumerate(ks):
+            if status[j] == st.OK:
+                out, view = made[j]
+                if geometry[j].then is not None:
+                    self._resize_then(outputs[j].out[0], geometry[j].then, view)
                 work.images[k] = out
         return status, messages
 

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...decoders import decode_batch
-from ...decoders import status as st
-from ...decoders.jpeg import EncodedBatch
+from ...decoders import Output, decode_each, skipped_plans
 from ...decoders.plans import packed_fill
 from ..contract import BatchWork, DecodeOptions
 from .batches import YoloBatches, npy_instead, read_as_opencv
@@ -53,34 +51,34 @@ class YoloBatchDecoder(YoloBatches):
     def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
         source, dataset = self.source, self.source.dataset
         rows = range(part.start, part.stop)
-        status = np.zeros(len(rows), np.int32)
-        messages = [""] * len(rows)
+        plans, outputs = skipped_plans(len(rows)), [Output.skipped() for _ in rows]
+        why = {}  # the samples the C core skips: why
         for j, k in enumerate(rows):
             index = int(work.indices[k])
             ori = (int(heights[j]), int(widths[j]))
             resized = resized_hw(dataset, *ori)
             native = read_as_opencv(encoded, j, bool(known[j]))
             if native and npy_instead(dataset, index, ori):
-                status[j] = st.SKIPPED  # NOTE [ A photo's .npy read as Ultralytics reads it ]
-                messages[j] = "a .npy beside it, read by the dataset's own load_image"
+                # NOTE [ A photo's .npy read as Ultralytics reads it ]
+                why[j] = "a .npy beside it, read by the dataset's own load_image"
                 continue
             params = letterbox_params(source, index, *resized) if native else None
             if native and tuple(params["new_unpad"]) != (resized[1], resized[0]):
                 native = False  # LetterBox would resize too
-            if not native:
-                status[j] = st.SKIPPED  # the Python path: NOTE [ YOLO batches ]
-                messages[j] = "needs OpenCV's turn or colour conversion"
+            if not native:  # the Python path: NOTE [ YOLO batches ]
+                why[j] = "needs OpenCV's turn or colour conversion"
                 continue
             out_hw = padded_hw(params)
             if work.compact and out_hw != work.shape:
                 raise RuntimeError(f"sample {index} ({work.paths[k]}) letterboxes to {out_hw}, "
                                    f"not its batch's {work.shape}")
-            one = EncodedBatch(encoded.data, encoded.offsets[j:j + 2])
-            s, m = decode_batch(one, letterbox_plan(ori, resized, params, self.fill),
-                                self.image_out(work, k, *out_hw), None,
-                                self.options.max_pixels, c_seconds)
-            status[j], messages[j] = int(s[0]), m[0]
+            plans[j] = letterbox_plan(ori, resized, params, self.fill)[0]
+            outputs[j] = Output(self.image_out(work, k, *out_hw))
             work.out_hw[k], work.hw[k] = out_hw, (ori, resized)
+        status, messages = decode_each(encoded, plans, outputs, self.options.max_pixels,
+                                       c_seconds, work.threads)
+        for j, text in why.items():
+            messages[j] = text
         return status, messages
 
     def targets(self, work: BatchWork) -> None:

@@ -10,9 +10,8 @@ from copy import deepcopy
 
 import numpy as np
 
-from ...decoders import decode_batch
+from ...decoders import Output, decode_each, skipped_plans
 from ...decoders import status as st
-from ...decoders.jpeg import EncodedBatch
 from ...decoders.plans import packed_fill
 from ..contract import BatchWork, DecodeOptions
 from ..random_stream import SAMPLE_STREAM, generators_kept, seed_generators, seeds
@@ -118,26 +117,33 @@ class YoloTrainDecoder(YoloBatches):
         messages = [""] * len(rows)
         if dataset.cache == "ram":  # the dataset holds every image already
             return status, messages
+        plans, outputs = skipped_plans(len(rows)), [Output.skipped() for _ in rows]
+        planned, taken = {}, set()  # j -> (index, original hw, resized hw); the indices
         for j, k in enumerate(rows):
             index = int(work.indices[k])
             ori = (int(heights[j]), int(widths[j]))
-            if index in work.images or not read_as_opencv(encoded, j, bool(known[j])) or \
+            if index in work.images or index in taken or \
+                    not read_as_opencv(encoded, j, bool(known[j])) or \
                     npy_instead(dataset, index, ori):
                 continue  # the dataset's own load_image reads it (targets)
             rh, rw = resized_hw(dataset, *ori)
-            plan = letterbox_plan(ori, (rh, rw), {"new_unpad": (rw, rh), **_NO_PAD}, self.fill)
-            one = EncodedBatch(encoded.data, encoded.offsets[j:j + 2])
-            bgr = np.empty((1, rh, rw, 3), np.uint8)
+            plans[j] = letterbox_plan(ori, (rh, rw), {"new_unpad": (rw, rh), **_NO_PAD},
+                                      self.fill)[0]
             if (rh, rw) == ori:  # decoded straight into OpenCV's BGR rows
-                s, m = decode_batch(one, plan, bgr, None, self.options.max_pixels, c_seconds,
-                                    hwc=True, bgr=True)
+                outputs[j] = Output(np.empty((1, rh, rw, 3), np.uint8), hwc=True, bgr=True)
             else:  # resized into RGB planes, then OpenCV's BGR rows
-                planes = np.empty((1, 3, rh, rw), np.uint8)
-                s, m = decode_batch(one, plan, planes, None, self.options.max_pixels, c_seconds)
-                if int(s[0]) == st.OK:
-                    planes_to_bgr(planes, rh, rw, bgr[0])
-            if int(s[0]) == st.OK:
-                work.images[index] = (bgr[0], ori, (rh, rw))
+                outputs[j] = Output(np.empty((1, 3, rh, rw), np.uint8))
+            planned[j] = (index, ori, (rh, rw))
+            taken.add(index)
+        decoded, _ = decode_each(encoded, plans, outputs, self.options.max_pixels, c_seconds,
+                                 work.threads)
+        for j, (index, ori, (rh, rw)) in planned.items():
+            if decoded[j] == st.OK:
+                bgr = outputs[j].out[0]
+                if not outputs[j].bgr:
+                    bgr = np.empty((rh, rw, 3), np.uint8)
+                    planes_to_bgr(outputs[j].out, rh, rw, bgr)
+                work.images[index] = (bgr, ori, (rh, rw))
         return status, messages
 
     def targets(self, work: BatchWork) -> None:
