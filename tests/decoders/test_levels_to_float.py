@@ -53,9 +53,9 @@ def test_bad_buffers_raise_value_error():
         levels_to_float(np.zeros((3, 2, 2), np.uint8), np.zeros((3, 2, 3), np.float32), lut)
     with pytest.raises(ValueError, match="levels_to_float takes"):
         levels_to_float(np.zeros((3, 2, 2), np.float32), np.zeros((3, 2, 2), np.float32), lut)
-    with pytest.raises(ValueError):  # the C binding checks its buffers' lengths itself
-        _jpeg.levels_to_float(np.zeros((3, 2, 2), np.uint8), np.zeros((3, 2, 1), np.float32),
-                              2, 2, lut)
-    with pytest.raises(ValueError):
-        _jpeg.levels_to_float(np.zeros((3, 2, 2), np.uint8), np.zeros((3, 2, 2), np.float32),
-                              2, 2, lut[:2])
+    with pytest.raises(ValueError, match="out is a"):  # the binding checks lengths itself
+        _jpeg.tensor_stage(np.zeros((3, 2, 2), np.uint8), np.zeros((3, 2, 1), np.float32),
+                           1, 2, 2, 0, lut, True)
+    with pytest.raises(ValueError, match="lut is a"):
+        _jpeg.tensor_stage(np.zeros((3, 2, 2), np.uint8), np.zeros((3, 2, 2), np.float32),
+                           1, 2, 2, 0, lut[:2], True)

@@ -77,11 +77,8 @@ def hue_selfcheck(shift: int) -> int:
     """Runs all 2**24 RGB values through the table-driven hue step and the
     per-pixel Pillow reference with this H shift; returns how many differ."""
 
-def levels_to_float(src: Buffer, out: Buffer, h: int, w: int, lut: Buffer, /) -> None:
-    """uint8[3, h, w] levels to float32[3, h, w] lut[ch][level], with streaming stores
-    on x86-64.  Runs without the GIL.  Raises ValueError for wrong buffers."""
-
-def hwc_to_chw(src: Buffer, out: Buffer, n: int, h: int, w: int, out_type: int, lut: Buffer,
-               /) -> None:
-    """n images of uint8[h, w, 3] to [3, h, w]: float32 lut[ch][level] (out_type 0) or
-    the levels (out_type 1).  Runs without the GIL.  Raises ValueError for wrong buffers."""
+def tensor_stage(src: Buffer, out: Buffer, n: int, h: int, w: int, out_type: int, lut: Buffer,
+                 planar: bool, /) -> None:
+    """n images of uint8 levels, [h, w, 3] or (planar) [3, h, w], to [3, h, w]: float32
+    lut[ch][level] (out_type 0; from planes with streaming stores on x86-64) or the
+    levels (out_type 1).  Runs without the GIL.  Raises ValueError for wrong buffers."""

@@ -300,7 +300,8 @@ def hwc_to_chw(src: np.ndarray, out: np.ndarray, lut: np.ndarray | None = None) 
                          f"[n, 3, H, W], got {src.dtype}{src.shape} and {out.dtype}{out.shape}")
     if lut is None:
         lut = _NO_LUT
-    _jpeg.hwc_to_chw(src, out, n, h, w, out_type, np.ascontiguousarray(lut, dtype=np.float32))
+    _jpeg.tensor_stage(src, out, n, h, w, out_type, np.ascontiguousarray(lut, dtype=np.float32),
+                       False)
 
 
 _NO_LUT = np.zeros((3, 256), dtype=np.float32)  # uint8 output reads no table
@@ -317,7 +318,8 @@ def levels_to_float(levels: np.ndarray, out: np.ndarray, lut: np.ndarray) -> Non
                          f"[3, H, W], got {levels.dtype}{levels.shape} and "
                          f"{out.dtype}{out.shape}")
     _, h, w = levels.shape
-    _jpeg.levels_to_float(levels, out, h, w, np.ascontiguousarray(lut, dtype=np.float32))
+    _jpeg.tensor_stage(levels, out, 1, h, w, OUT_TYPES[np.dtype(np.float32)],
+                       np.ascontiguousarray(lut, dtype=np.float32), True)
 
 
 def resize_hwc(src: np.ndarray, out: np.ndarray, vertical_first: bool,

@@ -283,19 +283,21 @@ out:
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(hwc_to_chw_doc,
-"hwc_to_chw(src, out, n, h, w, out_type, lut) -> None\n\n"
-"src: uint8[n, h, w, 3]; out: float32 (out_type 0: each level through lut,\n"
-"float32[3, 256]) or uint8 (out_type 1) [n, 3, h, w].");
+PyDoc_STRVAR(tensor_stage_doc,
+"tensor_stage(src, out, n, h, w, out_type, lut, planar) -> None\n\n"
+"n images of uint8 levels, [n, h, w, 3] interleaved or [n, 3, h, w] (planar), to\n"
+"out [n, 3, h, w]: float32 lut[ch][level] (out_type 0; from planes written with\n"
+"streaming stores on x86-64, lut float32[3, 256]) or the levels (out_type 1).");
 
-static PyObject *py_hwc_to_chw(PyObject *self, PyObject *args)
+static PyObject *py_tensor_stage(PyObject *self, PyObject *args)
 {
     Py_buffer b[3] = {{0}};
-    int n, h, w, out_type;
+    int n, h, w, out_type, planar, k;
     Py_ssize_t item;
+    size_t image;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*w*iiiiy*:hwc_to_chw", &b[0], &b[1], &n, &h, &w, &out_type,
-                          &b[2]))
+    if (!PyArg_ParseTuple(args, "y*w*iiiiy*p:tensor_stage", &b[0], &b[1], &n, &h, &w,
+                          &out_type, &b[2], &planar))
         return NULL;
     item = out_type == JL_OUT_FLOAT32 ? (Py_ssize_t)sizeof(float) : 1;
     if (n < 0 || h <= 0 || w <= 0 || (out_type != JL_OUT_FLOAT32 && out_type != JL_OUT_UINT8)) {
@@ -309,38 +311,16 @@ static PyObject *py_hwc_to_chw(PyObject *self, PyObject *args)
         jl_release_all(b, 3);
         return NULL;
     }
+    image = (size_t)3 * h * w;
     Py_BEGIN_ALLOW_THREADS
-    jl_hwc_to_chw(b[0].buf, n, h, w, out_type, b[2].buf, b[1].buf);
-    Py_END_ALLOW_THREADS
-    jl_release_all(b, 3);
-    Py_RETURN_NONE;
-}
-
-PyDoc_STRVAR(levels_to_float_doc,
-"levels_to_float(src, out, h, w, lut) -> None\n\n"
-"src: uint8[3, h, w] levels; out: float32[3, h, w], each level through lut\n"
-"(float32[3, 256]), written with streaming stores on x86-64.");
-
-static PyObject *py_levels_to_float(PyObject *self, PyObject *args)
-{
-    Py_buffer b[3] = {{0}};
-    int h, w;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*w*iiy*:levels_to_float", &b[0], &b[1], &h, &w, &b[2]))
-        return NULL;
-    if (h <= 0 || w <= 0) {
-        PyErr_SetString(PyExc_ValueError, "h, w > 0 expected");
-        jl_release_all(b, 3);
-        return NULL;
-    }
-    if (jl_check_size(&b[0], (Py_ssize_t)3 * h * w, "src") ||
-        jl_check_size(&b[1], (Py_ssize_t)3 * h * w * (Py_ssize_t)sizeof(float), "out") ||
-        jl_check_size(&b[2], 3 * 256 * (Py_ssize_t)sizeof(float), "lut")) {
-        jl_release_all(b, 3);
-        return NULL;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    jl_planes_to_float(b[0].buf, h, w, b[2].buf, b[1].buf);
+    if (!planar)
+        jl_hwc_to_chw(b[0].buf, n, h, w, out_type, b[2].buf, b[1].buf);
+    else if (out_type == JL_OUT_UINT8)
+        memcpy(b[1].buf, b[0].buf, (size_t)n * image);
+    else
+        for (k = 0; k < n; k++)
+            jl_planes_to_float((const uint8_t *)b[0].buf + k * image, h, w, b[2].buf,
+                               (float *)b[1].buf + k * image);
     Py_END_ALLOW_THREADS
     jl_release_all(b, 3);
     Py_RETURN_NONE;
@@ -458,8 +438,7 @@ static PyMethodDef methods[] = {
     {"decode_batch", py_decode_batch, METH_VARARGS, decode_batch_doc},
     {"decode_views", py_decode_views, METH_VARARGS, decode_views_doc},
     {"decode_each", py_decode_each, METH_VARARGS, decode_each_doc},
-    {"hwc_to_chw", py_hwc_to_chw, METH_VARARGS, hwc_to_chw_doc},
-    {"levels_to_float", py_levels_to_float, METH_VARARGS, levels_to_float_doc},
+    {"tensor_stage", py_tensor_stage, METH_VARARGS, tensor_stage_doc},
     {"resize_hwc", py_resize_hwc, METH_VARARGS, resize_hwc_doc},
     {"hue_selfcheck", py_hue_selfcheck, METH_O,
      "hue_selfcheck(shift) -> int: RGB values where the fast hue step differs from\n"

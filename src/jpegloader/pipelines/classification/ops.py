@@ -76,11 +76,17 @@ class RandomCrop:
 
 
 @dataclass(frozen=True)
-class HorizontalFlip:
+class Chance:
+    """An op applied with probability p, which its one uniform decides."""
+
     p: float
     slot: int
 
     uniforms = 1
+
+
+class HorizontalFlip(Chance):
+    """RandomHorizontalFlip(p)."""
 
 
 @dataclass(frozen=True)
@@ -99,14 +105,8 @@ class ColorJitter:
     uniforms = 8
 
 
-@dataclass(frozen=True)
-class Grayscale:
+class Grayscale(Chance):
     """RandomGrayscale(p) (p = 1: Grayscale(num_output_channels=3))."""
-
-    p: float
-    slot: int
-
-    uniforms = 1
 
 
 @dataclass(frozen=True)

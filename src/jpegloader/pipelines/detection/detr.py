@@ -29,7 +29,7 @@ from torchvision.transforms import RandomCrop
 from ..stand_ins import canvas
 from .family import Family
 from .states import SampleState, image_size
-from .steps import Flip, Group, Normalize, OnImage, Resize, Step, ToTensor
+from .steps import Flip, Group, Normalize, OnImage, OwnToTensor, Resize, Step
 
 #: DETR's classes (datasets/transforms.py) that lower, and the attributes each reads.
 ATTRIBUTES = {"RandomHorizontalFlip": ("p",), "RandomResize": ("sizes", "max_size"),
@@ -280,17 +280,11 @@ class Select(Theirs, Group):
 
 
 @dataclass(frozen=True, kw_only=True)
-class DetrToTensor(Theirs, ToTensor):
-    @classmethod
-    def admit(cls, t, prefix):
-        return "a second conversion to a tensor" if prefix.tensor else None
-
+class DetrToTensor(Theirs, OwnToTensor):
     @classmethod
     def lowered(cls, t, prefix):
-        prefix.tensor = prefix.float = True
-        prefix.stage.append(OnImage(t))
-        prefix.image_type = "tensor"
-        return cls(name="ToTensor", obj=t)
+        prefix.float = True  # F.to_tensor's float32 in [0, 1]
+        return super().lowered(t, prefix)
 
     def move(self, state):
         pass

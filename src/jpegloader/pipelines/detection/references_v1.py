@@ -21,8 +21,8 @@ from ..random_stream import generators_kept
 from . import fills
 from .family import Family
 from .states import bilinear, image_size, window_map
-from .steps import (Distort, Flip, IoUCrop, OnImage, Resize, ScaleJitter, Step, ToDtype, ToTensor,
-                    ZoomOut)
+from .steps import (Distort, Flip, IoUCrop, OnImage, OwnToTensor, Resize, ScaleJitter, Step,
+                    ToDtype, ZoomOut)
 
 
 def flip(obj, target, width: int, skip: str | None = None):
@@ -363,26 +363,13 @@ class V1IoUCrop(ReferencesV1, IoUCrop):
 
 
 @dataclass(frozen=True, kw_only=True)
-class V1ToTensor(ReferencesV1, ToTensor):
-    @classmethod
-    def admit_theirs(cls, t, prefix):
-        return "a second conversion to a tensor" if prefix.tensor else None
-
-    @classmethod
-    def lowered(cls, t, prefix):
-        prefix.tensor = True
-        prefix.stage.append(OnImage(t))
-        prefix.image_type = "tensor"
-        return cls(name="PILToTensor", obj=t)
+class V1ToTensor(ReferencesV1, OwnToTensor):
+    """The references' PILToTensor."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class V1ToDtype(ReferencesV1, ToDtype):
-    @classmethod
-    def lowered(cls, t, prefix):
-        prefix.stage.append(OnImage(t))
-        prefix.float = t.dtype.is_floating_point
-        return cls(name=f"{type(t).__name__}({t.dtype})", obj=t)
+    staged = OnImage
 
 
 @dataclass(frozen=True, kw_only=True)

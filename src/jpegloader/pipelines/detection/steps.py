@@ -555,3 +555,15 @@ class OnImage:
 
     def __repr__(self) -> str:
         return f"OnImage({self.t!r})"
+
+
+@dataclass(frozen=True, kw_only=True)
+class OwnToTensor(ToTensor):
+    """A family's own conversion to a tensor, which takes (image, target): DETR's
+    ToTensor, the references' v1 PILToTensor; its object in the tensor stage, once."""
+
+    staged = OnImage
+
+    @classmethod
+    def admit(cls, t, prefix):
+        return "a second conversion to a tensor" if prefix.tensor else None
