@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import statistics
+import subprocess
 import sys
 
 import pytest
@@ -54,3 +55,36 @@ def test_a_shared_tensor_is_counted_once_however_often_it_is_read():
         assert a - b == pytest.approx(-64 * MIB, abs=8 * MIB)
     assert min(once) >= 64 * MIB
     del slot
+
+
+@pytest.mark.skipif(not os.access("/proc/self/map_files", os.R_OK),
+                    reason="/proc/PID/map_files unreadable here: shared files' sizes unknown")
+def test_the_held_memory_is_told_by_where_it_is():
+    # a worker's own pages, the main process's, and a shared file: each in its part
+    child = subprocess.Popen([sys.executable, "-c", "import sys, time\n"
+                              "pages = bytearray(64 << 20)\n"
+                              "for k in range(0, len(pages), 4096): pages[k] = 1\n"
+                              "print('ready', flush=True); time.sleep(60)"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        before: dict = {}
+        bench_memory.measure([os.getpid()], before)
+        slot = torch.empty(16 << 20, dtype=torch.float32).share_memory_()  # 64 MiB
+        slot.fill_(1.0)
+        parts: dict = {}
+        _, held = bench_memory.measure([os.getpid(), child.pid], parts)
+        assert parts["main"] + parts["workers"] + parts["shared"] == held
+        assert parts["workers"] >= 64 * MIB
+        assert parts["shared"] - before["shared"] == pytest.approx(64 * MIB, abs=MIB)
+        assert before["workers"] == 0
+        del slot
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_loaders_figures_say_where_its_memory_is():
+    m = {"main_mib": 150.4, "workers_mib": 220, "shared_mib": 448, "shmem_mib": 452}
+    assert bench_memory.where_held(m) == ("main 150, workers 220, shared memory 448; "
+                                          "/dev/shm reserved 452 MiB")

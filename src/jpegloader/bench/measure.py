@@ -191,6 +191,10 @@ def alternate_epochs(loaders: dict, epochs: int, warmup: int = 1) -> dict[str, l
     return rates
 
 
+#: the memory figures of a loader alone (bench/memory.py), medians over the runs
+MEMORY_KEYS = ("pss_mib", "held_mib", *(f"{part}_mib" for part in bench_memory.PARTS))
+
+
 def advice(summary: dict, consumer_ms: float, batch_size: int, workers: int) -> str:
     """One line: is the loader or the (simulated) model the limit?"""
     t = summary["jpegloader"]
@@ -331,13 +335,13 @@ def _measured(loaders, dataset, root, pipeline, workers, batch_size, epochs, war
             log(f"  {pipeline:7s} workers={workers} {LABELS[name]:11s} alone in a new process "
                 f"{run + 1}/{memory_runs}: measuring its memory...")
             m = bench_memory.measure_alone(name, pipeline, root, workers, batch_size)
-            for key in ("pss_mib", "held_mib"):
+            for key in MEMORY_KEYS:
                 summary[name].setdefault(f"{key}_per_run", []).append(m[key])
             log(f"  {pipeline:7s} workers={workers} {LABELS[name]:11s} alone in a new process "
                 f"{run + 1}/{memory_runs}: PSS {m['pss_mib']:.0f} MiB, "
-                f"held {m['held_mib']:.0f} MiB")
+                f"held {m['held_mib']:.0f} MiB ({bench_memory.where_held(m)})")
     for name in ("native", "jpegloader") if memory_runs else ():
-        for key in ("pss_mib", "held_mib"):
+        for key in MEMORY_KEYS:
             summary[name][key] = statistics.median(summary[name][f"{key}_per_run"])
     if ceilings:
         c = summary["ceiling"] = bench_ceiling.over_rounds(ceilings)

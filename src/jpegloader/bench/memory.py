@@ -16,6 +16,12 @@ Each loader runs alone in a new process: in the benchmark's alternating epochs
 the other loader's buffers would be counted too.  The training loop reads every
 batch (as a copy to a GPU would).
 
+Where the held memory goes, at its peak: ``main_mib`` (the main process's own
+pages), ``workers_mib`` (the workers' own pages) and ``shared_mib`` (the
+shared-memory files: the ring's slots, batches in flight), less what the process
+held before; and ``shmem_mib``, the machine's Shmem (/proc/meminfo) above what it
+was: the /dev/shm pages reserved, mapped by anyone or not.
+
 NOTE [ A shared file counted once ]
 The processes are read one after another, not at one instant, so a page whose
 sharers change between two reads is counted twice (in the main process alone,
@@ -38,6 +44,8 @@ import time
 from pathlib import Path
 
 SHM_PREFIXES = ("/dev/shm/", "/memfd:")
+#: where the held memory goes (NOTE [ Counting memory ]), and /dev/shm's reserve
+PARTS = ("main", "workers", "shared", "shmem")
 HELPERS = (b"resource_tracker", b"forkserver")  # multiprocessing's, not a loader's
 
 
@@ -111,15 +119,30 @@ def combine(other_kib: int, shared: dict) -> int:
     return other_kib + sum(p if size is None else min(p, size) for p, size in shared.values())
 
 
-def measure(pids: list[int]) -> tuple[int, int]:
-    """(PSS, held) in KiB over ``pids`` (NOTE [ Counting memory ])."""
+def shmem_kib() -> int:
+    """The machine's Shmem (/proc/meminfo) in KiB: shared-memory pages in use."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("Shmem:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def measure(pids: list[int], parts: dict | None = None) -> tuple[int, int]:
+    """(PSS, held) in KiB over ``pids`` (NOTE [ Counting memory ]); with ``parts``,
+    the held KiB there too by where they are: "main" (the first pid's own pages),
+    "workers" (the others'), "shared" (the shared-memory files)."""
     other = 0  # every mapping but shared-memory files
+    own = [0] * len(pids)  # each pid's share of ``other``
     shared: dict = {}     # (dev, inode) or mapping -> [PSS KiB summed, size KiB or None]
     held_files: dict = {}  # (dev, inode) -> size KiB, mapped or open
-    for pid in pids:
+    for k, pid in enumerate(pids):
         for where, path, pss in _vmas(pid):
             if not path.startswith(SHM_PREFIXES):
                 other += pss
+                own[k] += pss
                 continue
             found = _file_key(f"/proc/{pid}/map_files/{where}")
             key, size = found if found is not None else ((pid, where), None)
@@ -128,7 +151,17 @@ def measure(pids: list[int]) -> tuple[int, int]:
             if found is not None:
                 held_files[key] = size
         _open_shm_files(pid, held_files)
+    if parts is not None:
+        parts.update(main=own[0] if own else 0, workers=sum(own[1:]),
+                     shared=sum(held_files.values()))
     return combine(other, shared), other + sum(held_files.values())
+
+
+def where_held(m: dict) -> str:
+    """Where a loader's held memory is at its peak, and the /dev/shm reserved, in MiB
+    (``run_alone``'s figures)."""
+    return (f"main {m['main_mib']:.0f}, workers {m['workers_mib']:.0f}, shared memory "
+            f"{m['shared_mib']:.0f}; /dev/shm reserved {m['shmem_mib']:.0f} MiB")
 
 
 def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
@@ -141,17 +174,22 @@ def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
 
     dataset, collate_fn = build_dataset(pipeline, root, batch_size)
     me = os.getpid()
-    base_pss, base_held = measure([me])
-    peaks = {"pss": 0, "held": 0}
+    base_parts: dict = {}
+    base_pss, base_held = measure([me], base_parts)
+    base_shmem = shmem_kib()
+    peaks = {"pss": 0, "held": 0, "parts": {}}
     stop = threading.Event()
 
     lock = threading.Lock()
 
     def sample_once() -> None:
-        pss, held = measure([me, *children(me)])
+        parts: dict = {}
+        pss, held = measure([me, *children(me)], parts)
+        parts["shmem"] = shmem_kib()
         with lock:
             peaks["pss"] = max(peaks["pss"], pss)
-            peaks["held"] = max(peaks["held"], held)
+            if held > peaks["held"]:
+                peaks["held"], peaks["parts"] = held, parts
 
     def sample():
         while not stop.is_set():
@@ -174,8 +212,11 @@ def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
     seconds = time.perf_counter() - start
     stop.set()
     thread.join()
+    base_parts["shmem"] = base_shmem
+    where = {f"{part}_mib": (peaks["parts"].get(part, 0) - base_parts.get(part, 0)) / 1024
+             for part in PARTS}
     return {"pss_mib": (peaks["pss"] - base_pss) / 1024,
-            "held_mib": (peaks["held"] - base_held) / 1024, "seconds": seconds}
+            "held_mib": (peaks["held"] - base_held) / 1024, **where, "seconds": seconds}
 
 
 def measure_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,

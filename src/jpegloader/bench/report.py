@@ -1,6 +1,8 @@
 """The benchmark's report: the table and the stage breakdown."""
 from __future__ import annotations
 
+from .memory import where_held
+
 STAGE_LABELS = {"read": "read", "decode": "decode", "augment": "augment",
                 "python_path": "PIL path", "yours": "yours", "wait": "waited",
                 "assembly": "assembly", "pin_copy": "pin/copy"}
@@ -47,6 +49,7 @@ def table(results: dict, pil: dict) -> str:
                      f"new process, the median of {runs} run{'s' * (runs != 1)}; held: PSS plus "
                      "shared memory no process maps (torch's queued batches), see "
                      "jpegloader.bench.memory")
+        lines += _memory_parts(results)
     sweep = _sweep(results)
     if sweep:
         lines += ["", *sweep]
@@ -61,6 +64,21 @@ def table(results: dict, pil: dict) -> str:
             lines.append(f"  {pipeline:{wide - 5}s} workers={workers}: {parts}")
             lines.append(f"    -> {r['advice']}")
     return "\n".join(lines)
+
+
+def _memory_parts(results: dict) -> list[str]:
+    """Where each loader's held memory is at its peak (bench/memory.py), MiB."""
+    lines = ["where the held memory is at its peak: the main process's own pages, the "
+             "workers' own, the shared-memory files (ring slots, batches in flight); and the "
+             "/dev/shm pages the machine has reserved (Shmem, /proc/meminfo)"]
+    for pipeline, by_workers in results.items():
+        for workers, r in by_workers.items():
+            for name in ("native", "jpegloader"):
+                s = r[name]
+                if "shared_mib" in s:
+                    lines.append(f"  {pipeline} workers={workers} {SHOWN[name]}: "
+                                 f"{where_held(s)}")
+    return lines if len(lines) > 1 else []
 
 
 def _sweep(results: dict) -> list[str]:
