@@ -477,6 +477,19 @@ def test_pinned_detection_batches_equal_the_unpinned_ones(context):
         assert_same_sample(a, b, where=f"sample {k}")
 
 
+def test_batches_are_the_same_for_any_decode_threads():
+    # num_workers=0: each batch's photos, of their own sizes, split over the threads in
+    # one C call
+    ds = build("multiscale", with_masks=True)
+    runs = []
+    for threads in (1, 3):
+        torch.manual_seed(5)
+        runs.append(flat(loader(ds, 0, shuffle=True, decode_threads=threads)))
+    assert len(runs[0]) == len(runs[1]) == len(ds)
+    for k, (a, b) in enumerate(zip(*runs, strict=True)):
+        assert_same_sample(a, b, where=f"sample {k}")
+
+
 def test_a_png_named_jpg_takes_the_python_path(odd_coco):
     folder, ann, _, _ = odd_coco
     ds = build("multiscale", folder=folder, ann=ann)

@@ -55,6 +55,17 @@ def test_generated_val_batches_equal_ultralytics(tmp_path, rect, workers):
     assert ours.python_path_samples == 2
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_val_batches_equal_ultralytics_for_any_decode_threads(tmp_path, threads):
+    # num_workers=0: the batch's photos (and the two Ultralytics reads itself) split
+    # over the threads in one C call, each into its own letterbox
+    ds = val_dataset(generated_yolo_set(tmp_path), imgsz=64, batch=4, rect=False)
+    ours = loader(ds, 0, decode="exact", decode_threads=threads)
+    assert ours.eligibility.accelerated, ours.eligibility.report()
+    assert_same_batches(list(ours), list(loader(ds, 0, cls=torch.utils.data.DataLoader)))
+    assert ours.python_path_samples == 2
+
+
 @pytest.mark.parametrize("workers", [0, 2])
 def test_coco_val_batches_equal_ultralytics(tmp_path, workers):
     ds = val_dataset(coco_yolo_set(tmp_path))
