@@ -85,6 +85,7 @@ def test_the_held_memory_is_told_by_where_it_is():
 
 
 def test_a_loaders_figures_say_where_its_memory_is():
-    m = {"main_mib": 150.4, "workers_mib": 220, "shared_mib": 448, "shmem_mib": 452}
-    assert bench_memory.where_held(m) == ("main 150, workers 220, shared memory 448; "
-                                          "/dev/shm reserved 452 MiB")
+    m = {"main_mib": 520.4, "workers_mib": 220, "shared_mib": 448, "before_mib": 760,
+         "shmem_mib": 452}
+    assert bench_memory.where_held(m) == ("main 520, workers 220, shared memory 448, less 760 "
+                                          "held before the loader; /dev/shm reserved 452 MiB")

@@ -16,11 +16,12 @@ Each loader runs alone in a new process: in the benchmark's alternating epochs
 the other loader's buffers would be counted too.  The training loop reads every
 batch (as a copy to a GPU would).
 
-Where the held memory goes, at its peak: ``main_mib`` (the main process's own
-pages), ``workers_mib`` (the workers' own pages) and ``shared_mib`` (the
-shared-memory files: the ring's slots, batches in flight), less what the process
-held before; and ``shmem_mib``, the machine's Shmem (/proc/meminfo) above what it
-was: the /dev/shm pages reserved, mapped by anyone or not.
+Where the held memory is at its peak: ``main_mib`` (the main process's PSS but
+shared-memory files), ``workers_mib`` (the workers' likewise: with the parent's
+pages they share since the fork) and ``shared_mib`` (the shared-memory files: the
+ring's slots, batches in flight), which sum to the held figure plus ``before_mib``,
+what the process held before the loader was built; and ``shmem_mib``, the machine's
+Shmem (/proc/meminfo) above what it was: the /dev/shm pages reserved, mapped or not.
 
 NOTE [ A shared file counted once ]
 The processes are read one after another, not at one instant, so a page whose
@@ -44,8 +45,8 @@ import time
 from pathlib import Path
 
 SHM_PREFIXES = ("/dev/shm/", "/memfd:")
-#: where the held memory goes (NOTE [ Counting memory ]), and /dev/shm's reserve
-PARTS = ("main", "workers", "shared", "shmem")
+#: where the held memory is (NOTE [ Counting memory ]), and /dev/shm's reserve
+PARTS = ("main", "workers", "shared", "before", "shmem")
 HELPERS = (b"resource_tracker", b"forkserver")  # multiprocessing's, not a loader's
 
 
@@ -161,7 +162,8 @@ def where_held(m: dict) -> str:
     """Where a loader's held memory is at its peak, and the /dev/shm reserved, in MiB
     (``run_alone``'s figures)."""
     return (f"main {m['main_mib']:.0f}, workers {m['workers_mib']:.0f}, shared memory "
-            f"{m['shared_mib']:.0f}; /dev/shm reserved {m['shmem_mib']:.0f} MiB")
+            f"{m['shared_mib']:.0f}, less {m['before_mib']:.0f} held before the loader; "
+            f"/dev/shm reserved {m['shmem_mib']:.0f} MiB")
 
 
 def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
@@ -174,8 +176,7 @@ def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
 
     dataset, collate_fn = build_dataset(pipeline, root, batch_size)
     me = os.getpid()
-    base_parts: dict = {}
-    base_pss, base_held = measure([me], base_parts)
+    base_pss, base_held = measure([me])
     base_shmem = shmem_kib()
     peaks = {"pss": 0, "held": 0, "parts": {}}
     stop = threading.Event()
@@ -212,9 +213,10 @@ def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
     seconds = time.perf_counter() - start
     stop.set()
     thread.join()
-    base_parts["shmem"] = base_shmem
-    where = {f"{part}_mib": (peaks["parts"].get(part, 0) - base_parts.get(part, 0)) / 1024
-             for part in PARTS}
+    where = {f"{part}_mib": peaks["parts"].get(part, 0) / 1024
+             for part in ("main", "workers", "shared")}
+    where.update(before_mib=base_held / 1024,
+                 shmem_mib=(peaks["parts"].get("shmem", base_shmem) - base_shmem) / 1024)
     return {"pss_mib": (peaks["pss"] - base_pss) / 1024,
             "held_mib": (peaks["held"] - base_held) / 1024, **where, "seconds": seconds}
 

@@ -68,9 +68,10 @@ def table(results: dict, pil: dict) -> str:
 
 def _memory_parts(results: dict) -> list[str]:
     """Where each loader's held memory is at its peak (bench/memory.py), MiB."""
-    lines = ["where the held memory is at its peak: the main process's own pages, the "
-             "workers' own, the shared-memory files (ring slots, batches in flight); and the "
-             "/dev/shm pages the machine has reserved (Shmem, /proc/meminfo)"]
+    lines = ["where the held memory is at its peak (medians over the runs, MiB): the main "
+             "process's pages and the workers' (PSS, shared-memory files apart), the "
+             "shared-memory files (ring slots, batches in flight), what was held before the "
+             "loader; and the /dev/shm pages the machine reserved (Shmem, /proc/meminfo)"]
     for pipeline, by_workers in results.items():
         for workers, r in by_workers.items():
             for name in ("native", "jpegloader"):
