@@ -128,7 +128,7 @@ setup(
                    ["module.c", "pipeline.c", "jpeg_region.c", "coeffs.c", "resample.c",
                     "layout.c", "gather_rows.c", "colour.c", "colour_tensor.c", "dc_scans.c",
                     "padding.c", "plan.c", "taps.c", "resize_image.c", "letterbox.c",
-                    "cv_linear.c"],
+                    "cv_linear.c", "tensor_stage.c"],
                    glob.glob(f"{csrc}/*.h") + glob.glob(f"{common_csrc}/*.h"),
                    ("avx512.c",), **_libjpeg_settings()),
         _pipeline_extension("jpegloader.pipelines.ssd._boxes",

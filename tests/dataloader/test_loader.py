@@ -21,6 +21,7 @@ from tests.conftest import (
     shm_entries,
     to_255,
     train_transform,
+    variants,
     worker_pids,
     write_image_folder,
 )
@@ -304,7 +305,7 @@ def test_spawn_context_gives_the_same_batches(small_folder):
         assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
 
 
-@pytest.mark.parametrize("context", ["forkserver", "spawn"])
+@pytest.mark.parametrize("context", variants(["forkserver", "spawn"], keep=["spawn"]))
 def test_workers_a_forkserver_or_spawn_started_outlive_a_pause(small_folder, context):
     """A worker started by forkserver is the forkserver's child: the watchdog that ends
     workers whose main process is gone must not take that for the main process gone

@@ -13,7 +13,7 @@ from PIL import Image
 
 from jpegloader.decoders import EncodedBatch, _jpeg, decode_batch
 from jpegloader.decoders import status as st
-from tests.conftest import shared, whole_image_plans
+from tests.conftest import shared, variants, whole_image_plans
 
 
 def photo(width, height, seed, mode="RGB", **save) -> bytes:
@@ -155,7 +155,7 @@ def test_real_progressive_photos():
         np.testing.assert_array_equal(ours, pillow_at_one_eighth(data), err_msg=str(f))
 
 
-@pytest.mark.parametrize("num_workers", [0, 2])
+@pytest.mark.parametrize("num_workers", variants([0, 2], keep=[2]))
 def test_loader_eval_of_large_progressive_photos_within_tolerance(tmp_path, num_workers):
     # End to end: a low-resolution eval's plan scales these by 1/8 (short side 2,400 >=
     # 2 x 8 x 128, NOTE [ How far to scale in the DCT domain ]), so the loader takes the

@@ -16,13 +16,6 @@ Each loader runs alone in a new process: in the benchmark's alternating epochs
 the other loader's buffers would be counted too.  The training loop reads every
 batch (as a copy to a GPU would).
 
-Where the held memory is at its peak: ``main_mib`` (the main process's PSS but
-shared-memory files), ``workers_mib`` (the workers' likewise: with the parent's
-pages they share since the fork) and ``shared_mib`` (the shared-memory files: the
-ring's slots, batches in flight), which sum to the held figure plus ``before_mib``,
-what the process held before the loader was built; and ``shmem_mib``, the machine's
-Shmem (/proc/meminfo) above what it was: the /dev/shm pages reserved, mapped or not.
-
 NOTE [ A shared file counted once ]
 The processes are read one after another, not at one instant, so a page whose
 sharers change between two reads is counted twice (in the main process alone,
@@ -168,7 +161,13 @@ def where_held(m: dict) -> str:
 
 def run_alone(kind: str, pipeline: str, root, workers: int, batch_size: int,
               epochs: int) -> dict:
-    """In this (fresh) process: one loader, its epochs, the peaks."""
+    """In this (fresh) process: one loader, its epochs, the peaks.  Where the held
+    memory is at its peak: ``main_mib`` (the main process's PSS but shared-memory
+    files), ``workers_mib`` (the workers' likewise, with their share of the parent's
+    pages since the fork) and ``shared_mib`` (the shared-memory files: the ring's
+    slots, batches in flight), which sum to the held figure plus ``before_mib``, what
+    the process held before the loader was built; and ``shmem_mib``, the machine's
+    Shmem (/proc/meminfo) above what it was: the /dev/shm pages reserved."""
     import jpegloader
 
     from ..dataloader.loader import TorchDataLoader

@@ -433,8 +433,9 @@ def test_images_larger_than_the_annotation_file_says_travel_beside_the_ring(tmp_
 
 
 # -- NOTE [ Levels made float where they are pinned ] --------------------------------------
-@pytest.mark.parametrize("policy, masks", [("hflip", True), ("multiscale", False),
-                                           ("eval", False)])
+@pytest.mark.parametrize("policy, masks", variants(
+    [("hflip", True), ("multiscale", False), ("eval", False)],
+    keep=[("hflip", True), ("eval", False)]))
 def test_a_batch_for_the_pin_thread_holds_levels_made_float_there_bit_for_bit(policy, masks):
     image_set = "val" if policy == "eval" else "train"
     ds = build(policy, image_set=image_set, with_masks=masks)
@@ -461,7 +462,7 @@ def test_an_image_beside_the_ring_stays_float_when_the_rest_are_levels(outsized_
     assert beside.count(True) == 1, beside
 
 
-@pytest.mark.parametrize("context", ["fork", "spawn"])
+@pytest.mark.parametrize("context", variants(["fork", "spawn"], keep=["fork"]))
 def test_pinned_detection_batches_equal_the_unpinned_ones(context):
     # the workers send levels, the pin thread makes the floats into pinned memory
     ds = build("hflip", with_masks=True)

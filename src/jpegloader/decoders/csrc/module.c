@@ -17,6 +17,7 @@
 #include "plan.h"
 #include "resample.h"
 #include "resize_image.h"
+#include "tensor_stage.h"
 #include "buffer_checks.h"
 #include "py_module.h"
 

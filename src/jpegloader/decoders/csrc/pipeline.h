@@ -54,14 +54,4 @@ void jl_decode_each(const uint8_t *data, const int64_t *offsets, const jl_plan *
                     const jl_view_out *outs, int64_t max_pixels, int32_t *status,
                     char *messages, double *seconds);
 
-/* [3, h, w] levels (src) to float32 lut[ch][level] in dst, with streaming stores
- * (NOTE [ Levels made float with streaming stores ]). */
-void jl_planes_to_float(const uint8_t *src, int h, int w, const float *lut, float *dst);
-
-/* n images of h x w interleaved RGB bytes (src) to [3, h, w]: float32 values
- * lut[ch][level] (JL_OUT_FLOAT32) or the levels (JL_OUT_UINT8).  The tensor stage
- * run after Python code that worked on PIL images. */
-void jl_hwc_to_chw(const uint8_t *src, int n, int h, int w, int out_type, const float *lut,
-                   void *out);
-
 #endif
