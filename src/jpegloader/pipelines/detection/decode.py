@@ -116,7 +116,7 @@ def in_ring(program: DetectionProgram) -> bool:
 class DetectionWork(BatchWork):
     draws: object = None               # the batch's draws (draw.draw)
     images: list | None = None         # per sample: its image beside the slot, or None
-    arena: int = 0                     # elements of the images' arena filled
+    arena: int = 0                     # elements of the images' arena filled (_arena's)
     targets: list | None = None        # per sample: its packed target
     #: the arena holds levels (NOTE [ Levels made float where they are pinned ])
     levels: bool = False
