@@ -118,11 +118,11 @@ class YoloTrainDecoder(YoloBatches):
         if dataset.cache == "ram":  # the dataset holds every image already
             return status, messages
         plans, outputs = skipped_plans(len(rows)), [Output.skipped() for _ in rows]
-        planned, taken = {}, set()  # j -> (index, original hw, resized hw); the indices
+        planned = {}  # index -> (j, original hw, resized hw)
         for j, k in enumerate(rows):
             index = int(work.indices[k])
             ori = (int(heights[j]), int(widths[j]))
-            if index in work.images or index in taken or \
+            if index in work.images or index in planned or \
                     not read_as_opencv(encoded, j, bool(known[j])) or \
                     npy_instead(dataset, index, ori):
                 continue  # the dataset's own load_image reads it (targets)
@@ -133,11 +133,10 @@ class YoloTrainDecoder(YoloBatches):
                 outputs[j] = Output(np.empty((1, rh, rw, 3), np.uint8), hwc=True, bgr=True)
             else:  # resized into RGB planes, then OpenCV's BGR rows
                 outputs[j] = Output(np.empty((1, 3, rh, rw), np.uint8))
-            planned[j] = (index, ori, (rh, rw))
-            taken.add(index)
+            planned[index] = (j, ori, (rh, rw))
         decoded, _ = decode_each(encoded, plans, outputs, self.options.max_pixels, c_seconds,
                                  work.threads)
-        for j, (index, ori, (rh, rw)) in planned.items():
+        for index, (j, ori, (rh, rw)) in planned.items():
             if decoded[j] == st.OK:
                 bgr = outputs[j].out[0]
                 if not outputs[j].bgr:
