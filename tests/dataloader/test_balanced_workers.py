@@ -31,8 +31,8 @@ def owners(monkeypatch):
     seen = {}
     submit = pool_module.WorkerPool.submit
 
-    def recording(self, epoch, batch_no, indices, seed, spread_out=False, pinned=False):
-        submit(self, epoch, batch_no, indices, seed, spread_out, pinned)
+    def recording(self, epoch, batch_no, indices, seed, **how):
+        submit(self, epoch, batch_no, indices, seed, **how)
         seen[batch_no] = self._in_flight[(epoch, batch_no)].owner
 
     monkeypatch.setattr(pool_module.WorkerPool, "submit", recording)

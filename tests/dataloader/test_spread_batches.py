@@ -96,8 +96,8 @@ def parts_seen(monkeypatch):
     seen = []
     submit = pool_module.WorkerPool.submit
 
-    def recording(self, epoch, batch_no, indices, seed, spread_out=False, pinned=False):
-        submit(self, epoch, batch_no, indices, seed, spread_out, pinned)
+    def recording(self, epoch, batch_no, indices, seed, **how):
+        submit(self, epoch, batch_no, indices, seed, **how)
         seen.append((batch_no, list(self._in_flight[(epoch, batch_no)].parts)))
 
     monkeypatch.setattr(pool_module.WorkerPool, "submit", recording)

@@ -27,6 +27,7 @@ waiting; then they exit.  ``shutdown`` stops them at once.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import weakref
 from dataclasses import dataclass
@@ -34,12 +35,12 @@ from dataclasses import dataclass
 import torch
 
 from ..pipelines import BatchDecoder, Check
-from ..pipelines.contract import Tally
+from ..pipelines.contract import HEADER_WIDTH, Tally, Workspace
 from .eligibility import Eligibility, fallback_message
 from .epoch import Epoch, EpochSettings, PoolLease
 from .pool import WorkerPool
-from .ring import MIB, BatchRing, layout_bytes, shared_memory_free
-from .shared_budget import SharedBudget
+from .ring import MIB, BatchRing, layout_bytes, shared_empty, shared_memory_free
+from .shared_budget import SharedBudget, workspace_bytes
 
 _LG = logging.getLogger("jpegloader")
 #: NOTE [ Workers kept between epochs ]: how long idle workers wait for the next epoch
@@ -156,6 +157,7 @@ class Engine:
         self.config = config
         self._epoch_stats: list[Tally] = []  # each epoch's, read when asked
         self._ring: BatchRing | None = None
+        self._workspace: Workspace | None = None  # BatchDecoder.workspace_size's
         self._prefetch = 0  # the ring's prefetch factor, fitted to /dev/shm
         self._pools = _Pools()
         # An engine that nothing holds (the loader dropped, its last epoch over) stops
@@ -165,12 +167,14 @@ class Engine:
 
     # -- epochs ------------------------------------------------------------------------
     def start_epoch(self, sampler_iter, base_seed: int, index: int, seed: int, length: int,
-                    yielded: int, pin: bool, device, threads: int) -> Epoch:
-        """An epoch over ``sampler_iter``, on the pool ``_lease`` decides."""
+                    yielded: int, pin: bool, device, threads: int, skipped=None) -> Epoch:
+        """An epoch over ``sampler_iter``, on the pool ``_lease`` decides; ``skipped``
+        gives a resumed epoch's batches handed over before it (for a decoder's window)."""
         c = self.config
-        settings = EpochSettings(self.decoder, c.num_workers, c.timeout, pin, device, threads)
+        settings = EpochSettings(self.decoder, c.num_workers, c.timeout, pin, device, threads,
+                                 c.batch_size)
         epoch = Epoch(settings, self._lease(base_seed), sampler_iter, index, seed, length,
-                      yielded=yielded)
+                      yielded=yielded, skipped=skipped)
         self._epoch_stats.append(epoch.stats)
         self._epoch_ref = weakref.ref(epoch)
         return epoch
@@ -216,11 +220,26 @@ class Engine:
             self._prefetch = self._fit_ring_to_shared_memory()
             self._ring = BatchRing(BatchRing.slots_for(self._prefetch, c.num_workers),
                                    self.decoder.layout, c.batch_size)
+        context = c.multiprocessing_context or torch.multiprocessing
+        self._share_workspace(context)
         return WorkerPool(self.decoder, self._ring, num_workers=c.num_workers,
                           prefetch_factor=self._prefetch,
-                          context=c.multiprocessing_context or torch.multiprocessing,
+                          context=context,
                           base_seed=base_seed, worker_init_fn=c.worker_init_fn,
                           dataset=c.dataset)
+
+    def _share_workspace(self, context) -> None:
+        """The decoder's Workspace (BatchDecoder.workspace_size), made once; its lock is
+        new with each pool, as a worker killed while holding one would keep it held."""
+        size = self.decoder.workspace_size(self._ring.size, self.config.batch_size) \
+            if self._workspace is None else None
+        if size is not None:
+            self._workspace = Workspace(shared_empty((size[0],), torch.uint8),
+                                        shared_empty((size[1], HEADER_WIDTH),
+                                                     torch.int64).zero_(), None)
+        if self._workspace is not None:
+            self._workspace = dataclasses.replace(self._workspace, lock=context.Lock())
+            self.decoder.attach(self._workspace)
 
     def _fit_ring_to_shared_memory(self) -> int:
         """The prefetch factor the ring can have in the free /dev/shm; warns when it is
@@ -228,7 +247,9 @@ class Engine:
         c = self.config
         slot_bytes = layout_bytes(self.decoder.layout, c.batch_size)
         free = shared_memory_free()
-        fitted = self.budget.fit_prefetch(c.prefetch_factor, c.num_workers, slot_bytes, free)
+        fitted = self.budget.fit_prefetch(
+            c.prefetch_factor, c.num_workers, slot_bytes, free,
+            lambda slots: workspace_bytes(self.decoder, slots, c.batch_size))
         if fitted < c.prefetch_factor:
             _LG.warning(
                 "/dev/shm has %.0f MiB free, too little for prefetch_factor=%d (a ring of "

@@ -13,13 +13,14 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from dataclasses import dataclass
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 from torch._utils import ExceptionWrapper
 
-from ..pipelines.contract import IN_MAIN, BatchDecoder, SampleFailure, Tally
+from ..pipelines.contract import IN_MAIN, BatchDecoder, EarlierSamples, SampleFailure, Tally
 from .delivery import DeviceFeed, PinThread, host_copy, pin_batch
 from .pool import WorkerPool
 from .ring import ZERO_COPY_SUPPORTED
@@ -35,6 +36,45 @@ class EpochSettings:
     pin: bool
     device: torch.device | None
     inline_threads: int = 1  # num_workers=0: threads a batch's C work is shared over
+    batch_size: int = 1  # the loader's (its workspace holds batches of up to this many)
+
+
+class History:
+    """The samples before each batch that a decoder with a ``window`` reads: the
+    epoch's last indices, by position (EarlierSamples)."""
+
+    def __init__(self, window: int, batch_size: int):
+        self.window = window
+        self.batch_size = batch_size
+        self.recent: deque[int] = deque(maxlen=window)
+        self.position = 0  # the next sample's, in the epoch's order
+        self.written_from = 0
+
+    def skipped(self, batches) -> None:
+        """A resumed epoch's batches handed over before the checkpoint: not decoded in
+        this run, but read by the batches after them."""
+        for indices in batches:
+            self.recent.extend(int(i) for i in indices)
+            self.position += len(indices)
+        self.written_from = self.position
+
+    def before(self, indices) -> EarlierSamples | None:
+        """What the batch of ``indices`` reads before its own samples (None: nothing);
+        then the batch is history.  A batch larger than the workspace's (a batch
+        sampler's) reads only its own, and those after it nothing before it."""
+        n = len(indices)
+        if n > self.batch_size:
+            self.recent.clear()
+            self.position += n
+            self.written_from = self.position
+            return None
+        take = min(max(self.window - n, 0), len(self.recent))
+        earlier = EarlierSamples(self.position - take,
+                                 tuple(self.recent)[len(self.recent) - take:],
+                                 self.written_from)
+        self.recent.extend(int(i) for i in indices)
+        self.position += n
+        return earlier
 
 
 @dataclass(frozen=True)
@@ -103,7 +143,7 @@ class Epoch:
     """Yields batches with default_collate's structure (the decoder's ``assemble``)."""
 
     def __init__(self, settings: EpochSettings, lease: PoolLease, sampler_iter, epoch: int,
-                 seed: int, length: int, yielded: int = 0):
+                 seed: int, length: int, yielded: int = 0, skipped=None):
         self.settings = settings
         self.index = epoch
         #: batches handed to the user in this epoch (a resumed epoch starts at its count)
@@ -128,10 +168,15 @@ class Epoch:
         # that lives on gets back what the epoch had received
         self._finalizer = weakref.finalize(self, _abandoned, lease, self._handover, self._stop)
         self._pin_thread = None
+        window = settings.decoder.window
+        self._history = History(window, settings.batch_size) if window else None
+        self._skipped = skipped  # () -> a resumed epoch's skipped batches
         #: batches are pinned in a thread of their own (set before it starts, which may
         #: pin a batch before the PinThread is assigned)
         self._pins_in_thread = self.pool is not None and settings.pin and settings.device is None
         if self.pool is not None:
+            if self._history is not None:
+                self._drain()
             self._fill()
             if self._pins_in_thread:
                 # NOTE [ Pinned in a thread of its own ] (delivery.py)
@@ -165,6 +210,31 @@ class Epoch:
         self._end(completed=self.pool is not None and self.pool.idle)
 
     # -- producing batches -----------------------------------------------------------------
+    def _drain(self) -> None:
+        """Waits for the batches an abandoned epoch left with a persistent pool: with a
+        window, its workers write the decoder's Workspace, which this epoch reuses."""
+        while not self.pool.idle:
+            try:
+                result, slot = self.pool.receive(self.settings.timeout)
+            except TimeoutError as e:
+                self.pool.abandon()
+                raise RuntimeError(str(e)) from None
+            self.pool.finished(result)
+            if slot is not None:
+                self.pool.release(slot)
+            if result.epoch < 0:
+                self.pool.shutdown()
+                result.report.reraise()
+
+    def _earlier(self, indices) -> EarlierSamples | None:
+        history = self._history
+        if history is None:
+            return None
+        if self._skipped is not None:  # the sampler has skipped them by now
+            history.skipped(self._skipped())
+            self._skipped = None
+        return history.before(indices)
+
     def _fill(self) -> None:
         pool = self.pool
         while not self._sampler_done and pool.has_room():
@@ -176,7 +246,7 @@ class Epoch:
             # NOTE [ The last batches spread out ] (pool.py)
             last = self._sent >= self._length - self.settings.num_workers
             pool.submit(self.index, self._sent, indices, self._seed, spread_out=last,
-                        pinned=self._pins_in_thread)
+                        pinned=self._pins_in_thread, earlier=self._earlier(indices))
             self._sent += 1
 
     def _next_inline(self):
@@ -190,7 +260,8 @@ class Epoch:
                 report = self._decoder.decode(indices, self._seed,
                                               tuple(t.numpy() for t in tensors),
                                               IN_MAIN, self._inline_batch,
-                                              self.settings.inline_threads)
+                                              self.settings.inline_threads,
+                                              earlier=self._earlier(indices))
             except SampleFailure as failure:
                 failure.wrapper.reraise()
             self._inline_batch += 1

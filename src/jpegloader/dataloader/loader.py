@@ -230,12 +230,14 @@ class DataLoader(TorchDataLoader[T_co]):
         # The same order of random draws as torch's iterator: the sampler is started
         # first, then the epoch's base seed is drawn from the loader's generator (or
         # the global RNG), so sample order matches torch's.
-        sampler_iter = iter(self._index_sampler)
+        index_sampler = self._index_sampler
+        sampler_iter = iter(index_sampler)
         index = progress.epoch_started()
         base_seed = progress.base_seed(LoaderView.of(self))
         return self._engine.start_epoch(
             sampler_iter, base_seed, index, epoch_seed(base_seed, index), len(self), skip,
-            pin, self.device, self.decode_threads or torch.get_num_threads())
+            pin, self.device, self.decode_threads or torch.get_num_threads(),
+            skipped=lambda: list(getattr(index_sampler, "skipped", ())))
 
     def _get_iterator(self):
         """torch's iterator for the fallback, always in the sampler's order; this

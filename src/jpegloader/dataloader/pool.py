@@ -246,13 +246,14 @@ class WorkerPool:
                                           and self.ring.has_spare())
 
     def submit(self, epoch: int, batch_no: int, indices: list[int], seed: int,
-               spread_out: bool = False, pinned: bool = False) -> None:
+               spread_out: bool = False, pinned: bool = False, earlier=None) -> None:
         """Sends a batch to a worker (``Assignment.owner``), or, with ``spread_out`` and a
         decoder that allows it, in parts to the workers (NOTE [ The last batches
-        spread out ]); ``pinned``: the pin thread pins it (Task.pinned)."""
+        spread out ]); ``pinned``: the pin thread pins it (Task.pinned); ``earlier``:
+        the samples before it that it reads (Task.earlier)."""
         owner = self.assign.owner(len(indices), spare_slot=not self.assign.has_room())
         shares = []
-        if spread_out and self.num_workers > 1 and self.decoder.splittable:
+        if spread_out and self.num_workers > 1 and self.decoder.splittable and earlier is None:
             parts = spread(len(indices), *self.assign.backlog())
             shares = [(w, n) for w, n in enumerate(parts) if n]
         shares = shares or [(owner, len(indices))]  # an empty batch still gets its report
@@ -268,7 +269,7 @@ class WorkerPool:
             self.task_queues[wid].put(Task(epoch, batch_no, slot.id, slot.generation,
                                            list(indices[start:start + n]), seed,
                                            slot.tensors if fresh else None, start,
-                                           pinned))
+                                           pinned, earlier))
             self.assign.sent(wid, n)
             flight.parts.append((wid, start, n))
             start += n

@@ -182,6 +182,8 @@ class ResumingSampler(WatchedSampler):
                  set_before=None):
         super().__init__(sampler, on_started, set_before)
         self.skip = skip
+        #: the batches skipped, once the epoch has started (a decoder's window reads them)
+        self.skipped: list = []
         self.set_now = set_now
         self.drawn_at_checkpoint = drawn_at_checkpoint
 
@@ -195,6 +197,7 @@ class ResumingSampler(WatchedSampler):
             set_now()
         it = super().__iter__()
         head = list(itertools.islice(it, skip + 1))  # makes the sampler's lazy draws
+        self.skipped = head[:skip]
         if set_now is not None and self.drawn_at_checkpoint:
             set_now()
         yield from head[skip:]

@@ -112,7 +112,7 @@ def _storage_refs(t: torch.Tensor) -> int:
     return _use_count(t.untyped_storage()._cdata)
 
 
-def _shared_empty(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+def shared_empty(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
     """An uninitialised tensor in shared memory.  Made in place, not by
     ``empty().share_memory_()``, which fills private pages and copies them: for a
     slot of a 64-image batch that is 38.5 MB touched twice in the main process,
@@ -162,7 +162,7 @@ class BatchRing:
 
     def _allocate(self, slot_id: int, capacity: int) -> Slot:
         self.capacity = capacity = max(capacity, self.capacity)
-        tensors = tuple(_shared_empty((capacity, *shape), dtype) for shape, dtype in self.layout)
+        tensors = tuple(shared_empty((capacity, *shape), dtype) for shape, dtype in self.layout)
         return Slot(slot_id, next(self._generations), tensors)
 
     def acquire(self, capacity: int) -> Slot:

@@ -3,8 +3,8 @@
 NOTE [ One shared-memory budget ]
 An accelerated loader with workers keeps two things in /dev/shm: the decoder's
 tables (file paths, targets, image sizes, an index map, SSD boxes: tens of MB
-for ImageNet's 1.28M samples) and the batch ring (NOTE [ When /dev/shm is
-small ] in ring.py).  Before anything is allocated, the tables plus the
+for ImageNet's 1.28M samples; a Workspace, counted with each ring's size) and
+the batch ring (NOTE [ When /dev/shm is small ] in ring.py).  Before anything is allocated, the tables plus the
 smallest ring (one batch per worker and the one the user holds) are checked
 against the free space, keeping a tenth for others.  When they do not fit but
 torch's own loader would (its batches in flight: prefetch_factor per worker),
@@ -19,6 +19,7 @@ from __future__ import annotations
 import torch
 
 from ..pipelines import BatchDecoder, Check
+from ..pipelines.contract import HEADER_WIDTH
 from . import ring
 from .ring import MIB, SHM_ADVICE, SHM_DIR, BatchRing, SharedMemoryError, layout_bytes
 
@@ -27,6 +28,12 @@ RULE = "loader.shared_memory"
 
 def _nbytes(t: torch.Tensor) -> int:
     return t.untyped_storage().nbytes()
+
+
+def workspace_bytes(decoder: BatchDecoder, slots: int, batch_size: int) -> int:
+    """The bytes of the decoder's Workspace beside a ring of ``slots`` slots."""
+    size = decoder.workspace_size(slots, batch_size)
+    return 0 if size is None else size[0] + 8 * HEADER_WIDTH * size[1]
 
 
 class SharedBudget:
@@ -59,15 +66,17 @@ class SharedBudget:
         return refused
 
     def fit_prefetch(self, prefetch_factor: int, num_workers: int, slot_bytes: int,
-                     free: int | None) -> int:
-        """The largest prefetch factor up to ``prefetch_factor`` whose ring fits in
-        ``free`` bytes of /dev/shm (NOTE [ When /dev/shm is small ] in ring.py)."""
+                     free: int | None, workspace=lambda slots: 0) -> int:
+        """The largest prefetch factor up to ``prefetch_factor`` whose ring (and the
+        ``workspace(slots)`` bytes beside it) fits in ``free`` bytes of /dev/shm (NOTE
+        [ When /dev/shm is small ] in ring.py)."""
         if free is None:
             return prefetch_factor
         budget = self.usable(free)
 
         def size(p: int) -> int:
-            return BatchRing.slots_for(p, num_workers) * slot_bytes
+            slots = BatchRing.slots_for(p, num_workers)
+            return slots * slot_bytes + workspace(slots)
         for p in range(prefetch_factor, 0, -1):
             if size(p) <= budget:
                 return p
@@ -82,14 +91,15 @@ def _share_tables(budget: SharedBudget, decoder: BatchDecoder, num_workers: int,
     if num_workers == 0:
         return None
     tensors = [t for t in decoder.shared_tensors() if not t.is_shared()]
-    tables = sum(_nbytes(t) for t in tensors)
+    slots = BatchRing.slots_for(1, num_workers)
+    tables = sum(_nbytes(t) for t in tensors) + workspace_bytes(decoder, slots, batch_size)
     slot = layout_bytes(decoder.layout, batch_size)
-    smallest = BatchRing.slots_for(1, num_workers) * slot
+    smallest = slots * slot
     free = ring.shared_memory_free()
     if free is not None and tables + smallest > budget.usable(free):
         torch_needs = prefetch_factor * num_workers * slot
         parts = (f"{tables / MIB:.0f} MiB of tables for the workers (file list, targets, "
-                 f"image sizes) and at least {smallest / MIB:.0f} MiB of batch slots "
+                 f"image sizes, decoded photos they share) and at least {smallest / MIB:.0f} MiB of batch slots "
                  f"({BatchRing.slots_for(1, num_workers)} of {slot / MIB:.1f} MiB)")
         if torch_needs > budget.usable(free):
             raise SharedMemoryError(

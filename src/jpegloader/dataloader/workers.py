@@ -22,7 +22,7 @@ import torch
 from torch._utils import ExceptionWrapper
 from torch.utils.data._utils import worker as torch_worker
 
-from ..pipelines.contract import BatchDecoder, SampleFailure
+from ..pipelines.contract import BatchDecoder, EarlierSamples, SampleFailure
 from . import heap, ring
 
 WATCHDOG_SECONDS = 1.0
@@ -42,6 +42,8 @@ class Task:
     start: int = 0
     #: the main process pins the batch in its pin thread (BatchDecoder.decode)
     pinned: bool = False
+    #: the samples before the batch it reads (BatchDecoder.window), or None
+    earlier: EarlierSamples | None = None
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
         started = time.perf_counter()
         try:
             report = decoder.decode(task.indices, task.seed, arrays, where, task.batch_no,
-                                    pinned=task.pinned)
+                                    pinned=task.pinned, earlier=task.earlier)
         except SampleFailure as failure:
             report = failure.wrapper
         except Exception:

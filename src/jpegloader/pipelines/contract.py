@@ -57,6 +57,38 @@ IN_MAIN = Where("in the main process", in_main=True)
 
 
 @dataclass(frozen=True)
+class EarlierSamples:
+    """The samples before a batch that its decoder reads (``BatchDecoder.window``):
+    ``indices`` at the epoch's positions ``first``, ``first + 1``, ...; the batch's own
+    follow them.  Those before ``written_from`` were not decoded in this run (a resumed
+    epoch's skipped batches): whoever needs one decodes it."""
+
+    first: int
+    indices: tuple[int, ...]
+    written_from: int
+
+    @property
+    def own_first(self) -> int:
+        """The position of the batch's first sample."""
+        return self.first + len(self.indices)
+
+
+#: int64 columns of a Workspace's header rows
+HEADER_WIDTH = 8
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Shared memory the workers exchange decoded data through (``BatchDecoder.
+    workspace_size``): ``data`` bytes, ``header`` rows of int64, and the lock that
+    orders what they write and read (multiprocessing's, or a no-op lock in one process)."""
+
+    data: torch.Tensor
+    header: torch.Tensor
+    lock: object
+
+
+@dataclass(frozen=True)
 class Check:
     """One rule's outcome.  On failure ``message`` names the offending value and
     ``hint`` says what to change."""
@@ -229,6 +261,8 @@ class BatchWork:
     keep: np.ndarray | None = None
     #: the main process pins the batch once it is assembled, in its pin thread
     pinned: bool = False
+    #: the samples before the batch that it reads (BatchDecoder.window), or None
+    earlier: EarlierSamples | None = None
 
     @property
     def in_main(self) -> bool:
@@ -262,6 +296,9 @@ class BatchDecoder:
     #: the heap a worker keeps from one batch to the next, per sample (NOTE [ libjpeg's
     #: buffers, kept for a batch ] in dataloader/heap.py)
     heap_per_sample: int = 0
+    #: how many samples before a batch's end it reads, its own included (0: only its
+    #: own): the epoch sends each batch those before it (``EarlierSamples``)
+    window: int = 0
 
     def __init__(self, options: DecodeOptions):
         self.options = options
@@ -278,12 +315,13 @@ class BatchDecoder:
 
     def decode(self, indices: Sequence[int], seed: int, arrays: tuple[np.ndarray, ...],
                where: Where | str, batch_no: int = 0, threads: int = 1,
-               pinned: bool = False) -> BatchReport:
+               pinned: bool = False, earlier: EarlierSamples | None = None) -> BatchReport:
         """Fills the batch of the samples at ``indices`` into ``arrays`` (the slot's
         fields) and returns its report; ``where`` is this process (a str: a worker,
         named so in errors); the C core's work may be split over ``threads`` threads;
         ``pinned``: the main process pins the assembled batch in its pin thread (a
-        decoder may leave it what is cheaper done there).
+        decoder may leave it what is cheaper done there); ``earlier``: the samples
+        before the batch, for a decoder with a ``window`` (None: the batch alone).
 
         NOTE [ One batch skeleton ]
         Every pipeline's batch goes through these steps, written here once; a
@@ -301,7 +339,7 @@ class BatchDecoder:
         where = where if isinstance(where, Where) else Where(where)
         work = self.work_type(indices, seed, arrays, where, batch_no, threads,
                               BatchReport(count=n), keep=np.ones(n, dtype=bool),
-                              pinned=pinned)
+                              pinned=pinned, earlier=earlier)
         watch = Stopwatch(work.report.seconds)
         self.begin(work)
         status = np.zeros(n, np.int32)
@@ -375,6 +413,14 @@ class BatchDecoder:
         """The batch the user gets from the slot's ``tensors`` (views of its first
         samples) and the report's ``extras``."""
         raise NotImplementedError
+
+    def workspace_size(self, in_flight: int, batch_size: int) -> tuple[int, int] | None:
+        """The bytes and header rows of the Workspace its workers share, with up to
+        ``in_flight`` batches of up to ``batch_size`` samples in flight; None: none."""
+        return None
+
+    def attach(self, workspace: Workspace) -> None:
+        """Takes the Workspace the engine made, before the workers start."""
 
     def shared_tensors(self) -> list[torch.Tensor]:
         """The tables the workers read (file lists, targets, sizes, boxes), built in

@@ -32,13 +32,14 @@ pytestmark = pytest.mark.skipif(util.find_spec("ultralytics") is None,
                                 reason="Ultralytics is the oracle for the YOLO pipeline")
 
 
-def ultralytics_batch(ds, indices: list[int], seed: int, batch_no: int) -> dict:
-    """Ultralytics' own code on one batch: its load_image reads the batch's photos
-    (OpenCV) and leaves them cached, its buffer is the batch, and each ``ds[i]``
-    runs with the generators seeded as the loader seeds that sample."""
-    for i in indices:
+def ultralytics_batch(ds, indices: list[int], seed: int, batch_no: int,
+                      earlier=()) -> dict:
+    """Ultralytics' own code on one batch: its load_image reads the ``earlier`` photos
+    and the batch's (OpenCV) and leaves them cached, its buffer is those, and each
+    ``ds[i]`` runs with the generators seeded as the loader seeds that sample."""
+    for i in (*earlier, *indices):
         ds.load_image(i)
-    ds.buffer = list(indices)
+    ds.buffer = [*earlier, *indices]
     samples = []
     with generators_kept():
         for i, s in zip(indices, sample_seeds(seed, batch_no, len(indices))):
@@ -51,13 +52,14 @@ def ultralytics_batch(ds, indices: list[int], seed: int, batch_no: int) -> dict:
     return ds.collate_fn(samples)
 
 
-def decoded_batch(ds, indices: list[int], seed: int, batch_no: int):
-    """One batch as a worker decodes it, assembled as the main process does."""
+def decoded_batch(ds, indices: list[int], seed: int, batch_no: int, earlier=None):
+    """One batch as a worker decodes it (``earlier``: the samples before it it reads),
+    assembled as the main process does."""
     lowering = YOLO.lower(ds, {"collate_fn": ds.collate_fn})
     assert lowering.ok, lowering.checks
     decoder = YOLO.decoder(lowering, jpegloader.pipelines.contract.DecodeOptions())
     arrays = tuple(np.zeros((len(indices), *shape), np.uint8) for shape, _ in decoder.layout)
-    report = decoder.decode(indices, seed, arrays, "in the test", batch_no)
+    report = decoder.decode(indices, seed, arrays, "in the test", batch_no, earlier=earlier)
     return decoder.assemble([torch.from_numpy(a) for a in arrays], report.extras), report
 
 

@@ -8,10 +8,10 @@ same for any num_workers, new on every pass of Ultralytics' endless loader.  Eve
 step is the user's object, but for three (affine RandomPerspective, RandomHSV,
 Format) ``apply_image`` is done in C with OpenCV's arithmetic, between the step's
 own get_params and apply_instances/semantic/depth, its draws made as it makes
-them.  The batch's photos are cached in the dataset first, its ``buffer`` the
-batch's indices: Mosaic's partners come from the batch, decoded once (Ultralytics'
-buffer holds a worker's recent photos: docs/parity.md).  Labels, boxes, masks and
-every draw are Ultralytics' own.
+them.  The batch's photos are cached in the dataset first with the epoch's photos
+before it, its ``buffer`` their indices: Mosaic's partners come from the epoch's
+last photos, each decoded once (NOTE [ Mosaic's partners across workers ] in
+partners.py).  Labels, boxes, masks and every draw are Ultralytics' own.
 """
 from __future__ import annotations
 

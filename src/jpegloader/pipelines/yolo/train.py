@@ -1,6 +1,7 @@
 """Decoding a YOLO training batch: the batch's photos decoded by the C core as
 ``load_image`` reads them (OpenCV's decode, the long side resized to imgsz with
-INTER_LINEAR) and left cached in the dataset; then each sample through the user's
+INTER_LINEAR) into the store Mosaic's partners are drawn from (partners.py) and left
+cached in the dataset with the photos before them; then each sample through the user's
 own transforms, seeded per sample, the pixels of three steps in C (NOTE [ YOLO
 training samples ] in augment.py); the batch made by the dataset's own collate_fn."""
 from __future__ import annotations
@@ -10,15 +11,20 @@ from copy import deepcopy
 
 import numpy as np
 
+import torch
+
 from ...decoders import Output, decode_each, skipped_plans
 from ...decoders import status as st
 from ...decoders.plans import packed_fill
-from ..contract import BatchWork, DecodeOptions
+from ...sources.file_table import image_sizes
+from ...sources.read_files import read_in_groups
+from ..contract import HEADER_WIDTH, BatchReport, BatchWork, DecodeOptions, Workspace
 from ..random_stream import SAMPLE_STREAM, generators_kept, seed_generators, seeds
 from ._opencv import planes_to_bgr
-from .batches import YoloBatches, npy_instead, read_as_opencv
+from .batches import YoloBatches, YoloWork, npy_instead, read_as_opencv
 from .draw import letterbox_plan, rect_hw, resized_hw
-from .recognise import YoloTrainSource, keeps_own
+from .partners import ABSENT, OUTSIZED, READY, PhotoStore, held, state_of
+from .recognise import YoloTrainSource, flat_steps, imgsz, keeps_own
 from .steps import planned_steps, run_steps
 
 _NO_PAD = {"top": 0, "bottom": 0, "left": 0, "right": 0}
@@ -31,14 +37,15 @@ def sample_seeds(seed: int, batch_no: int, n: int) -> list[int]:
 
 
 @contextlib.contextmanager
-def cached_batch(dataset, indices, images: dict):
-    """The batch's images (index -> (image, original hw, resized hw)) in the
-    dataset's cache, its ``buffer`` the batch's indices, as ``load_image`` leaves
-    them after reading the batch; afterwards nothing cached that was not before."""
+def cached_batch(dataset, pool, images: dict):
+    """The batch's images and its partners' (index -> (image, original hw, resized
+    hw)) in the dataset's cache, its ``buffer`` ``pool`` (Mosaic's partners), as
+    ``load_image`` leaves them after reading those photos; afterwards nothing cached
+    that was not before."""
     ram = dataset.cache == "ram"
     for i, image in images.items():
         dataset.ims[i], dataset.im_hw0[i], dataset.im_hw[i] = image
-    dataset.buffer = [int(i) for i in indices]
+    dataset.buffer = [int(i) for i in pool]
     try:
         yield
     finally:
@@ -47,6 +54,23 @@ def cached_batch(dataset, indices, images: dict):
         if not ram:
             for i in touched:
                 dataset.ims[i] = dataset.im_hw0[i] = dataset.im_hw[i] = None
+
+
+def _reads_buffer(dataset) -> bool:
+    """Whether a step draws Mosaic's partners from ``dataset.buffer``: an Ultralytics
+    Mosaic with a chance to run and its buffer on (off under cache="ram")."""
+    return any(getattr(step, "buffer_enabled", False) and getattr(step, "p", 1.0) > 0
+               and hasattr(step, "get_indexes") for step in flat_steps(dataset.transforms))
+
+
+def _largest_photo(dataset) -> int:
+    """The bytes of the largest photo ``load_image`` gives, from the sizes the
+    labels hold (imgsz square where they hold none)."""
+    size = imgsz(dataset)
+    shapes = [label.get("shape") for label in getattr(dataset, "labels", ())]
+    if not shapes or any(s is None for s in shapes):
+        return size * size * 3
+    return 3 * max(h * w for h, w in (resized_hw(dataset, int(a), int(b)) for a, b in shapes))
 
 
 # NOTE [ A photo's labels read once a batch ]
@@ -97,6 +121,33 @@ class YoloTrainDecoder(YoloBatches):
     def __init__(self, source: YoloTrainSource, options: DecodeOptions):
         super().__init__(source, options)
         self.fill = packed_fill([0, 0, 0])
+        dataset = source.dataset
+        # NOTE [ Mosaic's partners across workers ] (partners.py)
+        self.window = int(getattr(dataset, "max_buffer_length", 0) or 0) \
+            if _reads_buffer(dataset) else 0
+        self.capacity = _largest_photo(dataset) if self.window else 0
+        self.store: PhotoStore | None = None
+
+    def workspace_size(self, in_flight: int, batch_size: int) -> tuple[int, int] | None:
+        if not self.window:
+            return None
+        slots = self.window + in_flight * batch_size
+        return slots * self.capacity, slots
+
+    def attach(self, workspace: Workspace) -> None:
+        self.store = PhotoStore(workspace, self.capacity)
+
+    def _own_store(self, n: int) -> None:
+        """num_workers=0: a store in this process, for the window and the batch."""
+        def make(slots: int) -> Workspace:
+            return Workspace(torch.empty(slots * self.capacity, dtype=torch.uint8),
+                             torch.zeros((slots, HEADER_WIDTH), dtype=torch.int64),
+                             contextlib.nullcontext())
+        slots = self.window + n
+        if self.store is None:
+            self.store = PhotoStore(make(slots), self.capacity, shared=False)
+        elif self.store.slots < slots:
+            self.store = self.store.grown(slots, make)
 
     # -- NOTE [ One batch skeleton ] (contract.py): the hooks --------------------------
     def begin(self, work: BatchWork) -> None:
@@ -109,6 +160,12 @@ class YoloTrainDecoder(YoloBatches):
         work.out_hw = [None] * n
         work.labels = [None] * n
         work.images = {}  # index -> (BGR image, original hw, resized hw), decoded here
+        if work.earlier is not None and self.window and \
+                (self.store is None or not self.store.shared):
+            self._own_store(n)  # num_workers=0 (with workers, the engine's is attached)
+
+    def _store_for(self, work: BatchWork) -> PhotoStore | None:
+        return self.store if work.earlier is not None and self.window else None
 
     def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
         dataset = self.source.dataset
@@ -117,8 +174,9 @@ class YoloTrainDecoder(YoloBatches):
         messages = [""] * len(rows)
         if dataset.cache == "ram":  # the dataset holds every image already
             return status, messages
+        store = self._store_for(work)
         plans, outputs = skipped_plans(len(rows)), [Output.skipped() for _ in rows]
-        planned = {}  # index -> (j, original hw, resized hw)
+        planned = {}  # index -> (j, original hw, resized hw, where its BGR rows go)
         for j, k in enumerate(rows):
             index = int(work.indices[k])
             ori = (int(heights[j]), int(widths[j]))
@@ -129,18 +187,19 @@ class YoloTrainDecoder(YoloBatches):
             rh, rw = resized_hw(dataset, *ori)
             plans[j] = letterbox_plan(ori, (rh, rw), {"new_unpad": (rw, rh), **_NO_PAD},
                                       self.fill)[0]
+            bgr = store.out(work.earlier.own_first + k, rh, rw) if store is not None else None
+            if bgr is None:
+                bgr = np.empty((rh, rw, 3), np.uint8)
             if (rh, rw) == ori:  # decoded straight into OpenCV's BGR rows
-                outputs[j] = Output(np.empty((1, rh, rw, 3), np.uint8), hwc=True, bgr=True)
+                outputs[j] = Output(bgr[None], hwc=True, bgr=True)
             else:  # resized into RGB planes, then OpenCV's BGR rows
                 outputs[j] = Output(np.empty((1, 3, rh, rw), np.uint8))
-            planned[index] = (j, ori, (rh, rw))
+            planned[index] = (j, ori, (rh, rw), bgr)
         decoded, _ = decode_each(encoded, plans, outputs, self.options.max_pixels, c_seconds,
                                  work.threads)
-        for index, (j, ori, (rh, rw)) in planned.items():
+        for index, (j, ori, (rh, rw), bgr) in planned.items():
             if decoded[j] == st.OK:
-                bgr = outputs[j].out[0]
                 if not outputs[j].bgr:
-                    bgr = np.empty((rh, rw, 3), np.uint8)
                     planes_to_bgr(outputs[j].out, rh, rw, bgr)
                 work.images[index] = (bgr, ori, (rh, rw))
         return status, messages
@@ -148,24 +207,100 @@ class YoloTrainDecoder(YoloBatches):
     def targets(self, work: BatchWork) -> None:
         dataset = self.source.dataset
         indices = [int(i) for i in work.indices]
-        for k, index in enumerate(indices):  # what the C core did not read
-            if dataset.cache != "ram" and index not in work.images:
-                work.report.python_path += 1
-                try:
-                    work.images[index] = dataset.load_image(index)
-                except Exception:
-                    work.keep[k] = False
-                    self._python_path_failed(work.report, index, work.paths[k],
-                                             "needs OpenCV's turn, colour conversion or "
-                                             "reading", work.where)
+        store = self._store_for(work)
+        published = False
+        try:
+            for k, index in enumerate(indices):  # what the C core did not read
+                if dataset.cache != "ram" and index not in work.images:
+                    work.report.python_path += 1
+                    try:
+                        work.images[index] = dataset.load_image(index)
+                    except Exception:
+                        work.keep[k] = False
+                        self._python_path_failed(work.report, index, work.paths[k],
+                                                 "needs OpenCV's turn, colour conversion or "
+                                                 "reading", work.where)
+            readable = [i for k, i in enumerate(indices) if work.keep[k]]  # Mosaic's partners
+            pool = readable
+            if store is not None:
+                self._publish(work, store, indices)
+                published = True
+                pool = self._earlier_photos(work, store) + readable
+        finally:
+            if store is not None and not published:  # its readers are not left waiting
+                first = work.earlier.own_first
+                store.publish(work.seed, [(first + k, i, ABSENT, (0, 0), (0, 0))
+                                          for k, i in enumerate(indices)])
         steps = planned_steps(dataset.transforms)
         sample_seed = sample_seeds(work.seed, work.batch_no, len(indices))
-        readable = [i for k, i in enumerate(indices) if work.keep[k]]  # Mosaic's partners
-        with generators_kept(work.in_main), cached_batch(dataset, readable, work.images), \
-                labels_once(dataset, steps):
+        with generators_kept(work.in_main), \
+                cached_batch(dataset, pool, work.images), labels_once(dataset, steps):
             for k, index in enumerate(indices):
                 if work.keep[k]:
                     self._one_sample(work, k, index, steps, sample_seed[k])
+
+    def _publish(self, work: BatchWork, store: PhotoStore, indices: list[int]) -> None:
+        """The batch's photos in their slots, published for the batches after it."""
+        first, entries = work.earlier.own_first, []
+        for k, index in enumerate(indices):
+            image = work.images.get(index) if work.keep[k] else None
+            if image is None:
+                entries.append((first + k, index, ABSENT, (0, 0), (0, 0)))
+                continue
+            bgr, ori, hw = image
+            slot = store.out(first + k, *bgr.shape[:2]) if bgr.ndim == 3 and \
+                bgr.shape[2] == 3 and bgr.dtype == np.uint8 else None
+            if slot is None:  # not a slot's photo: its readers read it themselves
+                entries.append((first + k, index, OUTSIZED, ori, hw))
+                continue
+            if not np.shares_memory(slot, bgr):
+                slot[...] = bgr
+            entries.append((first + k, index, READY, ori, hw))
+        store.publish(work.seed, entries)
+
+    def _earlier_photos(self, work: BatchWork, store: PhotoStore) -> list[int]:
+        """The readable photos before the batch (NOTE [ Mosaic's partners across
+        workers ]), oldest first, each in ``work.images``: read in their slots once
+        published, or decoded here where this run never decoded them."""
+        earlier = work.earlier
+        positions = np.arange(earlier.first, earlier.own_first, dtype=np.int64)
+        unwritten = [i for p, i in zip(positions, earlier.indices) if p < earlier.written_from]
+        if unwritten:
+            self._decode_here(work, unwritten)
+        written = positions[positions >= earlier.written_from]
+        rows = store.wait(work.seed, written) if len(written) else []
+        pool = [i for i in unwritten if i in work.images]
+        for p, row in zip(written, rows):
+            index, ori, hw = held(row)
+            if state_of(row) == READY:
+                work.images.setdefault(index, (store.photo(int(p), *hw), ori, hw))
+            if state_of(row) in (READY, OUTSIZED):
+                pool.append(index)
+        return pool
+
+    def _decode_here(self, work: BatchWork, indices: list[int]) -> None:
+        """Photos of a resumed epoch's skipped batches into ``work.images``, read as
+        their batches' workers read them (the C core, else load_image); unreadable
+        ones are left out, as those workers leave them out of the pool."""
+        files = self.files
+        rows = np.asarray(indices, dtype=np.int64)
+        sub = YoloWork(rows, work.seed, (), work.where, work.batch_no, work.threads,
+                       BatchReport(), rows=rows, paths=files.paths(rows),
+                       keep=np.ones(len(rows), dtype=bool), images={})
+        with contextlib.closing(read_in_groups(sub.paths, spans=files.spans_of(rows))) as groups:
+            for part, encoded in groups:
+                sizes = image_sizes(files, rows[part], encoded)
+                self.draw_and_decode(sub, part, encoded, np.maximum(sizes[:, 0], 1),
+                                     np.maximum(sizes[:, 1], 1), sizes[:, 0] > 0, np.zeros(2))
+        dataset = self.source.dataset
+        for index in indices:
+            if index not in sub.images:
+                try:
+                    sub.images[index] = dataset.load_image(index)
+                except Exception:
+                    continue
+        for index, image in sub.images.items():
+            work.images.setdefault(index, image)
 
     def _one_sample(self, work: BatchWork, k: int, index: int, steps, seed: int) -> None:
         dataset = self.source.dataset

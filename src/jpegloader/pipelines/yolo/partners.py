@@ -1,0 +1,114 @@
+"""Mosaic's partners: drawn from the photos before a batch in the epoch's order, as
+many as Ultralytics' buffer holds, whichever worker decoded them.
+
+NOTE [ Mosaic's partners across workers ]
+Ultralytics' Mosaic draws each partner from ``dataset.buffer``: the last
+``max_buffer_length`` (min(n, 8 x batch, 1000)) photos its worker decoded, so the
+partners depend on num_workers.  Here a batch's pool is the photos at the epoch's
+last ``max_buffer_length`` positions up to the batch's end (EarlierSamples, sent by
+the main process), whoever decoded them: as large, and the same for any num_workers.
+Each photo is decoded once, by its batch's worker, into the Workspace slot of its
+position (modulo the slots), and read there by the others once published.  A batch
+waits only for earlier ones, so nothing deadlocks; the slots cover the window and
+every batch in flight, so none is reused while a batch may read it.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..contract import HEADER_WIDTH, Workspace
+
+_SEED, _POSITION, _STATE, _H0, _W0, _H, _W, _INDEX = range(HEADER_WIDTH)
+#: a position's state: its photo is in its slot; it is not in the pool (unreadable);
+#: it is, but not in a slot (larger than one, or not 3-channel uint8: read by load_image)
+READY, ABSENT, OUTSIZED = 1, 2, 3
+_FIRST_PAUSE, _LONGEST_PAUSE = 0.0002, 0.005  # seconds, while a photo is awaited
+
+
+def seed_tag(seed: int) -> int:
+    """The epoch seed as the header holds it (an int64)."""
+    return seed & ((1 << 62) - 1)
+
+
+class PhotoStore:
+    """Decoded photos by position in the epoch's order, in a Workspace of ``slots``
+    rows of ``capacity`` bytes; the header row of a slot says which epoch (its seed)
+    and position it holds, whether it is ready, its index and sizes."""
+
+    def __init__(self, workspace: Workspace, capacity: int, shared: bool = True):
+        self.workspace = workspace
+        self.capacity = capacity
+        #: other processes publish in it: wait for them (else one process decodes
+        #: every batch in turn, and what it never published is not in the pool)
+        self.shared = shared
+        self.slots = int(workspace.header.shape[0])
+        self._views = None
+
+    def __getstate__(self):
+        return {**self.__dict__, "_views": None}
+
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._views is None:
+            data = self.workspace.data.numpy()
+            self._views = (data[:self.slots * self.capacity].reshape(self.slots, self.capacity),
+                           self.workspace.header.numpy())
+        return self._views
+
+    def out(self, position: int, h: int, w: int) -> np.ndarray | None:
+        """Where the h x w BGR photo at ``position`` goes (None: it is larger than a slot)."""
+        if h * w * 3 > self.capacity:
+            return None
+        return self._arrays()[0][position % self.slots, :h * w * 3].reshape(h, w, 3)
+
+    def publish(self, seed: int, entries) -> None:
+        """entries: (position, index, state, original hw, resized hw), the photos
+        written to their ``out`` before."""
+        header = self._arrays()[1]
+        with self.workspace.lock:  # the photos are seen written before their rows
+            for position, index, state, ori, hw in entries:
+                header[position % self.slots] = (seed_tag(seed), position, state, *ori, *hw,
+                                                  index)
+
+    def wait(self, seed: int, positions: np.ndarray) -> np.ndarray:
+        """The header rows of ``positions`` of the epoch seeded ``seed``, once each is
+        published (earlier batches publish them; none waits for a later one); in a
+        store not ``shared``, a position never published is ABSENT."""
+        header = self._arrays()[1]
+        rows = positions % self.slots
+        tag, pause = seed_tag(seed), _FIRST_PAUSE
+        while True:
+            with self.workspace.lock:
+                got = header[rows]
+            ours = (got[:, _SEED] == tag) & (got[:, _POSITION] == positions) & \
+                (got[:, _STATE] > 0)
+            if ours.all():
+                return got
+            if not self.shared:
+                got[~ours, _STATE] = ABSENT
+                return got
+            time.sleep(pause)
+            pause = min(2 * pause, _LONGEST_PAUSE)
+
+    def grown(self, slots: int, make) -> PhotoStore:
+        """A store of ``slots`` rows (``make(slots)`` its Workspace) holding what this
+        one holds, each photo at its position's new slot."""
+        bigger = PhotoStore(make(slots), self.capacity, self.shared)
+        (data, header), (to_data, to_header) = self._arrays(), bigger._arrays()
+        for row in header[header[:, _STATE] > 0]:
+            to_header[row[_POSITION] % slots] = row
+            to_data[row[_POSITION] % slots] = data[row[_POSITION] % self.slots]
+        return bigger
+
+    def photo(self, position: int, h: int, w: int) -> np.ndarray:
+        return self._arrays()[0][position % self.slots, :h * w * 3].reshape(h, w, 3)
+
+
+def held(row: np.ndarray) -> tuple[int, tuple[int, int], tuple[int, int]]:
+    """A header row's (index, original hw, resized hw)."""
+    return int(row[_INDEX]), (int(row[_H0]), int(row[_W0])), (int(row[_H]), int(row[_W]))
+
+
+def state_of(row: np.ndarray) -> int:
+    return int(row[_STATE])
