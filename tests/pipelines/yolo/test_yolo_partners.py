@@ -14,8 +14,9 @@ import pytest
 import torch
 
 import jpegloader
-from jpegloader.pipelines.contract import EarlierSamples
+from jpegloader.pipelines.contract import DecodeOptions, EarlierSamples
 from jpegloader.pipelines.random_stream import epoch_seed
+from jpegloader.pipelines.yolo import YOLO
 from tests.pipelines.yolo.test_yolo_train import decoded_batch, ultralytics_batch
 from tests.pipelines.yolo.test_yolo_val import assert_same_batches
 from tests.pipelines.yolo.yolo_sets import _write_set, generated_yolo_set, train_dataset
@@ -153,3 +154,27 @@ def test_a_broken_photo_is_never_a_partner_of_later_batches(tmp_path):
     runs = [list(shuffled(ds, workers, seed=3, on_error="skip")) for workers in (0, 2)]
     assert sum(len(b["im_file"]) for b in runs[1]) == len(ds) - 1
     assert_same_batches(runs[1], runs[0])
+
+
+def test_a_photos_segments_are_resampled_once_while_it_is_in_the_pool(tmp_path):
+    # NOTE [ A photo's labels read once a batch ]: a worker keeps each photo's labels
+    # from batch to batch while Mosaic may take it; the batches still replay Ultralytics
+    from tests.pipelines.yolo.yolo_sets import coco_yolo_set
+    ds = train_dataset(coco_yolo_set(tmp_path, segments=True), imgsz=320, batch=4,
+                       task="segment")
+    lowering = YOLO.lower(ds, {"collate_fn": ds.collate_fn})
+    decoder = YOLO.decoder(lowering, DecodeOptions())
+    calls = []
+    update = ds.update_labels_info
+    ds.update_labels_info = lambda label: calls.append(label["im_file"]) or update(label)
+    seed, batches = epoch_seed(5, 0), [[3, 9, 14, 20], [31, 2, 47, 8]]
+    got = []
+    for b, indices in enumerate(batches):
+        arrays = tuple(np.zeros((4, *shape), np.uint8) for shape, _ in decoder.layout)
+        report = decoder.decode(indices, seed, arrays, "in the test", b,
+                                earlier=EarlierSamples(0, tuple(batches[0][:4 * b]), 0))
+        got.append(decoder.assemble([torch.from_numpy(a) for a in arrays], report.extras))
+    assert len(calls) == len(set(calls)) and len(set(calls)) > 4
+    del ds.update_labels_info
+    assert_same_batches(got, [ultralytics_batch(ds, batches[0], seed, 0),
+                              ultralytics_batch(ds, batches[1], seed, 1, batches[0])])

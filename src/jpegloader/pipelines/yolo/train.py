@@ -78,11 +78,12 @@ def _largest_photo(dataset) -> int:
 # segments, resamples every polygon to 1000 points (``update_labels_info``): 0.2 ms
 # a photo, done again each time Mosaic takes it as a partner (four times a sample
 # on average).  Nothing in it draws at random and the batch's images are cached,
-# so for a dataset with Ultralytics' own ``update_labels_info`` each photo's dict
-# is computed once a batch and handed out again as a deep copy (the image itself
-# the cached array, as ``load_image`` returns it): the same dict, for a fifth of
-# the time.  Left alone where it cannot pay: detection's labels cost no more to
-# compute than to copy, and with no mixing step (close_mosaic) none is read twice.
+# so for a dataset with Ultralytics' own ``update_labels_info`` each photo's dict is
+# computed once while it is in Mosaic's pool (a worker keeps them from batch to
+# batch) and handed out again as a deep copy (the image the cached array, as
+# ``load_image`` returns it): the same dict, for a fifth of the time.  Left alone
+# where it cannot pay: detection's labels cost no more to compute than to copy, and
+# with no mixing step (close_mosaic) none is read twice.
 def _labels_read_once(dataset, steps) -> bool:
     partners = any(hasattr(step, "get_indexes") and getattr(step, "p", 1.0) > 0
                    for step, _ in steps)
@@ -91,14 +92,17 @@ def _labels_read_once(dataset, steps) -> bool:
 
 
 @contextlib.contextmanager
-def labels_once(dataset, steps):
+def labels_once(dataset, steps, kept: dict, pool):
     """Within the batch, ``dataset.get_image_and_label`` computes each photo's dict
-    once (NOTE [ A photo's labels read once a batch ]); ``steps`` as planned_steps
+    once, ``kept`` (index -> dict) from earlier batches for the photos still in the
+    ``pool`` (NOTE [ A photo's labels read once a batch ]); ``steps`` as planned_steps
     gives them."""
     if not _labels_read_once(dataset, steps) or "get_image_and_label" in vars(dataset):
         yield
         return
-    read, kept = dataset.get_image_and_label, {}
+    for index in set(kept) - set(pool):
+        del kept[index]
+    read = dataset.get_image_and_label
 
     def get_image_and_label(index):
         if index in kept:
@@ -127,6 +131,7 @@ class YoloTrainDecoder(YoloBatches):
             if _reads_buffer(dataset) else 0
         self.capacity = _largest_photo(dataset) if self.window else 0
         self.store: PhotoStore | None = None
+        self._labels: dict = {}  # NOTE [ A photo's labels read once a batch ]
 
     def workspace_size(self, in_flight: int, batch_size: int) -> tuple[int, int] | None:
         if not self.window:
@@ -234,7 +239,8 @@ class YoloTrainDecoder(YoloBatches):
         steps = planned_steps(dataset.transforms)
         sample_seed = sample_seeds(work.seed, work.batch_no, len(indices))
         with generators_kept(work.in_main), \
-                cached_batch(dataset, pool, work.images), labels_once(dataset, steps):
+                cached_batch(dataset, pool, work.images), \
+                labels_once(dataset, steps, self._labels, pool):
             for k, index in enumerate(indices):
                 if work.keep[k]:
                     self._one_sample(work, k, index, steps, sample_seed[k])
