@@ -234,9 +234,10 @@ class Engine:
         size = self.decoder.workspace_size(self._ring.size, self.config.batch_size) \
             if self._workspace is None else None
         if size is not None:
-            self._workspace = Workspace(shared_empty((size[0],), torch.uint8),
-                                        shared_empty((size[1], HEADER_WIDTH),
-                                                     torch.int64).zero_(), None)
+            what = "store of decoded data the workers share"
+            self._workspace = Workspace(shared_empty((size[0],), torch.uint8, what),
+                                        shared_empty((size[1], HEADER_WIDTH), torch.int64,
+                                                     what).zero_(), None)
         if self._workspace is not None:
             self._workspace = dataclasses.replace(self._workspace, lock=context.Lock())
             self.decoder.attach(self._workspace)

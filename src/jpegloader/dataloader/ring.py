@@ -112,7 +112,8 @@ def _storage_refs(t: torch.Tensor) -> int:
     return _use_count(t.untyped_storage()._cdata)
 
 
-def shared_empty(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+def shared_empty(shape: tuple[int, ...], dtype: torch.dtype,
+                 what: str = "batch slot") -> torch.Tensor:
     """An uninitialised tensor in shared memory.  Made in place, not by
     ``empty().share_memory_()``, which fills private pages and copies them: for a
     slot of a 64-image batch that is 38.5 MB touched twice in the main process,
@@ -128,7 +129,7 @@ def shared_empty(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
             raise
         free = shared_memory_free()
         raise SharedMemoryError(
-            f"could not allocate a {nbytes / MIB:.1f} MiB batch slot in {SHM_DIR} "
+            f"could not allocate a {nbytes / MIB:.1f} MiB {what} in {SHM_DIR} "
             f"({'unknown' if free is None else f'{free / MIB:.0f} MiB'} free): {e}. "
             f"{SHM_ADVICE}") from None
     return torch.empty(0, dtype=dtype).set_(storage, 0, shape)

@@ -20,7 +20,7 @@ from jpegloader.pipelines.yolo import YOLO
 from tests.pipelines.yolo.test_yolo_train import decoded_batch, ultralytics_batch
 from tests.pipelines.yolo.test_yolo_val import assert_same_batches
 from tests.pipelines.yolo.yolo_sets import _write_set, generated_yolo_set, train_dataset
-from tests.conftest import shared
+from tests.conftest import shared, variants
 
 pytestmark = pytest.mark.skipif(util.find_spec("ultralytics") is None,
                                 reason="Ultralytics is the oracle for the YOLO pipeline")
@@ -49,7 +49,7 @@ def shuffled(ds, workers: int, cls=jpegloader.DataLoader, seed: int = 0, **kw):
                collate_fn=ds.collate_fn, generator=torch.Generator().manual_seed(seed), **kw)
 
 
-@pytest.mark.parametrize("batch", [2, 4, 16])
+@pytest.mark.parametrize("batch", variants([2, 4, 16], keep=[2]))
 def test_as_many_photos_per_sample_and_batch_as_ultralytics_own_loader(tmp_path, batch):
     # two epochs of coco-sample at imgsz 320, 2 workers each; Ultralytics' own loader
     # draws from each worker's buffer, this one from the epoch's last photos
@@ -178,3 +178,25 @@ def test_a_photos_segments_are_resampled_once_while_it_is_in_the_pool(tmp_path):
     del ds.update_labels_info
     assert_same_batches(got, [ultralytics_batch(ds, batches[0], seed, 0),
                               ultralytics_batch(ds, batches[1], seed, 1, batches[0])])
+
+
+@pytest.mark.slow  # the dead worker is noticed in seconds
+def test_a_worker_killed_while_others_wait_for_its_photos_is_named_and_nothing_hangs(tmp_path):
+    import os
+    import signal
+    import time
+    ds = train_dataset(generated_yolo_set(tmp_path, count=30), imgsz=64, batch=3)
+    want = shuffled(ds, 2, seed=4)
+    next(iter(want))
+    want = list(want)  # the next epoch, after one left early
+    loader = shuffled(ds, 2, seed=4)
+    it = iter(loader)
+    next(it)
+    victim = loader._workers()[0].pid
+    os.kill(victim, signal.SIGKILL)
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=f"pid\\(s\\) {victim}\\) exited unexpectedly"):
+        list(it)
+    assert time.monotonic() - start < 10
+    # new workers, the same shared photo slots: the next epoch is as it would be
+    assert_same_batches(list(loader), want)
