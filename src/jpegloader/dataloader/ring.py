@@ -25,15 +25,13 @@ worker and the one the user holds do not fit.
 """
 from __future__ import annotations
 
-import ctypes
 import itertools
 import os
-import sys
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
+from .._shared_pages import _madvise, map_in  # noqa: F401 (map_in: the workers')
 from ..pipelines.contract import Layout
 
 _use_count = getattr(torch._C, "_storage_Use_Count", None)
@@ -46,33 +44,6 @@ ZERO_COPY_SUPPORTED = _use_count is not None
 # pages stay in the shared-memory file whoever maps them.  It cost time
 # (docs/experiments.md); memory is compared by what the loader's processes hold,
 # private and shared (NOTE [ Counting memory ] in bench/memory.py).
-
-# NOTE [ A worker maps a slot in one call ]
-# A forked worker inherits no page-table entries for the ring, so each first write
-# to a 4 KiB page of a slot faults, in every new worker, every epoch with torch's
-# default persistent_workers=False.  One MADV_POPULATE_WRITE over the slot before
-# its first write maps the same pages for less CPU (docs/experiments.md).
-_MADV_POPULATE_WRITE = 23  # Linux 5.14+; older kernels answer EINVAL and pages fault in
-_PAGE = os.sysconf("SC_PAGE_SIZE")
-_madvise = None
-if sys.platform.startswith("linux"):
-    try:
-        _madvise = ctypes.CDLL(None, use_errno=True).madvise
-        _madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    except (OSError, AttributeError):
-        _madvise = None
-
-
-def map_in(arrays: tuple[np.ndarray, ...]) -> None:
-    """Maps a slot's pages into this process in one call per field, before the
-    first write (see NOTE [ A worker maps a slot in one call ])."""
-    if _madvise is None:
-        return
-    for a in arrays:
-        start = a.ctypes.data // _PAGE * _PAGE  # a slot starts on a page: this is exact
-        if a.nbytes:
-            _madvise(start, a.ctypes.data + a.nbytes - start, _MADV_POPULATE_WRITE)
-
 
 SHM_DIR = "/dev/shm"
 MIB = 1 << 20

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from ..._shared_pages import map_in
 from ..contract import HEADER_WIDTH, Workspace
 
 _SEED, _POSITION, _STATE, _H0, _W0, _H, _W, _INDEX = range(HEADER_WIDTH)
@@ -45,9 +46,21 @@ class PhotoStore:
         self.shared = shared
         self.slots = int(workspace.header.shape[0])
         self._views = None
+        self._mapped: set[int] = set()  # the slots this process has mapped in
 
     def __getstate__(self):
-        return {**self.__dict__, "_views": None}
+        return {**self.__dict__, "_views": None, "_mapped": set()}
+
+    def _slot(self, position: int) -> np.ndarray:
+        """Slot ``position``'s row, mapped into this process in one call the first time
+        (NOTE [ A worker maps a slot in one call ]: a new worker every epoch)."""
+        slot = position % self.slots
+        row = self._arrays()[0][slot]
+        if slot not in self._mapped:
+            self._mapped.add(slot)
+            if self.shared:
+                map_in((row,))
+        return row
 
     def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
         if self._views is None:
@@ -60,7 +73,7 @@ class PhotoStore:
         """Where the h x w BGR photo at ``position`` goes (None: it is larger than a slot)."""
         if h * w * 3 > self.capacity:
             return None
-        return self._arrays()[0][position % self.slots, :h * w * 3].reshape(h, w, 3)
+        return self._slot(position)[:h * w * 3].reshape(h, w, 3)
 
     def publish(self, seed: int, entries) -> None:
         """entries: (position, index, state, original hw, resized hw), the photos
@@ -102,7 +115,7 @@ class PhotoStore:
         return bigger
 
     def photo(self, position: int, h: int, w: int) -> np.ndarray:
-        return self._arrays()[0][position % self.slots, :h * w * 3].reshape(h, w, 3)
+        return self._slot(position)[:h * w * 3].reshape(h, w, 3)
 
 
 def held(row: np.ndarray) -> tuple[int, tuple[int, int], tuple[int, int]]:
