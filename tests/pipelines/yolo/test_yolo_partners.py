@@ -180,7 +180,7 @@ def test_a_photos_segments_are_resampled_once_while_it_is_in_the_pool(tmp_path):
                               ultralytics_batch(ds, batches[1], seed, 1, batches[0])])
 
 
-@pytest.mark.slow  # the dead worker is noticed in seconds
+@pytest.mark.integration  # the dead worker is noticed in seconds
 def test_a_worker_killed_while_others_wait_for_its_photos_is_named_and_nothing_hangs(tmp_path):
     import os
     import signal
