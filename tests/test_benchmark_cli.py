@@ -354,6 +354,24 @@ def test_yolo_recipes_run_ultralytics_loaders(tmp_path, capsys, monkeypatch):
     assert list((tmp_path / "cache" / "jpegloader").glob("yolo-*/labels/val/*.txt"))
 
 
+@pytest.mark.integration  # whole recipes
+def test_yolo_classify_recipes_run_ultralytics_classification_dataset(tmp_path, capsys):
+    """--pipeline yolo-classify,yolo-classify-val: Ultralytics' ClassificationDataset
+    over the image folder, both loaders; ours accelerated, RandAugment and
+    RandomErasing yours."""
+    pytest.importorskip("ultralytics", reason="the yolo recipes run Ultralytics' datasets")
+    out = tmp_path / "r.json"
+    args = ["--data", shared("imagenet-sample"), "--pipeline", "yolo-classify,yolo-classify-val",
+            "--files", "24", "--workers", "0", "--epochs", "1", "--warmup", "0",
+            "--batch-size", "8", "--no-memory", "--json", out]
+    assert cli.main([str(a) for a in args]) == 0
+    text = capsys.readouterr().out
+    assert "yours: RandAugment" in text and "native: decode, Resize" in text
+    for recipe in ("yolo-classify", "yolo-classify-val"):
+        r = json.loads(out.read_text())["results"][recipe]["0"]
+        assert r["native"]["epochs"][0]["images"] == r["jpegloader"]["epochs"][0]["images"] == 24
+
+
 def test_the_yolo_ram_cache_recipe_reports_its_cache(tmp_path, capsys, monkeypatch):
     """--pipeline yolo-train-ram: both loaders over a dataset built with cache="ram";
     the cache's size and the time the dataset took to build go in the results (the

@@ -7,6 +7,7 @@ import io
 import os
 import random
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -372,10 +373,22 @@ YOLO = {
 }
 for _name, (_what, *_) in YOLO.items():
     PIPELINES[_name] = (_what, None)
+#: Ultralytics' classification loaders (``yolo classify``) over an image folder: name ->
+#: (what it is, its training augmentation)
+YOLO_CLASSIFY = {
+    "yolo-classify": ("Ultralytics YOLO classify train: ClassificationDataset(augment=True), "
+                      "imgsz 224, default hyperparameters: RandomResizedCrop (scale 0.5-1), "
+                      "fliplr 0.5, RandAugment, ToTensor, Normalize, RandomErasing(0.4)", True),
+    "yolo-classify-val": ("Ultralytics YOLO classify val: ClassificationDataset, imgsz 224, "
+                          "classify_transforms: Resize(224), CenterCrop(224), ToTensor, "
+                          "Normalize", False),
+}
+for _name, (_what, _) in YOLO_CLASSIFY.items():
+    PIPELINES[_name] = (_what, None)
 DETECTION = ("ssd", "ssd-val", *DETECTION_V2, *DETR, *RTDETR, *YOLO)
 NEEDS = {"timm-train": "timm", "deit-train": "timm",
          **{name: "pycocotools" for name in (*DETECTION_V2, *DETR, *RTDETR)},
-         **{name: "ultralytics" for name in YOLO}}
+         **{name: "ultralytics" for name in (*YOLO, *YOLO_CLASSIFY)}}
 #: Recipes whose loaders keep the dataset's order: Ultralytics' rect batches (shapes by
 #: batch) come in the order its loader gives them, unshuffled.
 IN_ORDER = frozenset(name for name, (_, _, mode, settings) in YOLO.items()
@@ -404,6 +417,10 @@ def build_dataset(pipeline: str, root, batch_size: int = 32):
     (image folder, instances JSON) for detection; ``batch_size`` for the recipes whose
     dataset knows its batches (Ultralytics' rect batches)."""
     entry = PIPELINES[pipeline]
+    if pipeline in YOLO_CLASSIFY:
+        with contextlib.redirect_stdout(io.StringIO()):
+            dataset = yolo_user.classify_dataset(Path(root), YOLO_CLASSIFY[pipeline][1])
+        return dataset, None
     if pipeline in YOLO:
         _, task, mode, settings = YOLO[pipeline]
         yaml = yolo_user.yolo_set_for(root[0], root[1], segments=task == "segment",
@@ -432,8 +449,8 @@ def build_dataset(pipeline: str, root, batch_size: int = 32):
 def image_files(dataset) -> list[str]:
     """The image files a recipe's dataset reads: an ImageFolder's, or a wrapped
     CocoDetection's (through its Subset)."""
-    if hasattr(dataset, "samples"):
-        return [path for path, _ in dataset.samples]
+    if hasattr(dataset, "samples"):  # (path, target), or Ultralytics' [path, target, npy, image]
+        return [str(sample[0]) for sample in dataset.samples]
     if hasattr(dataset, "im_files"):  # Ultralytics' YOLODataset
         return [str(f) for f in dataset.im_files]
     indices = None

@@ -106,6 +106,16 @@ def train_dataset(yaml: Path, batch_size: int, imgsz: int = 640, task: str = "de
     return build_yolo_dataset(cfg, data["train"], batch_size, data, mode="train", stride=32)
 
 
+def classify_dataset(root: Path, augment: bool, imgsz: int = 224):
+    """The dataset ``yolo classify`` builds over an image folder (ClassificationDataset,
+    Ultralytics' default hyperparameters), for training (``augment``) or validation."""
+    from ultralytics.cfg import get_cfg
+    from ultralytics.data.dataset import ClassificationDataset
+
+    return ClassificationDataset(str(root), args=get_cfg(overrides={"imgsz": imgsz}),
+                                 augment=augment, prefix="train" if augment else "val")
+
+
 def ram_cache_mib(dataset) -> float:
     """What a dataset built with cache="ram" holds of decoded photos (0 without)."""
     if getattr(dataset, "cache", None) != "ram":

@@ -1,6 +1,6 @@
 """The classification pipeline: image folders (torchvision's DatasetFolder and
-ImageFolder, timm's ImageDataset, Subsets of them) with the transforms real
-training recipes build.  See NOTE [ A pipeline's contract ] in contract.py.
+ImageFolder, timm's ImageDataset, Ultralytics' ClassificationDataset, Subsets of
+them) with the transforms real training recipes build.  See NOTE [ A pipeline's contract ] in contract.py.
 
     recognise.py   recognise the dataset; what a sample reads (ImageSource)
     lower.py       lower the transform into ops (ops.py), natively as far as it goes,
@@ -40,7 +40,7 @@ class ClassificationPipeline(Pipeline):
         args = loader_args or {}
         source, checks = recognise.recognise(dataset)
         transform = source.transform if source is not None else \
-            getattr(recognise.unwrap_subsets(dataset)[0], "transform", None)
+            recognise.transform_of(recognise.unwrap_subsets(dataset)[0])
         views = lower_views(transform)
         if views is not None:
             return self._lower_views(source, checks, args, *views)
@@ -94,7 +94,7 @@ class ClassificationPipeline(Pipeline):
             return ViewsBatchDecoder(table, index_map, program, source.replace_unreadable,
                                      options)
         return ClassificationBatchDecoder(table, index_map, program, source.replace_unreadable,
-                                          options, collate)
+                                          options, collate, source.reader, source.fields)
 
 
 def _collate(args: dict, program) -> tuple[CollatePlan | None, Check]:

@@ -20,6 +20,7 @@ from ..tensor_stage import division_form
 from .draw import draw, replay
 from .hybrid import CollatePlan, Yours, as_collate_input, sample_layout
 from .program import ClassificationProgram
+from ..opencv_reading import read_as_opencv
 from .recognise import TIMM_RETRIES, open_rgb
 
 #: a member or an Arrow image cell with no bytes (a None cell of a datasets.Dataset)
@@ -52,8 +53,13 @@ class ClassificationBatchDecoder(BatchDecoder):
 
     def __init__(self, table: FileTable, index_map: torch.Tensor | None,
                  program: ClassificationProgram, replace_unreadable: bool,
-                 options: DecodeOptions, collate: CollatePlan | None = None):
+                 options: DecodeOptions, collate: CollatePlan | None = None,
+                 reader=None, fields: tuple[str, str] | None = None):
         super().__init__(options)
+        #: path -> RGB image where the dataset reads with OpenCV (ImageSource.reader): the
+        #: C core then decodes only the photos OpenCV reads alike (read_as_opencv)
+        self.reader = reader
+        self.fields = fields  # a sample's dict keys (ImageSource.fields), else None
         self.table = table            # paths and targets by base dataset index
         self.index_map = index_map    # int64[len]: loader index -> base index (Subsets)
         self.program = program
@@ -84,8 +90,11 @@ class ClassificationBatchDecoder(BatchDecoder):
         return self.collate.layout if self.collate.ring else _QUEUE_LAYOUT
 
     def assemble(self, tensors: list[torch.Tensor], extras=None):
-        # default_collate's [images, labels], a fast_collate's (images, labels), or the
-        # collate_fn's own structure: a namedtuple takes its fields one by one
+        # default_collate's [images, labels] (or its dict of them, for samples that are
+        # dicts), a fast_collate's (images, labels), or the collate_fn's own structure:
+        # a namedtuple takes its fields one by one
+        if self.fields is not None and self.collate is None:
+            return dict(zip(self.fields, tensors, strict=True))
         if issubclass(self.structure, tuple) and hasattr(self.structure, "_fields"):
             return self.structure(*tensors)
         return self.structure(tensors)
@@ -108,8 +117,12 @@ class ClassificationBatchDecoder(BatchDecoder):
     def draw_and_decode(self, work, part, encoded, widths, heights, known, c_seconds):
         p = self.program
         d = draw(p, widths, heights, work.seed, work.indices[part])
+        skip = ~known
+        if self.reader is not None:  # the others through the dataset's own reading
+            skip = skip | ~np.array([read_as_opencv(encoded, j, bool(k))
+                                     for j, k in enumerate(known)], dtype=bool)
         plans = to_plans(d.geometry, widths, heights, self.options.dct_scaling,
-                         skip=~known, colour=d.colour)
+                         skip=skip, colour=d.colour)
         return decode_batch(encoded, plans, work.native[part], self.lut,
                             self.options.max_pixels, c_seconds, hwc=p.handover == "pil",
                             threads=work.threads, norm=self.norm)
@@ -205,6 +218,8 @@ class ClassificationBatchDecoder(BatchDecoder):
             if not data:
                 raise EmptyImageError(EMPTY_IMAGE)
             return row, Image.open(io.BytesIO(data)).convert("RGB")
+        if self.reader is not None:
+            return row, self.reader(self.table.path(row))
         if not self.replace_unreadable:
             return row, open_rgb(self.table.path(row))
         # timm's ImageDataset: a file that cannot be opened is replaced by the next

@@ -9,10 +9,14 @@ mapped through:
 * timm's ``ImageDataset`` over a folder (its ``ReaderImageFolder``'s samples and
   class map), reading RGB images (``input_img_mode="RGB"``, no bytes, no
   additional features).  An unreadable file there is replaced by the next one,
-  as timm does.
+  as timm does;
+* Ultralytics' ``ClassificationDataset`` (``yolo classify``), uncached: its
+  samples' paths and classes, each photo read as its own ``imread`` (OpenCV) reads
+  it, its samples ``{"img": ..., "cls": ...}``.
 
 A sample is read as the dataset reads it: ``samples[i]`` is (path, target) and
-the image is the file opened by PIL and converted to RGB.
+the image is the file opened by PIL and converted to RGB (or by OpenCV and
+converted to RGB, for Ultralytics': ``ImageSource.reader``).
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from torchvision.datasets.folder import default_loader, pil_loader
 
 from ...sources.arrow_images import HuggingFaceImages, arrow_spans
 from ..contract import Check, check
+from ..opencv_reading import OpenCVReading
 from ..subsets import subset_check, unwrap_subsets
 from ...sources.shards import WebDataset
 
@@ -45,6 +50,10 @@ class ImageSource:
     description: str
     #: samples that are spans of files (tar shards, Arrow files); ``samples`` is then empty
     members: tuple | None = field(default=None, repr=False, compare=False)
+    #: path -> RGB PIL image where the dataset does not open files with PIL (OpenCVReading)
+    reader: object = field(default=None, repr=False, compare=False)
+    #: the keys of a sample that is a dict ({"img": image, "cls": target}), else None
+    fields: tuple[str, str] | None = None
 
     def __len__(self) -> int:
         base = len(self.samples) if self.members is None else len(self.members.file_of)
@@ -57,6 +66,13 @@ class ImageSource:
         content = hash(tuple(self.samples)) if self.members is None else hash(
             (tuple(self.members[0]), *(a.tobytes() for a in self.members[1:])))
         return (self.description, len(self), content, indices, self.replace_unreadable)
+
+
+def transform_of(base):
+    """The dataset's transform (Ultralytics' ClassificationDataset: ``torch_transforms``)."""
+    if _ultralytics_class(base) is not None:
+        return getattr(base, "torch_transforms", None)
+    return getattr(base, "transform", None)
 
 
 def open_rgb(path: str) -> Image.Image:
@@ -79,10 +95,17 @@ def _is_timm_like(dataset) -> bool:
         hasattr(dataset, "reader") and hasattr(dataset, "transform")
 
 
+def _ultralytics_class(dataset) -> type | None:
+    """Ultralytics' ClassificationDataset in the dataset's ancestry (not imported:
+    Ultralytics is no dependency of this package)."""
+    return next((c for c in type(dataset).__mro__ if c.__name__ == "ClassificationDataset"
+                 and c.__module__.startswith("ultralytics.data.")), None)
+
+
 def claims(dataset) -> bool:
     base, _, _ = unwrap_subsets(dataset)
     return isinstance(base, (DatasetFolder, WebDataset, HuggingFaceImages)) or \
-        _is_timm_like(base)
+        _is_timm_like(base) or _ultralytics_class(base) is not None
 
 
 def _name(obj) -> str:
@@ -157,6 +180,20 @@ def _timm_checks(base) -> list[Check]:
     ]
 
 
+def _ultralytics_checks(base) -> list[Check]:
+    cached = "RAM" if getattr(base, "cache_ram", False) else \
+        "disk (.npy)" if getattr(base, "cache_disk", False) else None
+    return [
+        _own_reading(base, _ultralytics_class(base), "Ultralytics' ClassificationDataset's own "
+                     "loading is used (each photo read by its imread, OpenCV)",
+                     ("__getitem__", "__len__", "imread")),
+        check("dataset.cache", cached is None, "no image cache (each photo read from its file)",
+              f"the images are cached in {cached}",
+              "train with cache=False to accelerate; a cached dataset runs on torch's "
+              "DataLoader"),
+    ]
+
+
 def _member_checks(base) -> list[Check]:
     """WebDataset shards, Hugging Face Arrow files: samples that are spans of files."""
     cls = WebDataset if isinstance(base, WebDataset) else HuggingFaceImages
@@ -175,12 +212,13 @@ def recognise(dataset) -> tuple[ImageSource | None, list[Check]]:
     """The dataset's rules, pass or fail, and its ImageSource when all pass."""
     base, indices, problems = unwrap_subsets(dataset)
     shards = isinstance(base, (WebDataset, HuggingFaceImages))
-    timm = not shards and not isinstance(base, DatasetFolder)
+    ultralytics = _ultralytics_class(base) is not None
+    timm = not shards and not ultralytics and not isinstance(base, DatasetFolder)
     kind = "timm ImageDataset" if timm else type(base).__name__
     wrapped = f"Subset of {kind}" if indices is not None else kind
     checks = [Check("dataset.type", True, f"dataset is {wrapped} (classification pipeline)")]
-    checks += _member_checks(base) if shards else (
-        _timm_checks(base) if timm else _folder_checks(base))
+    checks += _member_checks(base) if shards else _ultralytics_checks(base) if ultralytics \
+        else _timm_checks(base) if timm else _folder_checks(base)
     checks.append(subset_check(indices, problems))
     tt = getattr(base, "target_transform", None)
     checks.append(check("dataset.target_transform", tt is None, "no target_transform",
@@ -196,6 +234,11 @@ def recognise(dataset) -> tuple[ImageSource | None, list[Check]]:
     if timm and _hfds_members(base.reader) is not None:
         return ImageSource((), indices, base.transform, True, f"{wrapped} {_name(base)}",
                            _hfds_members(base.reader)), checks
+    if ultralytics:
+        samples = [(str(path), int(target)) for path, target, *_ in base.samples]
+        return ImageSource(samples, indices, base.torch_transforms, False,
+                           f"{wrapped} {_name(base)}", reader=OpenCVReading(type(base)),
+                           fields=("img", "cls")), checks
     samples = base.reader.samples if timm else base.samples
     return ImageSource(samples, indices, base.transform, timm,
                        f"{wrapped} {_name(base)}"), checks

@@ -1,6 +1,6 @@
-"""What YOLO's validation and training batches share: the slot's layout, which
-photos the C core reads as OpenCV does, and the batch the dataset's own collate_fn
-makes in the main process (NOTE [ YOLO batches ] in decode.py)."""
+"""What YOLO's validation and training batches share: the slot's layout, the .npy
+files read in place of photos, and the batch the dataset's own collate_fn makes in
+the main process (NOTE [ YOLO batches ] in decode.py)."""
 from __future__ import annotations
 
 import logging
@@ -10,7 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...decoders.markers import read_markers
 from ...sources.file_table import FileTable
 from ..by_value import pack, unpack
 from ..contract import BatchDecoder, BatchWork, DecodeOptions
@@ -19,16 +18,6 @@ from ..stand_ins import EMPTY
 _LG = logging.getLogger("jpegloader")
 #: the .npy files (path, mtime) whose size was held to their photo's, once a process
 _checked: set[tuple[str, float]] = set()
-
-
-def read_as_opencv(encoded, j: int, known: bool) -> bool:
-    """Whether the C core decodes photo ``j`` of a group as ``cv2.imread`` does:
-    no EXIF turn, one or three components (not CMYK), a header it could read."""
-    if not known or j in encoded.unreadable:
-        return False
-    a, b = int(encoded.offsets[j]), int(encoded.offsets[j + 1])
-    markers = read_markers(memoryview(encoded.data)[a:b])
-    return markers.orientation == 1 and markers.components in (1, 3)
 
 
 # NOTE [ A photo's .npy read as Ultralytics reads it ]

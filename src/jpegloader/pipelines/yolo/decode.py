@@ -21,7 +21,8 @@ import numpy as np
 from ...decoders import Output, decode_each, skipped_plans
 from ...decoders.plans import packed_fill
 from ..contract import BatchWork, DecodeOptions
-from .batches import YoloBatches, npy_instead, read_as_opencv
+from ..opencv_reading import read_as_opencv
+from .batches import YoloBatches, npy_instead
 from .draw import letterbox_params, letterbox_plan, padded_hw, rect_hw, resized_hw
 from .labels import sample_labels
 from .recognise import YoloSource

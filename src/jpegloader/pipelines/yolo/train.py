@@ -21,7 +21,8 @@ from ...sources.read_files import read_in_groups
 from ..contract import HEADER_WIDTH, BatchReport, BatchWork, DecodeOptions, Workspace
 from ..random_stream import SAMPLE_STREAM, generators_kept, seed_generators, seeds
 from ._opencv import planes_to_bgr
-from .batches import YoloBatches, YoloWork, npy_instead, read_as_opencv
+from ..opencv_reading import read_as_opencv
+from .batches import YoloBatches, YoloWork, npy_instead
 from .draw import letterbox_plan, rect_hw, resized_hw
 from .partners import ABSENT, OUTSIZED, READY, PhotoStore, held, state_of
 from .recognise import YoloTrainSource, flat_steps, imgsz, keeps_own
