@@ -103,3 +103,17 @@ def test_a_cached_dataset_falls_back_saying_why(tmp_path):
     loader = jpegloader.DataLoader(ds, batch_size=8)
     assert not loader.eligibility.accelerated
     assert "cache=False" in loader.eligibility.report()
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_photo_broken_after_the_dataset_was_built_is_skipped_and_named(tmp_path, workers):
+    ds = classification_dataset(classify_folder(tmp_path), augment=False)
+    broken = Path(ds.samples[3][0])
+    broken.unlink()  # a link to the corpus: replaced, not written through
+    broken.write_bytes(b"\xff\xd8 not a photo any more")
+    loader = jpegloader.DataLoader(ds, batch_size=8, num_workers=workers, on_error="skip")
+    batches = list(loader)
+    assert sum(len(b["cls"]) for b in batches) == len(ds) - 1
+    assert [index for index, *_ in loader.skipped_samples] == [3]
+    with pytest.raises(Exception, match=str(broken)):
+        list(jpegloader.DataLoader(ds, batch_size=8, num_workers=workers))

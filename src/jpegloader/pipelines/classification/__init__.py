@@ -94,7 +94,7 @@ class ClassificationPipeline(Pipeline):
             return ViewsBatchDecoder(table, index_map, program, source.replace_unreadable,
                                      options)
         return ClassificationBatchDecoder(table, index_map, program, source.replace_unreadable,
-                                          options, collate, source.reader, source.fields)
+                                          options, collate, source.reader, source.sample_keys)
 
 
 def _collate(args: dict, program) -> tuple[CollatePlan | None, Check]:

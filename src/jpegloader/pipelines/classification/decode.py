@@ -54,12 +54,12 @@ class ClassificationBatchDecoder(BatchDecoder):
     def __init__(self, table: FileTable, index_map: torch.Tensor | None,
                  program: ClassificationProgram, replace_unreadable: bool,
                  options: DecodeOptions, collate: CollatePlan | None = None,
-                 reader=None, fields: tuple[str, str] | None = None):
+                 reader=None, sample_keys: tuple[str, str] | None = None):
         super().__init__(options)
         #: path -> RGB image where the dataset reads with OpenCV (ImageSource.reader): the
         #: C core then decodes only the photos OpenCV reads alike (read_as_opencv)
         self.reader = reader
-        self.fields = fields  # a sample's dict keys (ImageSource.fields), else None
+        self.sample_keys = sample_keys  # a sample's dict keys (ImageSource.sample_keys)
         self.table = table            # paths and targets by base dataset index
         self.index_map = index_map    # int64[len]: loader index -> base index (Subsets)
         self.program = program
@@ -93,8 +93,8 @@ class ClassificationBatchDecoder(BatchDecoder):
         # default_collate's [images, labels] (or its dict of them, for samples that are
         # dicts), a fast_collate's (images, labels), or the collate_fn's own structure:
         # a namedtuple takes its fields one by one
-        if self.fields is not None and self.collate is None:
-            return dict(zip(self.fields, tensors, strict=True))
+        if self.sample_keys is not None and self.collate is None:
+            return dict(zip(self.sample_keys, tensors, strict=True))
         if issubclass(self.structure, tuple) and hasattr(self.structure, "_fields"):
             return self.structure(*tensors)
         return self.structure(tensors)

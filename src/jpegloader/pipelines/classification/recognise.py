@@ -53,7 +53,7 @@ class ImageSource:
     #: path -> RGB PIL image where the dataset does not open files with PIL (OpenCVReading)
     reader: object = field(default=None, repr=False, compare=False)
     #: the keys of a sample that is a dict ({"img": image, "cls": target}), else None
-    fields: tuple[str, str] | None = None
+    sample_keys: tuple[str, str] | None = None
 
     def __len__(self) -> int:
         base = len(self.samples) if self.members is None else len(self.members.file_of)
@@ -238,7 +238,7 @@ def recognise(dataset) -> tuple[ImageSource | None, list[Check]]:
         samples = [(str(path), int(target)) for path, target, *_ in base.samples]
         return ImageSource(samples, indices, base.torch_transforms, False,
                            f"{wrapped} {_name(base)}", reader=OpenCVReading(type(base)),
-                           fields=("img", "cls")), checks
+                           sample_keys=("img", "cls")), checks
     samples = base.reader.samples if timm else base.samples
     return ImageSource(samples, indices, base.transform, timm,
                        f"{wrapped} {_name(base)}"), checks
