@@ -219,12 +219,17 @@ class Epoch:
             except TimeoutError as e:
                 self.pool.abandon()
                 raise RuntimeError(str(e)) from None
-            self.pool.finished(result)
-            if slot is not None:
-                self.pool.release(slot)
-            if result.epoch < 0:
-                self.pool.shutdown()
-                result.report.reraise()
+            self._discard(result, slot)
+
+    def _discard(self, result, slot) -> None:
+        """A result not of this epoch (an abandoned epoch's: its slot given back), or a
+        worker's failed init (raised)."""
+        self.pool.finished(result)
+        if slot is not None:
+            self.pool.release(slot)
+        if result.epoch < 0:
+            self.pool.shutdown()
+            result.report.reraise()
 
     def _earlier(self, indices) -> EarlierSamples | None:
         history = self._history
@@ -309,12 +314,7 @@ class Epoch:
             finally:
                 self.stats.add_seconds({"wait": time.perf_counter() - waiting})
             if result.epoch != self.index:  # from an abandoned epoch or a failed init
-                pool.finished(result)
-                if slot is not None:
-                    pool.release(slot)
-                if result.epoch < 0:
-                    pool.shutdown()
-                    result.report.reraise()
+                self._discard(result, slot)
                 self._fill()
                 continue
             if hasattr(result.report, "reraise"):
