@@ -12,6 +12,9 @@ Modes:
     big-table  a dataset of 200,000 samples (the folder's files under long paths),
                batches of BATCH (the third argument): the verdict and two batches, or
                the error, then what /dev/shm holds (the shared-memory budget test).
+    shm-taken  Mask R-CNN's loader (DATA_DIR unused: coco-sample) whose workers, as
+               they start, take all of /dev/shm left: the verdict, the error, then
+               what /dev/shm holds.
 """
 from __future__ import annotations
 
@@ -50,6 +53,34 @@ def big_table(root: str, batch_size: int) -> None:
     say(shm=sorted(os.listdir("/dev/shm")))
 
 
+def _take_shared_memory(worker_id: int) -> None:
+    """What another program does to a node's /dev/shm: takes all that is free."""
+    fd = os.open(f"/dev/shm/taken-{worker_id}", os.O_RDWR | os.O_CREAT)
+    taken, chunk = 0, 1 << 16  # a chunk at a time: a failed fallocate takes nothing
+    try:
+        while True:
+            os.posix_fallocate(fd, taken, chunk)
+            taken += chunk
+    except OSError:
+        pass  # full
+    os.close(fd)
+
+
+def shm_taken() -> None:
+    from tests.pipelines.detection.conftest import R, build
+    ds = build("hflip", with_masks=True)
+    try:
+        loader = jpegloader.DataLoader(ds, batch_size=2, num_workers=2,
+                                       collate_fn=R.collate_fn,
+                                       worker_init_fn=_take_shared_memory)
+        say(accelerated=loader.eligibility.accelerated)
+        say(count=sum(len(b[0]) for b in loader))
+    except Exception as e:  # noqa: BLE001 - reported to the test
+        say(error=type(e).__name__, message=str(e))
+    del loader
+    say(shm=sorted(os.listdir("/dev/shm")))
+
+
 def main(mode: str, root: str, *args: str) -> None:
     # A process started in the background by a non-interactive shell (as a CI runner
     # may start the suite) inherits SIGINT ignored, and Python then keeps it ignored:
@@ -57,6 +88,9 @@ def main(mode: str, root: str, *args: str) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     if mode == "big-table":
         big_table(root, int(args[0]))
+        return
+    if mode == "shm-taken":
+        shm_taken()
         return
     ds = datasets.ImageFolder(root, train_transform())
     loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, shuffle=True)

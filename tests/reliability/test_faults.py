@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from PIL import UnidentifiedImageError
 from torchvision import datasets
 
 import jpegloader
+from jpegloader._shared_pages import can_reserve
 from jpegloader.dataloader.ring import SharedMemoryError
 from jpegloader.dataloader.shared_budget import SharedBudget
 from jpegloader.pipelines import CLASSIFICATION, DecodeOptions
@@ -338,6 +340,50 @@ def test_tables_count_in_the_shared_memory_budget(small_folder, batch_size, outc
     else:
         assert events[0]["error"] == "SharedMemoryError", events
         assert "MiB of tables" in events[0]["message"] and "--shm-size" in events[0]["message"]
+
+
+@pytest.mark.skipif(not can_mount_private_shm(),
+                    reason="needs root and unshare -m to give a child a small private /dev/shm")
+@pytest.mark.skipif(not can_reserve(), reason="slots keep every page on this kernel (Linux "
+                    "5.14+ reserves them as written): nothing to take after the start")
+def test_dev_shm_taken_after_the_start_is_a_clear_error_naming_the_batch(small_folder):
+    """NOTE [ A slot holds what its batch takes ]: a detection slot's pages are reserved
+    as its batch is written.  When another program has taken /dev/shm since the loader
+    started, the worker's reservation fails: SharedMemoryError naming the batch, the
+    worker and what to do; no bus error, no hang, nothing of the loader's left behind."""
+    wrap = ["unshare", "-m", "sh", "-c",
+            'mount -t tmpfs -o size=256M tmpfs /dev/shm && exec "$@"', "sh"]
+    child = _child("shm-taken", small_folder, wrap=wrap)
+    out, err = child.communicate(timeout=300)
+    assert child.returncode == 0, err
+    events = _events(out)
+    assert events[0] == {"accelerated": True}, events
+    assert events[1]["error"] == "SharedMemoryError", events
+    message = events[1]["message"]
+    assert re.search(r"could not (reserve .* MiB of /dev/shm for batch \d+'s (images|masks)|"
+                     r"allocate a .* MiB (image|masks) beside batch \d+) in DataLoader worker "
+                     r"process \d", message), message
+    assert "--shm-size" in message, message
+    assert events[-1] == {"shm": ["taken-0", "taken-1"]}, events
+
+
+@pytest.mark.skipif(not can_mount_private_shm(),
+                    reason="needs root and unshare -m to give a child a small private /dev/shm")
+def test_a_shared_tensor_that_does_not_fit_is_a_clear_error_and_no_file_left():
+    """torch leaves behind the /dev/shm file of a shared tensor it could not allocate;
+    shared_empty (ring slots, tensors beside a batch) removes it."""
+    code = ("import os, torch\n"
+            "from jpegloader._shared_pages import SharedMemoryError, shared_empty\n"
+            "try:\n"
+            "    shared_empty((8 << 20,), torch.uint8, 'test tensor')\n"
+            "except SharedMemoryError as e:\n"
+            "    print('test tensor in /dev/shm' in str(e), '--shm-size' in str(e))\n"
+            "print(os.listdir('/dev/shm'))\n")
+    done = subprocess.run(["unshare", "-m", "sh", "-c",
+                           'mount -t tmpfs -o size=1M tmpfs /dev/shm && exec "$@"', "sh",
+                           sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert done.stdout.split("\n")[:2] == ["True True", "[]"], done.stdout + done.stderr
 
 
 def test_a_pipeline_refused_for_shared_memory_is_not_rebuilt_every_epoch(small_folder,

@@ -219,7 +219,8 @@ class Engine:
         if self._ring is None:
             self._prefetch = self._fit_ring_to_shared_memory()
             self._ring = BatchRing(BatchRing.slots_for(self._prefetch, c.num_workers),
-                                   self.decoder.layout, c.batch_size)
+                                   self.decoder.layout, c.batch_size,
+                                   sparse=self.decoder.sparse_slots)
         context = c.multiprocessing_context or torch.multiprocessing
         self._share_workspace(context)
         return WorkerPool(self.decoder, self._ring, num_workers=c.num_workers,

@@ -17,21 +17,25 @@ copied out instead.
 NOTE [ When /dev/shm is small ]
 Slots live in /dev/shm, which containers often keep at 64 MB.  torch reserves
 each slot's pages when it creates it (posix_fallocate), so a full /dev/shm is
-an allocation error, never a bus error on first touch.  Before the first
-epoch the engine sizes the ring to the free space (``fit_prefetch`` in
-shared_budget.py): fewer
-batches in flight, with a warning, or a clear error when even one batch per
-worker and the one the user holds do not fit.
+an allocation error, never a bus error on first touch; a slot whose batches
+vary reserves its pages as they are written instead (NOTE [ A slot holds what
+its batch takes ] in _shared_pages.py), an error naming the batch.  Before the
+first epoch the engine sizes the ring to the free space, every slot counted
+whole (``fit_prefetch`` in shared_budget.py): fewer batches in flight, with a
+warning, or a clear error when even one batch per worker and the one the user
+holds do not fit.
 """
 from __future__ import annotations
 
 import itertools
-import os
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
-from .._shared_pages import _madvise, map_in  # noqa: F401 (map_in: the workers')
+from .._shared_pages import (  # noqa: F401 (map_in: the workers'; the rest: this API's)
+    MIB, SHM_ADVICE, SHM_DIR, SharedMemoryError, _madvise, hand_back, map_in,
+    shared_empty, shared_memory_free)
 from ..pipelines.contract import Layout
 
 _use_count = getattr(torch._C, "_storage_Use_Count", None)
@@ -45,23 +49,6 @@ ZERO_COPY_SUPPORTED = _use_count is not None
 # (docs/experiments.md); memory is compared by what the loader's processes hold,
 # private and shared (NOTE [ Counting memory ] in bench/memory.py).
 
-SHM_DIR = "/dev/shm"
-MIB = 1 << 20
-
-
-class SharedMemoryError(RuntimeError):
-    """Not enough shared memory for the batch ring; the message says what to change."""
-
-
-def shared_memory_free() -> int | None:
-    """Bytes free in /dev/shm, where torch creates shared tensors (None if unknown)."""
-    try:
-        fs = os.statvfs(SHM_DIR)
-    except OSError:
-        return None
-    return fs.f_bavail * fs.f_frsize
-
-
 def _nbytes(shape: tuple[int, ...], dtype: torch.dtype) -> int:
     numel = 1
     for n in shape:
@@ -74,36 +61,8 @@ def layout_bytes(layout: Layout, capacity: int) -> int:
     return sum(_nbytes((capacity, *shape), dtype) for shape, dtype in layout)
 
 
-SHM_ADVICE = ("Give the machine more shared memory (Docker: --shm-size=2g; Kubernetes: an "
-               "emptyDir with medium Memory on /dev/shm), or lower batch_size or num_workers "
-               "(num_workers=0 needs none).")
-
-
 def _storage_refs(t: torch.Tensor) -> int:
     return _use_count(t.untyped_storage()._cdata)
-
-
-def shared_empty(shape: tuple[int, ...], dtype: torch.dtype,
-                 what: str = "batch slot") -> torch.Tensor:
-    """An uninitialised tensor in shared memory.  Made in place, not by
-    ``empty().share_memory_()``, which fills private pages and copies them: for a
-    slot of a 64-image batch that is 38.5 MB touched twice in the main process,
-    delaying the first batch.  The worker that writes a page first maps it."""
-    new_shared = getattr(torch.UntypedStorage, "_new_shared", None)
-    if new_shared is None:
-        return torch.empty(shape, dtype=dtype).share_memory_()
-    nbytes = _nbytes(shape, dtype)
-    try:
-        storage = new_shared(nbytes)
-    except RuntimeError as e:
-        if "shared memory" not in str(e):
-            raise
-        free = shared_memory_free()
-        raise SharedMemoryError(
-            f"could not allocate a {nbytes / MIB:.1f} MiB {what} in {SHM_DIR} "
-            f"({'unknown' if free is None else f'{free / MIB:.0f} MiB'} free): {e}. "
-            f"{SHM_ADVICE}") from None
-    return torch.empty(0, dtype=dtype).set_(storage, 0, shape)
 
 
 @dataclass
@@ -123,9 +82,12 @@ class Slot:
 
 
 class BatchRing:
-    def __init__(self, size: int, layout: Layout, capacity: int = 1):
+    def __init__(self, size: int, layout: Layout, capacity: int = 1, sparse: bool = False):
         self.layout = layout
         self.capacity = capacity  # samples per slot; grows to the largest batch seen
+        #: slots are made without pages, which their batches reserve (NOTE [ A slot
+        #: holds what its batch takes ] in _shared_pages.py)
+        self.sparse = sparse
         self._generations = itertools.count()
         self._free: list[Slot] = []
         self._lent: list[Slot] = []   # views handed to the user
@@ -135,6 +97,9 @@ class BatchRing:
     def _allocate(self, slot_id: int, capacity: int) -> Slot:
         self.capacity = capacity = max(capacity, self.capacity)
         tensors = tuple(shared_empty((capacity, *shape), dtype) for shape, dtype in self.layout)
+        if self.sparse:  # torch reserved every page of them: handed back
+            for t in tensors:
+                hand_back(t.view(-1).numpy().view(np.uint8), 0)
         return Slot(slot_id, next(self._generations), tensors)
 
     def acquire(self, capacity: int) -> Slot:

@@ -112,7 +112,8 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
             slots[task.slot_id] = (task.generation, tuple(t.numpy() for t in task.slot_tensors))
         generation, arrays = slots[task.slot_id]
         if (task.slot_id, generation) not in mapped:
-            ring.map_in(arrays)  # NOTE [ A worker maps a slot in one call ]
+            if not decoder.sparse_slots:  # else its batches reserve what they write
+                ring.map_in(arrays)  # NOTE [ A worker maps a slot in one call ]
             mapped.add((task.slot_id, generation))
         if task.start:
             arrays = tuple(a[task.start:] for a in arrays)

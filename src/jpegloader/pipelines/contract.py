@@ -24,6 +24,8 @@ import numpy as np
 import torch
 from torch._utils import ExceptionWrapper
 
+from .. import _shared_pages
+from .._shared_pages import SharedMemoryError
 from ..decoders import DEFAULT_MAX_PIXELS
 from ..decoders import status as st
 from ..sources.file_table import FileTable, forget_changed, image_sizes
@@ -299,6 +301,10 @@ class BatchDecoder:
     #: how many samples before a batch's end it reads, its own included (0: only its
     #: own): the epoch sends each batch those before it (``EarlierSamples``)
     window: int = 0
+    #: whether a batch fills a part of its slot that varies from batch to batch: its
+    #: pages are then reserved as written (NOTE [ A slot holds what its batch takes ]
+    #: in _shared_pages.py) through ``reserve`` and ``hand_back``
+    fills_part: bool = False
 
     def __init__(self, options: DecodeOptions):
         self.options = options
@@ -307,6 +313,25 @@ class BatchDecoder:
         """Whether pin_memory=True pins the assembled batch (torch's pin_memory over
         its structure, from the slot lent) rather than a copy of the slot's rows."""
         return self.partial_rows
+
+    @property
+    def sparse_slots(self) -> bool:
+        """Whether its slots are made without pages, reserved by the batches written
+        into them (``fills_part``, where the kernel can: NOTE [ A slot holds what its
+        batch takes ] in _shared_pages.py)."""
+        return self.fills_part and _shared_pages.can_reserve()
+
+    def reserve(self, work: BatchWork, view: np.ndarray, what: str) -> None:
+        """Reserves the slot's pages ``view`` spans before ``work`` writes ``what``
+        there (a worker's batch in a sparse slot; elsewhere nothing to do)."""
+        if self.sparse_slots and not work.in_main:
+            _shared_pages.reserve(view, f"batch {work.batch_no}'s {what} {work.where}")
+
+    def hand_back(self, work: BatchWork, region: np.ndarray, used: int) -> None:
+        """Hands back the pages of the slot's ``region`` past ``used`` bytes, once
+        ``work`` is written (a worker's batch in a sparse slot)."""
+        if self.sparse_slots and not work.in_main:
+            _shared_pages.hand_back(region, used)
 
     @property
     def inline_layout(self) -> Layout:
@@ -362,6 +387,8 @@ class BatchDecoder:
             work.report.python_path += 1
             try:
                 self.redo(work, int(k))
+            except SharedMemoryError:
+                raise  # the batch's, not the sample's
             except Exception:
                 work.keep[k] = False
                 self._python_path_failed(work.report, int(indices[k]), work.paths[k],

@@ -48,6 +48,7 @@ from PIL import Image
 from torch.utils.data import default_collate
 from torchvision import tv_tensors
 
+from ..._shared_pages import SharedMemoryError, shared_empty
 from ...decoders import Output, decode_each, levels_to_float, resize_hwc
 from ...decoders import status as st
 from ...decoders.jpeg import FILTERS, PAD_MODES
@@ -95,14 +96,14 @@ def _row_pixels(program: DetectionProgram, sizes: list[tuple[int, int]]) -> int:
     return int(min(per_photo.max(), ROW_ROOM * median))
 
 
-def _empty(shape: tuple[int, ...], dtype: torch.dtype, shared: bool) -> torch.Tensor:
-    """A tensor for one image; in shared memory when it is to be sent to another
-    process (torch would otherwise copy it there when pickling it)."""
-    new_shared = getattr(torch.UntypedStorage, "_new_shared", None)
-    if not shared or new_shared is None:
+def _empty(shape: tuple[int, ...], dtype: torch.dtype, work: BatchWork,
+           what: str) -> torch.Tensor:
+    """A tensor for one image, or its masks, beside the batch; in shared memory when
+    it is to be sent to another process (torch would otherwise copy it there when
+    pickling it)."""
+    if work.in_main:
         return torch.empty(shape, dtype=dtype)
-    nbytes = int(np.prod(shape)) * torch.empty((), dtype=dtype).element_size()
-    return torch.empty(0, dtype=dtype).set_(new_shared(max(nbytes, 1)), 0, shape)
+    return shared_empty(shape, dtype, f"{what} beside batch {work.batch_no} {work.where}")
 
 
 def in_ring(program: DetectionProgram) -> bool:
@@ -117,6 +118,7 @@ class DetectionWork(BatchWork):
     draws: object = None               # the batch's draws (draw.draw)
     images: list | None = None         # per sample: its image beside the slot, or None
     arena: int = 0                     # elements of the images' arena filled (_arena's)
+    masks_at: int = 0                  # bytes of the mask field filled
     targets: list | None = None        # per sample: its packed target
     #: the arena holds levels (NOTE [ Levels made float where they are pinned ])
     levels: bool = False
@@ -161,6 +163,8 @@ class DetectionBatchDecoder(BatchDecoder):
             (self.dtype.itemsize + 1 / 3) * self.row_elems * PADDING_ROOM)
         if self.batch_row > 1:  # the images and the collate_fn's batch, kept in the heap
             self.heap_per_sample = self.batch_row + self.row_elems * self.dtype.itemsize
+        # NOTE [ A slot holds what its batch takes ] (_shared_pages.py)
+        self.fills_part = self.ring
         # NOTE [ Masks painted into the slot ] (masks.py)
         self.masks = self.ring and painted(source, program)
         self.mask_row = row_bytes(source, lambda h, w: largest_output(program, [(h, w)]),
@@ -203,7 +207,7 @@ class DetectionBatchDecoder(BatchDecoder):
                 x = self._pinned_floats(x)
             target = unpack(packed)
             if isinstance(target, dict) and isinstance(target.get(KEY), Painted):
-                target[KEY] = target[KEY].view(tensors[1][k])
+                target[KEY] = target[KEY].view(tensors[1].view(-1))
             samples.append((image(x) if image is not None else x, target))
         return self.collate_fn(samples)
 
@@ -227,6 +231,7 @@ class DetectionBatchDecoder(BatchDecoder):
         work.draws = draw(self.program, work.seed, work.indices)
         work.images = [None] * n
         work.arena = 0  # elements of the images' arena filled (_place)
+        work.masks_at = 0  # bytes of the mask field filled (_target)
         work.levels = work.pinned and self.ring and self.lut is not None
         # each sample's target, made with its geometry (some draws depend on the boxes:
         # NOTE [ Draws by the transforms' own make_params ] in draw.py)
@@ -242,6 +247,8 @@ class DetectionBatchDecoder(BatchDecoder):
             if not python_path[j]:
                 try:
                     g, work.targets[k] = self._target(work, k, size)
+                except SharedMemoryError:
+                    raise  # the batch's, not the sample's
                 except Exception:  # noqa: BLE001 - redone on the Python path, which names it
                     python_path[j] = True
             geometry.append(g)
@@ -325,10 +332,15 @@ class DetectionBatchDecoder(BatchDecoder):
                 g, target, _ = run_steps(self.program, work.draws, k, size, target,
                                          masks_later=True)
                 if isinstance(target, dict) and KEY in target:
+                    at = -(-work.masks_at // 64) * 64  # each sample's from a cache line
                     target = paint_survivors(
                         target, counts, size, g.flip,
-                        None if g.keeps_the_photo(size) else g.maps, work.arrays[1][k],
-                        lambda shape: _empty(shape, torch.uint8, not work.in_main))
+                        None if g.keeps_the_photo(size) else g.maps,
+                        work.arrays[1].reshape(-1), at,
+                        lambda shape: _empty(shape, torch.uint8, work, "masks"),
+                        lambda view: self.reserve(work, view, "masks"))
+                    if target[KEY].apart is None:
+                        work.masks_at = at + target[KEY].nbytes
                 return g, target
         g, target, _ = run_steps(self.program, work.draws, k, size,
                                  self.source.target(row, size))
@@ -346,7 +358,8 @@ class DetectionBatchDecoder(BatchDecoder):
         if at is not None:
             return (at, shape), self._arena(work)[at:at + 3 * h * w].reshape(1, *shape)
         # beside the ring it travels as it is; else the user's code makes the batch of it
-        t = _empty(shape, self.dtype, self.ring and not work.in_main)
+        t = _empty(shape, self.dtype, work, "image") if self.ring else \
+            torch.empty(shape, dtype=self.dtype)
         return t, t.numpy()[None]
 
     def _place(self, work: BatchWork, elems: int) -> int | None:
@@ -357,8 +370,10 @@ class DetectionBatchDecoder(BatchDecoder):
         if not self.ring:
             return None
         at = -(-work.arena // 16) * 16
-        if at + elems > self._arena(work).size:
+        arena = self._arena(work)
+        if at + elems > arena.size:
             return None
+        self.reserve(work, arena[at:at + elems], "images")
         work.arena = at + elems
         return at
 
@@ -422,9 +437,15 @@ class DetectionBatchDecoder(BatchDecoder):
             at, shape = (0, tuple(out.shape)) if apart is not None else out
             samples.append((k, at, shape, apart, pack(work.targets[k])))
         work.report.extras = RingBatch(samples, work.levels)
+        # NOTE [ A slot holds what its batch takes ]: the pages past what it wrote
+        arena = self._arena(work)
+        self.hand_back(work, arena, work.arena * arena.itemsize)
+        if self.masks:
+            self.hand_back(work, work.arrays[1].reshape(-1), work.masks_at)
         arena_rows = -(-work.arena * self._arena(work).itemsize //
                        (self.row_elems * self.dtype.itemsize))
-        work.report.count = max(samples[-1][0] + 1, arena_rows) if samples else 0
+        mask_rows = -(-work.masks_at // self.mask_row) if self.masks else 0
+        work.report.count = max(samples[-1][0] + 1, arena_rows, mask_rows) if samples else 0
 
     def _sample(self, work: BatchWork, k: int):
         p = self.program

@@ -8,8 +8,9 @@ Mask (N, 1, 1) of instance numbers that the target steps (Sanitize, ToPureTensor
 index and convert as they would the masks: what survives says which instances
 to paint, and in which class.  pycocotools makes each RLE as the wrapper has it
 (its rasterising rule); C paints them through index maps (crops, flips, torch's
-nearest resize: states.nearest; -1 pads) into the sample's row of the slot's mask field, viewed by
-the main process; masks larger than the row travel in a tensor of their own.  An
+nearest resize: states.nearest; -1 pads) into the slot's mask field, each sample's
+after the last (the field holds a row per sample: row_bytes), viewed by the main
+process; masks that no longer fit travel in a tensor of their own.  An
 RLE of another size keeps the wrapper's path; v1's converter is rebuilt here
 where it matches the user's on sample images (v1_builds_alike).
 """
@@ -130,7 +131,7 @@ def v1_builds_alike(source) -> bool:
             return False
         if counts is None:
             continue
-        ours = paint_survivors(ours, counts, size, False, None, np.empty(0, np.uint8),
+        ours = paint_survivors(ours, counts, size, False, None, np.empty(0, np.uint8), 0,
                                lambda shape: torch.empty(shape, dtype=torch.uint8))
         ours[KEY] = ours[KEY].view(torch.empty(0, dtype=torch.uint8))
         if not _alike(ours, theirs):
@@ -184,44 +185,51 @@ def rles(segmentations, size: tuple[int, int], polygons_only: bool = False
 
 class Painted:
     """A sample's masks in the slot: how many, their size (the image's, or the photo's
-    where the references' v1 steps leave them as they are), their class, and, where
-    they did not fit the row, the tensor that holds them."""
+    where the references' v1 steps leave them as they are), their class, and their
+    place in the slot's mask field or, where they did not fit, the tensor that holds
+    them."""
 
-    __slots__ = ("count", "size", "cls", "apart")
+    __slots__ = ("count", "size", "cls", "at", "apart")
 
-    def __init__(self, count: int, size: tuple[int, int], cls: type,
+    def __init__(self, count: int, size: tuple[int, int], cls: type, at: int,
                  apart: torch.Tensor | None):
-        self.count, self.size, self.cls, self.apart = count, size, cls, apart
+        self.count, self.size, self.cls, self.at, self.apart = count, size, cls, at, apart
 
     def __getstate__(self):
-        return self.count, self.size, self.cls, self.apart
+        return self.count, self.size, self.cls, self.at, self.apart
 
     def __setstate__(self, state):
-        self.count, self.size, self.cls, self.apart = state
+        self.count, self.size, self.cls, self.at, self.apart = state
 
-    def view(self, row: torch.Tensor) -> torch.Tensor:
-        """The masks as the user gets them, from the sample's row of the slot."""
-        h, w = self.size
+    @property
+    def nbytes(self) -> int:
+        return self.count * self.size[0] * self.size[1]
+
+    def view(self, field: torch.Tensor) -> torch.Tensor:
+        """The masks as the user gets them, from the slot's mask field (flat)."""
         t = self.apart if self.apart is not None else \
-            row[:self.count * h * w].view(self.count, h, w)
+            field[self.at:self.at + self.nbytes].view(self.count, *self.size)
         return t.as_subclass(self.cls) if self.cls is not torch.Tensor else t
 
 
 def paint_survivors(target: dict, counts: list[bytes], size: tuple[int, int], flip: bool,
-                    maps, row: np.ndarray, empty) -> dict:
+                    maps, field: np.ndarray, at: int, empty,
+                    reserve=lambda view: None) -> dict:
     """Paints the instances that survived the target steps, from masks of ``size``,
     mirrored when ``flip``, or through ``maps`` (draw.run_steps's: the row and column
-    each output pixel takes) where the steps cropped or resized, into ``row`` (or
-    into ``empty(shape)``, a shared tensor, when they do not fit) and puts a Painted
-    in the stand-in's place."""
+    each output pixel takes) where the steps cropped or resized, into ``field`` (the
+    slot's mask field, flat) from ``at`` (that part ``reserve``d first) or into
+    ``empty(shape)``, a shared tensor, when they do not fit, and puts a Painted in the
+    stand-in's place."""
     survivors = target[KEY]
     kept = tuple(counts[i] for i in survivors.as_subclass(torch.Tensor).reshape(-1).tolist())
     h, w = size
     out_h, out_w = (h, w) if maps is None else (len(maps[0]), len(maps[1]))
     need = len(kept) * out_h * out_w
     apart = None
-    if need <= row.size:
-        out = row[:need]
+    if at + need <= field.size:
+        out = field[at:at + need]
+        reserve(out)
     else:
         apart = empty((len(kept), out_h, out_w))
         out = apart.numpy()
@@ -230,7 +238,7 @@ def paint_survivors(target: dict, counts: list[bytes], size: tuple[int, int], fl
     else:
         paint_mapped(kept, h, w, np.ascontiguousarray(maps[0]), np.ascontiguousarray(maps[1]),
                      out)
-    return {**target, KEY: Painted(len(kept), (out_h, out_w), type(survivors), apart)}
+    return {**target, KEY: Painted(len(kept), (out_h, out_w), type(survivors), at, apart)}
 
 
 __all__ = ["KEY", "Painted", "paint_survivors", "painted", "rles", "row_bytes",
