@@ -367,20 +367,7 @@ class BatchDecoder:
                               pinned=pinned, earlier=earlier)
         watch = Stopwatch(work.report.seconds)
         self.begin(work)
-        status = np.zeros(n, np.int32)
-        messages: list[str] = [""] * n
-        files = self.files
-        with contextlib.closing(read_in_groups(work.paths, spans=files.spans_of(work.rows))) \
-                as groups:
-            for part, encoded in groups:
-                watch.lap("read")
-                sizes = image_sizes(files, work.rows[part], encoded)
-                c_seconds = np.zeros(2)
-                status[part], messages[part] = self.draw_and_decode(
-                    work, part, encoded, np.maximum(sizes[:, 0], 1),
-                    np.maximum(sizes[:, 1], 1), sizes[:, 0] > 0, c_seconds)
-                forget_changed(files, work.rows[part], status[part])
-                watch.lap_c_core(c_seconds, threads)
+        status, messages = self.read_and_decode(work, watch)
         self.targets(work)
         watch.lap("augment")
         for k in np.flatnonzero((status != st.OK) & work.keep):
@@ -400,6 +387,30 @@ class BatchDecoder:
         self.finish(work, count)
         watch.lap("yours")
         return work.report
+
+    def read_and_decode(self, work: BatchWork, watch: Stopwatch | None = None
+                        ) -> tuple[np.ndarray, list[str]]:
+        """The skeleton's reading: ``work``'s files read in groups, each group's image
+        sizes, ``draw_and_decode`` on it, files found changed forgotten; each sample's
+        (status, message), and the time laps on ``watch``."""
+        n = len(work.rows)
+        status = np.zeros(n, np.int32)
+        messages: list[str] = [""] * n
+        files = self.files
+        with contextlib.closing(read_in_groups(work.paths, spans=files.spans_of(work.rows))) \
+                as groups:
+            for part, encoded in groups:
+                if watch is not None:
+                    watch.lap("read")
+                sizes = image_sizes(files, work.rows[part], encoded)
+                c_seconds = np.zeros(2)
+                status[part], messages[part] = self.draw_and_decode(
+                    work, part, encoded, np.maximum(sizes[:, 0], 1),
+                    np.maximum(sizes[:, 1], 1), sizes[:, 0] > 0, c_seconds)
+                forget_changed(files, work.rows[part], status[part])
+                if watch is not None:
+                    watch.lap_c_core(c_seconds, work.threads)
+        return status, messages
 
     # -- the skeleton's hooks ---------------------------------------------------------
     @property

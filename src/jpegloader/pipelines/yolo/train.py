@@ -16,8 +16,6 @@ import torch
 from ...decoders import Output, decode_each, skipped_plans
 from ...decoders import status as st
 from ...decoders.plans import packed_fill
-from ...sources.file_table import image_sizes
-from ...sources.read_files import read_in_groups
 from ..contract import HEADER_WIDTH, BatchReport, BatchWork, DecodeOptions, Workspace
 from ..random_stream import SAMPLE_STREAM, generators_kept, seed_generators, seeds
 from ._opencv import planes_to_bgr
@@ -289,16 +287,11 @@ class YoloTrainDecoder(YoloBatches):
         """Photos of a resumed epoch's skipped batches into ``work.images``, read as
         their batches' workers read them (the C core, else load_image); unreadable
         ones are left out, as those workers leave them out of the pool."""
-        files = self.files
         rows = np.asarray(indices, dtype=np.int64)
         sub = YoloWork(rows, work.seed, (), work.where, work.batch_no, work.threads,
-                       BatchReport(), rows=rows, paths=files.paths(rows),
+                       BatchReport(), rows=rows, paths=self.files.paths(rows),
                        keep=np.ones(len(rows), dtype=bool), images={})
-        with contextlib.closing(read_in_groups(sub.paths, spans=files.spans_of(rows))) as groups:
-            for part, encoded in groups:
-                sizes = image_sizes(files, rows[part], encoded)
-                self.draw_and_decode(sub, part, encoded, np.maximum(sizes[:, 0], 1),
-                                     np.maximum(sizes[:, 1], 1), sizes[:, 0] > 0, np.zeros(2))
+        self.read_and_decode(sub)
         dataset = self.source.dataset
         for index in indices:
             if index not in sub.images:
