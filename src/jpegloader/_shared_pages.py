@@ -34,6 +34,11 @@ def shared_memory_free() -> int | None:
     return fs.f_bavail * fs.f_frsize
 
 
+def tensor_bytes(shape: tuple[int, ...], dtype: torch.dtype) -> int:
+    """The bytes of a tensor of ``shape`` and ``dtype``."""
+    return math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+
+
 def shared_empty(shape: tuple[int, ...], dtype: torch.dtype,
                  what: str = "batch slot") -> torch.Tensor:
     """An uninitialised tensor in shared memory.  Made in place, not by
@@ -45,7 +50,7 @@ def shared_empty(shape: tuple[int, ...], dtype: torch.dtype,
     new_shared = getattr(torch.UntypedStorage, "_new_shared", None)
     if new_shared is None:
         return torch.empty(shape, dtype=dtype).share_memory_()
-    nbytes = max(math.prod(shape), 1) * torch.empty((), dtype=dtype).element_size()
+    nbytes = max(tensor_bytes(shape, dtype), 1)
     try:
         storage = new_shared(nbytes)
     except RuntimeError as e:

@@ -35,7 +35,7 @@ import torch
 
 from .._shared_pages import (  # noqa: F401 (map_in: the workers'; the rest: this API's)
     MIB, SHM_ADVICE, SHM_DIR, SharedMemoryError, _madvise, hand_back, map_in,
-    shared_empty, shared_memory_free)
+    shared_empty, shared_memory_free, tensor_bytes)
 from ..pipelines.contract import Layout
 
 _use_count = getattr(torch._C, "_storage_Use_Count", None)
@@ -49,16 +49,9 @@ ZERO_COPY_SUPPORTED = _use_count is not None
 # (docs/experiments.md); memory is compared by what the loader's processes hold,
 # private and shared (NOTE [ Counting memory ] in bench/memory.py).
 
-def _nbytes(shape: tuple[int, ...], dtype: torch.dtype) -> int:
-    numel = 1
-    for n in shape:
-        numel *= n
-    return numel * torch.empty((), dtype=dtype).element_size()
-
-
 def layout_bytes(layout: Layout, capacity: int) -> int:
     """The size of one slot of ``capacity`` samples."""
-    return sum(_nbytes((capacity, *shape), dtype) for shape, dtype in layout)
+    return sum(tensor_bytes((capacity, *shape), dtype) for shape, dtype in layout)
 
 
 def _storage_refs(t: torch.Tensor) -> int:
