@@ -12,6 +12,7 @@ them.  See NOTE [ A pipeline's contract ].
     decode.py     decode a validation batch into letterboxes
     steps.py      the training steps whose pixels C does, one class each (IN_C)
     augment.py    their pixels: the warp, HSV, Format's planes, Mosaic's unbuilt canvas
+    polygons.py   segment boxes and Format's masks over all of a sample's polygons at once
     train.py      decode a training batch, cache it for Mosaic, run its samples
     csrc/         OpenCV's warpAffine and HSV round trip in C (_opencv)
 """

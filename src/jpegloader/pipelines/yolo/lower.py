@@ -3,7 +3,7 @@ and collate_fn, and what the workers run."""
 from __future__ import annotations
 
 from ..contract import Lowering, check
-from . import recognise, steps
+from . import polygons, recognise, steps
 from .opencv import opencv_match
 
 NAME = "yolo"
@@ -36,12 +36,15 @@ def lower(dataset, loader_args: dict | None = None) -> Lowering:
 def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
     """A training dataset: every step the user's object, three steps' pixels in C."""
     planned = steps.planned_steps(source.dataset.transforms)
+    in_place, said = polygons.described(planned, source.dataset)
     native = ["decode", "load_image resize"] + [
-        k.describes for k in dict.fromkeys(k for _, k in planned) if k]
+        k.describes for k in dict.fromkeys(k for _, k in planned) if k] + in_place
     yours = [type(t).__name__ + (" labels" if k else "") for t, k in planned]
     checks.append(check("yolo.task", True, f"{source.task} training: your transforms run per "
                         "sample in the workers, seeded per sample", "", ""))
     checks.append(check("yolo.opencv", True, opencv_match().describe(), "", ""))
+    if said:
+        checks.append(check("yolo.labels", True, said, "", ""))
     samples = recognise.dataset_key(source)
     program = (source.task, source.largest, "train",
                tuple((type(t).__name__, repr(vars(t))) for t, k in planned
