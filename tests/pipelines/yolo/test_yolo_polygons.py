@@ -91,6 +91,7 @@ def _counted(monkeypatch):
     ({}, True, 4),                                  # Ultralytics' defaults
     ({"degrees": 30.0, "shear": 10.0, "scale": 0.9}, True, 4),
     ({"degrees": 15.0}, False, 4),
+    ({"perspective": 0.0005}, True, 4),            # the third coordinate divided out
     ({"scale": 0.9}, True, 2),
     ({}, True, 1),
 ])

@@ -198,7 +198,10 @@ def warped_segments(step, segments: np.ndarray, M: np.ndarray, size) -> tuple:
     rows = np.ones((segments.shape[0] * segments.shape[1], 3), dtype=segments.dtype)
     rows[:, :2] = segments.reshape(-1, 2)
     moved = rows @ M.T
-    points = (moved[:, :2] / moved[:, 2:3]).reshape(n, -1, 2)
+    if (moved[:, 2] == 1).all():  # an affine M: dividing by 1 changes no value
+        points = np.ascontiguousarray(moved[:, :2]).reshape(n, -1, 2)
+    else:
+        points = (moved[:, :2] / moved[:, 2:3]).reshape(n, -1, 2)
     boxes = polygon_boxes(points, size[0], size[1], own.__globals__["segment2box"])
     if not step.preserve_obb:
         np.clip(points[..., 0], boxes[:, 0:1], boxes[:, 2:3], out=points[..., 0])
@@ -258,14 +261,21 @@ def crossing_boxes(points: np.ndarray, w, h) -> np.ndarray:
     low = np.where(within[:, None], by_axis, np.inf).min(2)
     high = np.where(within[:, None], by_axis, -np.inf).max(2)
     found = within.any(1)
+    lowest, highest = by_axis.min(2), by_axis.max(2)
+    reach = np.maximum(np.abs(lowest), np.abs(highest))
     for axis, place, runs in _LINES:
         line = dtype(size[place])
-        start, end = points[..., axis], following[..., axis]
+        # the polygons reaching the line, then their edges near it
+        wide = _NEAR * (1 + 2 * reach[:, axis] + abs(float(line)))
+        reaching = np.flatnonzero((lowest[:, axis] - wide <= line) &
+                                  (highest[:, axis] + wide >= line))
+        start, end = points[reaching, :, axis], following[reaching, :, axis]
         slack = _NEAR * (1 + np.abs(start) + np.abs(end) + abs(float(line)))
         near = (np.minimum(start, end) - slack <= line) & (np.maximum(start, end) + slack >= line)
         rows, at = np.nonzero(near)
         if not len(rows):
             continue
+        rows = reaching[rows]
         origin, edge = points[rows, at], step[rows, at]
         with np.errstate(divide="ignore", invalid="ignore"):
             t = (line - origin[:, axis]) / edge[:, axis]
