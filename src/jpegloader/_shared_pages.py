@@ -101,15 +101,16 @@ def map_in(arrays: tuple[np.ndarray, ...]) -> None:
 
 
 # NOTE [ A slot holds what its batch takes ]
-# A detection batch in the ring fills a part of its slot that varies from batch to
-# batch (images, then masks, each after the last): on average 52% of Mask R-CNN's.
-# Such a slot (BatchDecoder.fills_part) is made without pages; a worker reserves the
-# pages of each image and mask before it writes them (MADV_POPULATE_WRITE: a full
-# /dev/shm is then SharedMemoryError naming the batch, never a SIGBUS on the write)
-# and, the batch written, hands back the pages past a quarter more than it used
-# (MADV_REMOVE; handing back all of them made the next batches fault theirs in, 8%
-# slower).  A collate_fn's batch in the slot (DETR's) keeps every page: its sizes vary
-# too much (9-13% slower).  Before Linux 5.14, slots keep every page.
+# A detection batch fills a part of its slot that varies from batch to batch: images
+# then masks in the ring (on average 52% of Mask R-CNN's), or a collate_fn's batch
+# (DETR's padded NestedTensor).  Such a slot (BatchDecoder.fills_part) is made without
+# pages; a worker reserves the pages of what it writes first (MADV_POPULATE_WRITE: a
+# full /dev/shm is then SharedMemoryError naming the batch, never a SIGBUS) and, the
+# batch written, hands back the pages past what it keeps (MADV_REMOVE): a quarter more
+# than a ring batch used (all of them: the next batches fault theirs in, 8% slower);
+# for a collate_fn's batch, whose sizes vary 2-3x, the largest of the worker's last 16
+# batches (a quarter more than the last one: 9-13% slower).  Before Linux 5.14, slots
+# keep every page.
 
 
 @functools.cache
@@ -155,11 +156,11 @@ def reserve(view: np.ndarray, what: str) -> None:
 KEEP_BEYOND_USED = 0.25
 
 
-def hand_back(region: np.ndarray, used: int) -> None:
+def hand_back(region: np.ndarray, used: int, extra: float = KEEP_BEYOND_USED) -> None:
     """Hands back the whole pages of ``region`` (contiguous, shared) past its first
-    ``used`` bytes and KEEP_BEYOND_USED more (NOTE [ A slot holds what its batch
-    takes ])."""
-    kept = min(region.nbytes, used + int(used * KEEP_BEYOND_USED))
+    ``used`` bytes and ``extra`` times as many more (NOTE [ A slot holds what its
+    batch takes ])."""
+    kept = min(region.nbytes, used + int(used * extra))
     first, end = _span(region, kept, region.nbytes)
     first = -(-first // _PAGE) * _PAGE
     end = end // _PAGE * _PAGE

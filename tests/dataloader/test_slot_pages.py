@@ -85,14 +85,52 @@ def test_a_detection_slot_holds_the_pages_of_the_batch_in_it():
         end = _end(storage, images)
         # a quarter more than the batch used (KEEP_BEYOND_USED), and the slot's last
         # page, when its size is not a whole number of pages
-        assert end <= _pages_of(storage) <= _up(end * 5 // 4) + PAGE + SLACK
-        sizes.append((_pages_of(storage), storage.nbytes()))
+        pages = _pages_of(storage)  # (a failed assert prints no storage, only numbers)
+        assert end <= pages <= _up(end * 5 // 4) + PAGE + SLACK, (end, pages)
+        sizes.append((pages, storage.nbytes()))
         masks = [t["masks"] for t in targets if t["masks"].numel()]
         if masks:
             field = masks[0].untyped_storage()
             end = _end(field, masks)
-            assert end <= _pages_of(field) <= _up(end * 5 // 4) + PAGE + SLACK
+            pages = _pages_of(field)
+            assert end <= pages <= _up(end * 5 // 4) + PAGE + SLACK, (end, pages)
         seen += 1
     assert seen == len(ours)
     held = sum(p for p, _ in sizes) / sum(n for _, n in sizes)
     assert held < 0.9, f"the images' pages are {held:.0%} of their slots"
+
+
+def test_a_collated_batch_slot_keeps_recent_batches_pages_not_the_largest_possible():
+    """DETR's NestedTensor, made by its collate_fn in the workers (2) and copied into
+    the slot (NOTE [ A collate_fn's batch in the slot ]): a slot holds its batch's
+    pages and at most those of the largest batch so far (a worker keeps the largest
+    of its last KEPT_SIZES batches' pages); far less than the slots, which are sized
+    for the largest padded batch the recipe can make."""
+    import contextlib
+    import io
+
+    from jpegloader.bench import peers
+    from tests.coco_fixtures import coco_sample
+    try:
+        detr = peers.detr()
+    except peers.PeerMissing as e:
+        pytest.skip(str(e))
+    coco = detr.datasets.coco
+    with contextlib.redirect_stdout(io.StringIO()):
+        ds = coco.CocoDetection(*(str(p) for p in coco_sample()),
+                                coco.make_coco_transforms("train"), return_masks=False)
+    ours = jpegloader.DataLoader(ds, batch_size=4, num_workers=2,
+                                 collate_fn=detr.util.misc.collate_fn, shuffle=True,
+                                 generator=torch.Generator().manual_seed(5))
+    assert ours.eligibility.accelerated, ours.eligibility.report()
+    largest, held, sizes = 0, 0, 0
+    for samples, _ in ours:
+        storage = samples.tensors.untyped_storage()
+        if samples.mask.untyped_storage().data_ptr() != storage.data_ptr():
+            continue  # padded beyond the slot's room: it came as torch sends it
+        end = _end(storage, [samples.tensors, samples.mask])
+        largest = max(largest, end)
+        pages = _pages_of(storage)  # (a failed assert prints no storage, only numbers)
+        assert end <= pages <= _up(largest) + PAGE + SLACK, (end, pages, largest)
+        held, sizes = held + pages, sizes + storage.nbytes()
+    assert sizes and held / sizes < 0.9, f"the batches' pages are {held / sizes:.0%} of their slots"

@@ -327,11 +327,13 @@ class BatchDecoder:
         if self.sparse_slots and not work.in_main:
             _shared_pages.reserve(view, f"batch {work.batch_no}'s {what} {work.where}")
 
-    def hand_back(self, work: BatchWork, region: np.ndarray, used: int) -> None:
-        """Hands back the pages of the slot's ``region`` past ``used`` bytes, once
-        ``work`` is written (a worker's batch in a sparse slot)."""
+    def hand_back(self, work: BatchWork, region: np.ndarray, used: int,
+                  extra: float = _shared_pages.KEEP_BEYOND_USED) -> None:
+        """Hands back the pages of the slot's ``region`` past ``used`` bytes and
+        ``extra`` times more, once ``work`` is written (a worker's batch in a sparse
+        slot)."""
         if self.sparse_slots and not work.in_main:
-            _shared_pages.hand_back(region, used)
+            _shared_pages.hand_back(region, used, extra)
 
     @property
     def inline_layout(self) -> Layout:

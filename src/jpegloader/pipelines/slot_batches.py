@@ -44,9 +44,11 @@ class _Packer(ForkingPickler):
     """Pickles as torch's loader does (a tensor that does not fit: a shared-memory
     file), but for the plain tensors it places in the slot or carries by value."""
 
-    def __init__(self, file, arena: np.ndarray):
+    def __init__(self, file, arena: np.ndarray, reserve=None):
         super().__init__(file, pickle.HIGHEST_PROTOCOL)
         self.arena = torch.from_numpy(arena)
+        self.bytes = arena
+        self.reserve = reserve
         self.used = 0
         self.placed: dict[int, int] = {}  # storage address -> offset in the arena
 
@@ -68,6 +70,8 @@ class _Packer(ForkingPickler):
             at = -(-self.used // _ALIGN) * _ALIGN
             if at + nbytes > self.arena.numel():
                 return None
+            if self.reserve is not None:
+                self.reserve(self.bytes[at:at + nbytes])
             self.arena[at:at + nbytes].copy_(torch.empty(0, dtype=torch.uint8).set_(storage))
             self.placed[storage.data_ptr()] = at
             self.used = at + nbytes
@@ -91,11 +95,12 @@ class _Unpacker(pickle.Unpickler):
         return region.as_strided(shape, stride, region.storage_offset() + offset)
 
 
-def pack(batch, arena: np.ndarray) -> SlotBatch | None:
-    """``batch`` pickled with its large tensors written into ``arena`` (uint8, flat);
-    None when none of them went there (the batch then travels as it is)."""
+def pack(batch, arena: np.ndarray, reserve=None) -> SlotBatch | None:
+    """``batch`` pickled with its large tensors written into ``arena`` (uint8, flat),
+    ``reserve`` called with each one's place first; None when none of them went there
+    (the batch then travels as it is)."""
     buffer = io.BytesIO()
-    packer = _Packer(buffer, arena)
+    packer = _Packer(buffer, arena, reserve)
     packer.dump(batch)
     if not packer.placed:  # nothing in the slot: torch's own pickling, as it is
         return None

@@ -73,6 +73,11 @@ from .states import flattened
 from .steps import Distort
 from .zip_collate import zips
 
+#: A collate_fn's batch's slot keeps the pages of the largest of the worker's last this
+#: many batches (NOTE [ A slot holds what its batch takes ]): their sizes vary 2-3x, so
+#: pages kept for the last batch alone would be faulted in again by the next.
+KEPT_SIZES = 16
+
 #: A collate_fn's batch with num_workers=0 (nothing crosses processes): one byte per
 #: sample, to keep the slot bookkeeping (NOTE [ Detection batches in the ring ]).
 _INLINE_LAYOUT = (((1,), torch.uint8),)
@@ -164,7 +169,8 @@ class DetectionBatchDecoder(BatchDecoder):
         if self.batch_row > 1:  # the images and the collate_fn's batch, kept in the heap
             self.heap_per_sample = self.batch_row + self.row_elems * self.dtype.itemsize
         # NOTE [ A slot holds what its batch takes ] (_shared_pages.py)
-        self.fills_part = self.ring
+        self.fills_part = self.ring or self.batch_row > 1
+        self._sizes: list[int] = []  # the last batches' bytes in their slots (a worker's)
         # NOTE [ Masks painted into the slot ] (masks.py)
         self.masks = self.ring and painted(source, program)
         self.mask_row = row_bytes(source, lambda h, w: largest_output(program, [(h, w)]),
@@ -421,10 +427,14 @@ class DetectionBatchDecoder(BatchDecoder):
                 work.report.payload = self.collate_fn(samples)
         if work.report.payload is not None and self.batch_row > 1 and not work.in_main:
             # NOTE [ A collate_fn's batch in the slot ] (slot_batches.py)
-            packed = pack_batch(work.report.payload, work.arrays[0].reshape(-1))
+            arena = work.arrays[0].reshape(-1)
+            packed = pack_batch(work.report.payload, arena,
+                                lambda view: self.reserve(work, view, "collated batch"))
             if packed is not None:
                 work.report.payload, work.report.extras = None, packed
                 work.report.count = slot_rows(packed, self.batch_row)
+            self._sizes = [*self._sizes[-(KEPT_SIZES - 1):], packed.used if packed else 0]
+            self.hand_back(work, arena, max(self._sizes), extra=0.0)
 
     def _finish_in_ring(self, work: BatchWork) -> None:
         """Each kept sample's row, image's place in the arena and shape, image apart (or
