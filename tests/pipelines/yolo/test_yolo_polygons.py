@@ -192,6 +192,10 @@ def test_an_ultralytics_whose_functions_differ_keeps_its_own_and_says_so(coco_se
         fmt = _step(ds, "Format")
         fmt._format_segments = fmt._format_segments
         assert not polygons.FormatMasks.claims(fmt)
+        report = jpegloader.explain(ds, batch_size=8, collate_fn=ds.collate_fn).report()
+        assert "your objects compute RandomPerspective segments and their boxes " \
+            "(segment2box not as verified); Format masks (Format._format_segments is set " \
+            "on your object)" in report, report
     finally:
         polygons._unverified.cache_clear()
 

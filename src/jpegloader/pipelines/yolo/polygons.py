@@ -65,16 +65,26 @@ def ultralytics_version() -> str:
 
 
 class InPlace:
-    """A method of the user's step replaced for a batch by one over all polygons."""
+    """A method of the user's step replaced for a batch by ``computes`` (a function of
+    this module taking the step first), standing for the ``sources``: (name, the
+    names that lead to it from the method through each function's globals)."""
 
     step: ClassVar[str]
     attribute: ClassVar[str]
     describes: ClassVar[str]
+    computes: ClassVar[str]
+    sources: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]]
 
     @classmethod
     def functions(cls, step) -> dict:
-        """What the replacement stands for: name -> the installed function."""
-        raise NotImplementedError
+        """What the replacement stands for: name -> the installed function (or None)."""
+        found = {}
+        for name, path in cls.sources:
+            fn = getattr(step, cls.attribute, None)
+            for part in path:
+                fn = getattr(fn, "__globals__", {}).get(part)
+            found[name] = fn
+        return found
 
     @classmethod
     def unverified(cls, step) -> list[str]:
@@ -91,6 +101,10 @@ class InPlace:
         """Whether ``step`` computes this on the dataset's samples at all."""
         raise NotImplementedError
 
+    @classmethod
+    def method(cls, step):
+        return functools.partial(globals()[cls.computes], step)
+
 
 @functools.lru_cache(maxsize=None)
 def _unverified(step_type: type, kind: type[InPlace]) -> list[str]:
@@ -100,45 +114,26 @@ def _unverified(step_type: type, kind: type[InPlace]) -> list[str]:
 
 
 class PerspectiveSegments(InPlace):
-    step, attribute = "RandomPerspective", "apply_segments"
+    step, attribute, computes = "RandomPerspective", "apply_segments", "warped_segments"
     describes = "RandomPerspective segments and their boxes"
-
-    @classmethod
-    def functions(cls, step) -> dict:
-        own = getattr(step, "apply_segments", None)
-        found = getattr(own, "__globals__", {})
-        return {"RandomPerspective.apply_segments": own, "segment2box": found.get("segment2box")}
+    sources = (("RandomPerspective.apply_segments", ()), ("segment2box", ("segment2box",)))
 
     @classmethod
     def runs_for(cls, step, dataset) -> bool:
         return bool(getattr(dataset, "use_segments", False) or getattr(dataset, "use_obb", False))
 
-    @staticmethod
-    def run(step, segments, M, size):
-        return warped_segments(step, segments, M, size)
-
 
 class FormatMasks(InPlace):
-    step, attribute = "Format", "_format_segments"
+    step, attribute, computes = "Format", "_format_segments", "formatted_masks"
     describes = "Format masks"
-
-    @classmethod
-    def functions(cls, step) -> dict:
-        own = getattr(step, "_format_segments", None)
-        found = getattr(own, "__globals__", {})
-        several = found.get("polygons2masks")
-        return {"Format._format_segments": own,
-                "polygons2masks_overlap": found.get("polygons2masks_overlap"),
-                "polygons2masks": several,
-                "polygon2mask": getattr(several, "__globals__", {}).get("polygon2mask")}
+    sources = (("Format._format_segments", ()),
+               ("polygons2masks_overlap", ("polygons2masks_overlap",)),
+               ("polygons2masks", ("polygons2masks",)),
+               ("polygon2mask", ("polygons2masks", "polygon2mask")))
 
     @classmethod
     def runs_for(cls, step, dataset) -> bool:
         return bool(getattr(step, "return_mask", False))
-
-    @staticmethod
-    def run(step, instances, cls, w, h):
-        return formatted_masks(step, instances, cls, w, h)
 
 
 #: The replacements, each asked of every step.
@@ -155,9 +150,12 @@ def described(planned, dataset) -> tuple[list[str], str | None]:
                 continue
             if kind.claims(step):
                 taken.append(kind.describes)
+            elif kind.attribute in vars(step):
+                left.append(f"{kind.describes} ({kind.step}.{kind.attribute} is set on your "
+                            "object)")
             else:
-                why = kind.unverified(step) or [f"{kind.step}.{kind.attribute} set on the object"]
-                left.append(f"{kind.describes} ({', '.join(why)} not as verified)")
+                left.append(f"{kind.describes} ({', '.join(kind.unverified(step))} not as "
+                            "verified)")
     if not taken and not left:
         return [], None
     version = ultralytics_version()
@@ -177,7 +175,7 @@ def polygons_at_once(planned):
         for step, _ in planned:
             for kind in IN_PLACE:
                 if kind.claims(step):
-                    setattr(step, kind.attribute, functools.partial(kind.run, step))
+                    setattr(step, kind.attribute, kind.method(step))
                     placed.append((step, kind.attribute))
         yield
     finally:
