@@ -115,6 +115,7 @@ def test_obb_and_preserved_directions_equal_ultralytics(tmp_path, monkeypatch):
     from tests.pipelines.yolo.yolo_sets import generated_yolo_set
     ds = train_dataset(generated_yolo_set(tmp_path, count=12, task="obb"), imgsz=64, batch=4,
                        task="obb", degrees=45.0)
+    assert _step(ds, "RandomPerspective").preserve_obb
     counts = _counted(monkeypatch)
     assert_replays_ultralytics(ds, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]])
     assert counts["boxes"] >= 12 and counts["masks"] == 0  # obb has no masks
