@@ -47,7 +47,6 @@ class _Packer(ForkingPickler):
     def __init__(self, file, arena: np.ndarray, reserve=None):
         super().__init__(file, pickle.HIGHEST_PROTOCOL)
         self.arena = torch.from_numpy(arena)
-        self.bytes = arena
         self.reserve = reserve
         self.used = 0
         self.placed: dict[int, int] = {}  # storage address -> offset in the arena
@@ -71,7 +70,7 @@ class _Packer(ForkingPickler):
             if at + nbytes > self.arena.numel():
                 return None
             if self.reserve is not None:
-                self.reserve(self.bytes[at:at + nbytes])
+                self.reserve(self.arena[at:at + nbytes].numpy())
             self.arena[at:at + nbytes].copy_(torch.empty(0, dtype=torch.uint8).set_(storage))
             self.placed[storage.data_ptr()] = at
             self.used = at + nbytes

@@ -40,6 +40,7 @@ beside the batch (outsized, or from the Python path) stay float32.
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -170,7 +171,7 @@ class DetectionBatchDecoder(BatchDecoder):
             self.heap_per_sample = self.batch_row + self.row_elems * self.dtype.itemsize
         # NOTE [ A slot holds what its batch takes ] (_shared_pages.py)
         self.fills_part = self.ring or self.batch_row > 1
-        self._sizes: list[int] = []  # the last batches' bytes in their slots (a worker's)
+        self._sizes: deque[int] = deque(maxlen=KEPT_SIZES)  # a worker's last batches' bytes
         # NOTE [ Masks painted into the slot ] (masks.py)
         self.masks = self.ring and painted(source, program)
         self.mask_row = row_bytes(source, lambda h, w: largest_output(program, [(h, w)]),
@@ -433,7 +434,7 @@ class DetectionBatchDecoder(BatchDecoder):
             if packed is not None:
                 work.report.payload, work.report.extras = None, packed
                 work.report.count = slot_rows(packed, self.batch_row)
-            self._sizes = [*self._sizes[-(KEPT_SIZES - 1):], packed.used if packed else 0]
+            self._sizes.append(packed.used if packed else 0)
             self.hand_back(work, arena, max(self._sizes), extra=0.0)
 
     def _finish_in_ring(self, work: BatchWork) -> None:
@@ -452,7 +453,7 @@ class DetectionBatchDecoder(BatchDecoder):
         self.hand_back(work, arena, work.arena * arena.itemsize)
         if self.masks:
             self.hand_back(work, work.arrays[1].reshape(-1), work.masks_at)
-        arena_rows = -(-work.arena * self._arena(work).itemsize //
+        arena_rows = -(-work.arena * arena.itemsize //
                        (self.row_elems * self.dtype.itemsize))
         mask_rows = -(-work.masks_at // self.mask_row) if self.masks else 0
         work.report.count = max(samples[-1][0] + 1, arena_rows, mask_rows) if samples else 0

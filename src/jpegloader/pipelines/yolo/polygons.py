@@ -229,7 +229,7 @@ def polygon_boxes(points: np.ndarray, w, h, one_box) -> np.ndarray:
         boxes[i] = one_box(points[i], w, h)
     crossing &= ~odd
     if crossing.any():
-        boxes[crossing] = crossing_boxes(points[crossing], w, h)
+        boxes[crossing] = crossing_boxes(points[crossing], w, h, low[crossing], high[crossing])
     return boxes
 
 
@@ -242,10 +242,12 @@ _LINES = ((0, 0, "h"), (0, "w", "h"), (1, 0, "w"), (1, "h", "w"))
 _NEAR = 1e-3
 
 
-def crossing_boxes(points: np.ndarray, w, h) -> np.ndarray:
-    """The box of what lies in a w x h image of each polygon of ``points`` (m, k, 2):
-    its points inside, its edges' crossings with the border lines that fall on the
-    border, and the image corners it covers (segment2box's arithmetic, in float32)."""
+def crossing_boxes(points: np.ndarray, w, h, lowest: np.ndarray,
+                   highest: np.ndarray) -> np.ndarray:
+    """The box of what lies in a w x h image of each polygon of ``points`` (m, k, 2),
+    whose ``extremes`` are ``lowest`` and ``highest``: its points inside, its edges'
+    crossings with the border lines that fall on the border, and the image corners it
+    covers (segment2box's arithmetic, in float32)."""
     import cv2
 
     dtype = points.dtype.type
@@ -259,7 +261,6 @@ def crossing_boxes(points: np.ndarray, w, h) -> np.ndarray:
     low = np.where(within[:, None], by_axis, np.inf).min(2)
     high = np.where(within[:, None], by_axis, -np.inf).max(2)
     found = within.any(1)
-    lowest, highest = by_axis.min(2), by_axis.max(2)
     reach = np.maximum(np.abs(lowest), np.abs(highest))
     for axis, place, runs in _LINES:
         line = dtype(size[place])
