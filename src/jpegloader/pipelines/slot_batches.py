@@ -11,8 +11,9 @@ tensor of at least MIN_BYTES copied into the slot once (64-byte aligned; views o
 stay views) and named by offset, dtype, shape and strides; the main process gets
 views of the slot in their place.  Its pages stay mapped in both processes: one copy
 a batch.  What does not fit, and tensor subclasses (their own metadata), are pickled
-as torch pickles them; small tensors go by value.  The slot is held while the user
-holds any of the batch (NOTE [ Handing out slots without copying ] in ring.py).
+as torch pickles them; small tensors go by value; tensors a decoder wrote into the
+slot itself are named in place.  The slot is held while the user holds any of the
+batch (NOTE [ Handing out slots without copying ] in ring.py).
 """
 from __future__ import annotations
 
@@ -44,11 +45,11 @@ class _Packer(ForkingPickler):
     """Pickles as torch's loader does (a tensor that does not fit: a shared-memory
     file), but for the plain tensors it places in the slot or carries by value."""
 
-    def __init__(self, file, arena: np.ndarray, reserve=None):
+    def __init__(self, file, arena: np.ndarray, reserve=None, written: int = 0):
         super().__init__(file, pickle.HIGHEST_PROTOCOL)
         self.arena = torch.from_numpy(arena)
         self.reserve = reserve
-        self.used = 0
+        self.used = written
         self.placed: dict[int, int] = {}  # storage address -> offset in the arena
 
     def persistent_id(self, obj):
@@ -65,7 +66,13 @@ class _Packer(ForkingPickler):
             return ("value", obj.numpy().tobytes(), obj.dtype, tuple(obj.shape)) if whole \
                 else None
         at = self.placed.get(storage.data_ptr())
-        if at is None:
+        within = storage.data_ptr() - self.arena.data_ptr()
+        if at is None and 0 <= within and within + nbytes <= self.arena.numel():
+            # already written into the slot (NOTE [ A collate_fn's batch made in the
+            # slot ] in detection/slot_collates.py): named in place, not copied
+            at = self.placed[storage.data_ptr()] = within
+            self.used = max(self.used, at + nbytes)
+        elif at is None:
             at = -(-self.used // _ALIGN) * _ALIGN
             if at + nbytes > self.arena.numel():
                 return None
@@ -94,12 +101,13 @@ class _Unpacker(pickle.Unpickler):
         return region.as_strided(shape, stride, region.storage_offset() + offset)
 
 
-def pack(batch, arena: np.ndarray, reserve=None) -> SlotBatch | None:
-    """``batch`` pickled with its large tensors written into ``arena`` (uint8, flat),
-    ``reserve`` called with each one's place first; None when none of them went there
-    (the batch then travels as it is)."""
+def pack(batch, arena: np.ndarray, reserve=None, written: int = 0) -> SlotBatch | None:
+    """``batch`` pickled with its large tensors written into ``arena`` (uint8, flat)
+    after its first ``written`` bytes (tensors of the batch already there are named in
+    place), ``reserve`` called with each one's place first; None when none of them
+    went there (the batch then travels as it is)."""
     buffer = io.BytesIO()
-    packer = _Packer(buffer, arena, reserve)
+    packer = _Packer(buffer, arena, reserve, written)
     packer.dump(batch)
     if not packer.placed:  # nothing in the slot: torch's own pickling, as it is
         return None

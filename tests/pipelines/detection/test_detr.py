@@ -146,6 +146,8 @@ def test_the_verdict_names_the_family_and_the_collate():
     assert lowering.ok
     text = " ".join(c.message for c in lowering.checks)
     assert "DETR's CocoDetection" in text and "collate_fn, run in the workers" in text
+    # NOTE [ A collate_fn's batch made in the slot ]
+    assert "DETR's padding: written straight into the batch's slot" in text
     assert "RandomSelect(p=0.5: RandomResize" in text and "RandomSizeCrop(384, 600)" in text
     assert lowering.split["yours"] == []
 

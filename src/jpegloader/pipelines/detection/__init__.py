@@ -16,6 +16,7 @@ transforms.  See NOTE [ A pipeline's contract ].
     decode.py     decode a batch; targets, the user's part and collate_fn
     masks.py      instance masks painted by C into the slot
     zip_collate.py  the references' zip collate_fn, recognised
+    slot_collates.py  DETR's padding collate_fn, recognised and made in the slot
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import dataclasses
 
 from ..contract import DecodeOptions, Lowering, Pipeline, check
 from . import lower, masks, recognise, rtdetr
-from .decode import DetectionBatchDecoder, in_ring
+from .decode import DetectionBatchDecoder, collate_in_slot, in_ring
 from .family import Family
 
 
@@ -62,6 +63,9 @@ class DetectionPipeline(Pipeline):
         # NOTE [ Detection batches in the ring ] (decode.py)
         where = "in the main process, on the images in the ring" if in_ring(program) \
             else "in the workers"
+        kind = collate_in_slot(program)  # NOTE [ A collate_fn's batch made in the slot ]
+        if kind is not None:
+            where += f" ({kind.describes}: written straight into the batch's slot)"
         checks.append(check("loader.collate_fn", True, f"{collate}, run {where}", "", ""))
         if source.family is Family.V1 or masks.KEY in source.target_keys or \
                 (source.family.own_dataset and getattr(source.convert, "return_masks", False)):

@@ -69,6 +69,7 @@ from .draw import Geometry as SampleGeometry
 from .draw import ROW_ROOM, draw, largest_output, run_steps
 from .lower import DetectionProgram
 from .masks import KEY, Painted, paint_survivors, painted, rles, row_bytes
+from .slot_collates import SlotCollate, in_slot
 from .recognise import CocoSource
 from .states import flattened
 from .steps import Distort
@@ -119,6 +120,19 @@ def in_ring(program: DetectionProgram) -> bool:
         zips(program.collate_fn or default_collate)
 
 
+def image_dtype(program: DetectionProgram) -> torch.dtype:
+    """The dtype of the images the native part gives."""
+    return torch.float32 if program.output == "float32" else torch.uint8
+
+
+def collate_in_slot(program: DetectionProgram) -> SlotCollate | None:
+    """The kind of collate_fn whose batches a worker writes straight into the slot
+    (NOTE [ A collate_fn's batch made in the slot ] in slot_collates.py), or None."""
+    if in_ring(program) or program.output == "pil":
+        return None
+    return in_slot(program.collate_fn or default_collate, image_dtype(program))
+
+
 @dataclass(slots=True)
 class DetectionWork(BatchWork):
     draws: object = None               # the batch's draws (draw.draw)
@@ -160,7 +174,7 @@ class DetectionBatchDecoder(BatchDecoder):
         self.ring = in_ring(program)
         self.runs_user_code = not self.ring
         self.partial_rows = self.ring
-        self.dtype = torch.float32 if program.output == "float32" else torch.uint8
+        self.dtype = image_dtype(program)
         rows = range(len(base.ids)) if source.indices is None else np.unique(source.indices)
         self.row_elems = 3 * _row_pixels(program, [source.json_size(int(i)) for i in rows])
         # NOTE [ A collate_fn's batch in the slot ] (slot_batches.py): a sample's image
@@ -169,6 +183,11 @@ class DetectionBatchDecoder(BatchDecoder):
             (self.dtype.itemsize + 1 / 3) * self.row_elems * PADDING_ROOM)
         if self.batch_row > 1:  # the images and the collate_fn's batch, kept in the heap
             self.heap_per_sample = self.batch_row + self.row_elems * self.dtype.itemsize
+        # NOTE [ A collate_fn's batch made in the slot ] (slot_collates.py): the heap
+        # then holds the images alone
+        self.in_slot = in_slot(self.collate_fn, self.dtype) if self.batch_row > 1 else None
+        if self.in_slot is not None:
+            self.heap_per_sample = self.row_elems * self.dtype.itemsize
         # NOTE [ A slot holds what its batch takes ] (_shared_pages.py)
         self.fills_part = self.ring or self.batch_row > 1
         self._sizes: deque[int] = deque(maxlen=KEPT_SIZES)  # a worker's last batches' bytes
@@ -413,7 +432,7 @@ class DetectionBatchDecoder(BatchDecoder):
         if self.ring:
             self._finish_in_ring(work)
             return
-        samples = []
+        samples, written = [], 0
         with generators_kept(work.in_main):
             for k in np.flatnonzero(work.keep):
                 try:
@@ -425,17 +444,29 @@ class DetectionBatchDecoder(BatchDecoder):
             work.report.count = len(samples)
             if samples:
                 seed_generators(seeds(work.seed, [work.batch_no], COLLATE_STREAM)[0])
-                work.report.payload = self.collate_fn(samples)
+                work.report.payload, written = self._collated(work, samples)
         if work.report.payload is not None and self.batch_row > 1 and not work.in_main:
             # NOTE [ A collate_fn's batch in the slot ] (slot_batches.py)
             arena = work.arrays[0].reshape(-1)
             packed = pack_batch(work.report.payload, arena,
-                                lambda view: self.reserve(work, view, "collated batch"))
+                                lambda view: self.reserve(work, view, "collated batch"),
+                                written)
             if packed is not None:
                 work.report.payload, work.report.extras = None, packed
                 work.report.count = slot_rows(packed, self.batch_row)
             self._sizes.append(packed.used if packed else 0)
             self.hand_back(work, arena, max(self._sizes), extra=0.0)
+
+    def _collated(self, work: BatchWork, samples: list) -> tuple[object, int]:
+        """The collate_fn's batch, and the slot's bytes it has written: made straight
+        in the slot where the collate_fn is a kind that can be (NOTE [ A collate_fn's
+        batch made in the slot ] in slot_collates.py), else the collate_fn's own (0)."""
+        if self.in_slot is not None and not work.in_main:
+            made = self.in_slot.collate(samples, work.arrays[0].reshape(-1),
+                                        lambda view: self.reserve(work, view, "batch"))
+            if made is not None:
+                return made
+        return self.collate_fn(samples), 0
 
     def _finish_in_ring(self, work: BatchWork) -> None:
         """Each kept sample's row, image's place in the arena and shape, image apart (or
@@ -478,4 +509,4 @@ class DetectionBatchDecoder(BatchDecoder):
         return tv_tensors.Image(out) if self.program.image_type == "image" else out
 
 
-__all__ = ["DetectionBatchDecoder"]
+__all__ = ["DetectionBatchDecoder", "collate_in_slot", "image_dtype"]
