@@ -69,8 +69,8 @@ from .draw import Geometry as SampleGeometry
 from .draw import ROW_ROOM, draw, largest_output, run_steps
 from .lower import DetectionProgram
 from .masks import KEY, Painted, paint_survivors, painted, rles, row_bytes
-from .slot_collates import SlotCollate, in_slot
 from .recognise import CocoSource
+from .slot_collates import SlotCollate, in_slot
 from .states import flattened
 from .steps import Distort
 from .zip_collate import zips
@@ -454,7 +454,9 @@ class DetectionBatchDecoder(BatchDecoder):
             if packed is not None:
                 work.report.payload, work.report.extras = None, packed
                 work.report.count = slot_rows(packed, self.batch_row)
-            self._sizes.append(packed.used if packed else 0)
+            # a batch written in the slot but sent as torch sends it keeps its pages
+            # until it is sent
+            self._sizes.append(packed.used if packed else written)
             self.hand_back(work, arena, max(self._sizes), extra=0.0)
 
     def _collated(self, work: BatchWork, samples: list) -> tuple[object, int]:
