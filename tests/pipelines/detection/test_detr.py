@@ -29,6 +29,7 @@ from jpegloader.pipelines import DETECTION, DecodeOptions  # noqa: E402
 from jpegloader.pipelines.detection.draw import box_seed, draw, run_steps  # noqa: E402
 from jpegloader.pipelines.random_stream import (  # noqa: E402
     epoch_seed, generators_kept, seed_generators)
+from jpegloader.pipelines.slot_batches import MIN_BYTES  # noqa: E402
 from tests.coco_fixtures import coco_sample  # noqa: E402
 from tests.pipelines.detection.conftest import decoded  # noqa: E402
 
@@ -94,6 +95,18 @@ def test_batches_held_come_through_the_slot_and_are_never_overwritten():
     in_slot = [images.tensors.untyped_storage().data_ptr() ==
                images.mask.untyped_storage().data_ptr() for images, _ in got]
     assert sum(in_slot) >= 18
+    assert assert_same_batches(got, list(loader(ds, cls=torch.utils.data.DataLoader))) == 20
+
+
+def test_batches_too_small_for_the_slot_travel_as_torch_sends_them_intact():
+    # NOTE [ A collate_fn's batch made in the slot ]: a padded batch under the packer's
+    # MIN_BYTES is written in the slot but pickled as torch pickles it; the slot's
+    # pages must outlive the pickling
+    small = T.Compose([T.RandomResize([12], max_size=16), T.ToTensor(),
+                       T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+    ds = build("val", transforms=small)
+    got = list(loader(ds, 2, decode="exact"))
+    assert max(images.tensors.numel() for images, _ in got) * 4 < MIN_BYTES
     assert assert_same_batches(got, list(loader(ds, cls=torch.utils.data.DataLoader))) == 20
 
 
