@@ -4,8 +4,9 @@ mapped, zeroed and unmapped each time.  A worker has glibc serve such blocks fro
 its heap, where the next image reuses them, and after each batch hands the free
 heap back (malloc_trim) once it has grown beyond what a batch needs: KEEP_UP_TO,
 or what the decoder declares per sample (a collate_fn's padded batch).  A decoder
-that runs your code cannot size it: the heap its batches grow stays, handed back
-every REFRESH_BATCHES batches, so a rare large photo's buffers still go.  Only
+that runs your code (or whose heap grows with its batches' sizes: ``heap_unsized``)
+cannot size it: the heap its batches grow stays, handed back every REFRESH_BATCHES
+batches, so a rare large photo's buffers still go.  Only
 worker processes do this; elsewhere than glibc the calls do nothing.  Measured:
 docs/experiments.md.
 """
@@ -66,7 +67,7 @@ def release_free_heap(keep_up_to: int = KEEP_UP_TO, grown_by_your_code: bool = F
     has grown more than ``keep_up_to`` (at least KEEP_UP_TO; what a batch of the
     decoder's needs: BatchDecoder.heap_per_sample) since keep_large_blocks_in_heap()
     (always, where glibc cannot say); ``grown_by_your_code`` (the decoder runs your
-    code in the workers: BatchDecoder.runs_user_code): only every REFRESH_BATCHES
+    code in the workers, or BatchDecoder.heap_unsized): only every REFRESH_BATCHES
     batches."""
     global _batches_kept
     if _libc is None:

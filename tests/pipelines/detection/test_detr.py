@@ -110,6 +110,21 @@ def test_batches_too_small_for_the_slot_travel_as_torch_sends_them_intact():
     assert assert_same_batches(got, list(loader(ds, cls=torch.utils.data.DataLoader))) == 20
 
 
+def test_with_their_padding_made_in_the_slot_nothing_of_yours_runs_in_the_workers():
+    # NOTE [ A collate_fn's batch made in the slot ]: so batches go to the least loaded
+    # worker and the workers are kept between epochs; the heap is still theirs to size
+    def as_a_list(batch):  # not what their collate_fn gives: it runs in the workers
+        return list(misc.collate_fn(batch))
+
+    ds = build("val")
+    theirs = DETECTION.decoder(DETECTION.lower(ds, {"collate_fn": misc.collate_fn}),
+                               DecodeOptions())
+    assert not theirs.runs_user_code and theirs.heap_unsized
+    yours = DETECTION.decoder(DETECTION.lower(ds, {"collate_fn": as_a_list}),
+                              DecodeOptions())
+    assert yours.runs_user_code and yours.heap_unsized is None
+
+
 def replayed(ds, d, k: int, i: int):
     """Sample i as the user's own objects give it with sample k's seeds."""
     with generators_kept():

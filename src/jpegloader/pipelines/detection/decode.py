@@ -188,6 +188,9 @@ class DetectionBatchDecoder(BatchDecoder):
         self.in_slot = in_slot(self.collate_fn, self.dtype) if self.batch_row > 1 else None
         if self.in_slot is not None:
             self.heap_per_sample = self.row_elems * self.dtype.itemsize
+            # nothing of yours runs in the workers, bar a batch the kind cannot take;
+            # their heap still grows with the batch's sizes
+            self.runs_user_code, self.heap_unsized = bool(program.yours), True
         # NOTE [ A slot holds what its batch takes ] (_shared_pages.py)
         self.fills_part = self.ring or self.batch_row > 1
         self._sizes: deque[int] = deque(maxlen=KEPT_SIZES)  # a worker's last batches' bytes
