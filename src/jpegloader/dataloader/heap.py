@@ -6,9 +6,8 @@ heap back (malloc_trim) once it has grown beyond what a batch needs: KEEP_UP_TO,
 or what the decoder declares per sample (a collate_fn's padded batch).  A decoder
 that runs your code (or whose heap grows with its batches' sizes: ``heap_unsized``)
 cannot size it: the heap its batches grow stays, handed back every REFRESH_BATCHES
-batches, so a rare large photo's buffers still go.  Only
-worker processes do this; elsewhere than glibc the calls do nothing.  Measured:
-docs/experiments.md.
+batches, so a rare large photo's buffers still go.  Only worker processes do this;
+elsewhere than glibc the calls do nothing.  Measured: docs/experiments.md.
 """
 from __future__ import annotations
 

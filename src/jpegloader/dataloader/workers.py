@@ -128,5 +128,4 @@ def worker_loop(worker_id: int, num_workers: int, decoder: BatchDecoder,
         results.put(Result(task.epoch, task.batch_no, task.slot_id, worker_id, report,
                            time.perf_counter() - started))
         heap.release_free_heap(decoder.heap_per_sample * len(task.indices),
-                               decoder.runs_user_code if decoder.heap_unsized is None
-                               else decoder.heap_unsized)
+                               decoder.runs_user_code or decoder.heap_unsized)

@@ -298,10 +298,10 @@ class BatchDecoder:
     #: the heap a worker keeps from one batch to the next, per sample (NOTE [ libjpeg's
     #: buffers, kept for a batch ] in dataloader/heap.py)
     heap_per_sample: int = 0
-    #: whether the heap a batch grows is more than ``heap_per_sample`` can say (the user's
-    #: code runs, or a collate_fn's batch is made): then handed back only every few
-    #: batches (None: as ``runs_user_code``)
-    heap_unsized: bool | None = None
+    #: whether the heap a batch grows is more than ``heap_per_sample`` can say though
+    #: none of the user's code runs (a collate_fn's batch made in the slot): then, as
+    #: where the user's code runs, handed back only every few batches
+    heap_unsized: bool = False
     #: how many samples before a batch's end it reads, its own included (0: only its
     #: own): the epoch sends each batch those before it (``EarlierSamples``)
     window: int = 0

@@ -122,7 +122,7 @@ def test_with_their_padding_made_in_the_slot_nothing_of_yours_runs_in_the_worker
     assert not theirs.runs_user_code and theirs.heap_unsized
     yours = DETECTION.decoder(DETECTION.lower(ds, {"collate_fn": as_a_list}),
                               DecodeOptions())
-    assert yours.runs_user_code and yours.heap_unsized is None
+    assert yours.runs_user_code and yours.heap_unsized is False
 
 
 def replayed(ds, d, k: int, i: int):

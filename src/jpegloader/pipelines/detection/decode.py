@@ -70,7 +70,7 @@ from .draw import ROW_ROOM, draw, largest_output, run_steps
 from .lower import DetectionProgram
 from .masks import KEY, Painted, paint_survivors, painted, rles, row_bytes
 from .recognise import CocoSource
-from .slot_collates import SlotCollate, in_slot
+from .slot_collates import Padding, in_slot
 from .states import flattened
 from .steps import Distort
 from .zip_collate import zips
@@ -125,7 +125,7 @@ def image_dtype(program: DetectionProgram) -> torch.dtype:
     return torch.float32 if program.output == "float32" else torch.uint8
 
 
-def collate_in_slot(program: DetectionProgram) -> SlotCollate | None:
+def collate_in_slot(program: DetectionProgram) -> Padding | None:
     """The kind of collate_fn whose batches a worker writes straight into the slot
     (NOTE [ A collate_fn's batch made in the slot ] in slot_collates.py), or None."""
     if in_ring(program) or program.output == "pil":
@@ -185,7 +185,7 @@ class DetectionBatchDecoder(BatchDecoder):
             self.heap_per_sample = self.batch_row + self.row_elems * self.dtype.itemsize
         # NOTE [ A collate_fn's batch made in the slot ] (slot_collates.py): the heap
         # then holds the images alone
-        self.in_slot = in_slot(self.collate_fn, self.dtype) if self.batch_row > 1 else None
+        self.in_slot = collate_in_slot(program)
         if self.in_slot is not None:
             self.heap_per_sample = self.row_elems * self.dtype.itemsize
             # nothing of yours runs in the workers, bar a batch the kind cannot take;
@@ -436,6 +436,11 @@ class DetectionBatchDecoder(BatchDecoder):
             self._finish_in_ring(work)
             return
         samples, written = [], 0
+        arena = work.arrays[0].reshape(-1)
+
+        def reserve(view):
+            self.reserve(work, view, "collated batch")
+
         with generators_kept(work.in_main):
             for k in np.flatnonzero(work.keep):
                 try:
@@ -447,13 +452,10 @@ class DetectionBatchDecoder(BatchDecoder):
             work.report.count = len(samples)
             if samples:
                 seed_generators(seeds(work.seed, [work.batch_no], COLLATE_STREAM)[0])
-                work.report.payload, written = self._collated(work, samples)
+                work.report.payload, written = self._collated(work, samples, arena, reserve)
         if work.report.payload is not None and self.batch_row > 1 and not work.in_main:
             # NOTE [ A collate_fn's batch in the slot ] (slot_batches.py)
-            arena = work.arrays[0].reshape(-1)
-            packed = pack_batch(work.report.payload, arena,
-                                lambda view: self.reserve(work, view, "collated batch"),
-                                written)
+            packed = pack_batch(work.report.payload, arena, reserve, written)
             if packed is not None:
                 work.report.payload, work.report.extras = None, packed
                 work.report.count = slot_rows(packed, self.batch_row)
@@ -462,13 +464,13 @@ class DetectionBatchDecoder(BatchDecoder):
             self._sizes.append(packed.used if packed else written)
             self.hand_back(work, arena, max(self._sizes), extra=0.0)
 
-    def _collated(self, work: BatchWork, samples: list) -> tuple[object, int]:
+    def _collated(self, work: BatchWork, samples: list, arena: np.ndarray,
+                  reserve) -> tuple[object, int]:
         """The collate_fn's batch, and the slot's bytes it has written: made straight
-        in the slot where the collate_fn is a kind that can be (NOTE [ A collate_fn's
+        in ``arena`` where the collate_fn is a kind that can be (NOTE [ A collate_fn's
         batch made in the slot ] in slot_collates.py), else the collate_fn's own (0)."""
         if self.in_slot is not None and not work.in_main:
-            made = self.in_slot.collate(samples, work.arrays[0].reshape(-1),
-                                        lambda view: self.reserve(work, view, "batch"))
+            made = self.in_slot.collate(samples, arena, reserve)
             if made is not None:
                 return made
         return self.collate_fn(samples), 0

@@ -5,7 +5,7 @@ NOTE [ A collate_fn's batch made in the slot ]
 Run in a worker, a collate_fn makes its batch in the heap (DETR's: zeroed, then each
 image copied in; RT-DETR's: stacked, then resized), and the packer copies it again
 into the slot: the heap keeps the batch's pages too.  Where a collate_fn gives, on
-stand-in samples, exactly what one of the kinds here gives (``in_slot``), a worker
+stand-in samples, exactly what a kind here gives (``in_slot``: DETR's padding), a worker
 writes the batch's images straight into the slot, each image once, and builds the
 rest as the collate_fn does (DETR's ``NestedTensor``: the user's own class).  The
 heap then holds only the images.  Samples a kind cannot take (not plain 3-D CPU
@@ -58,32 +58,16 @@ def _same(got, want: torch.Tensor) -> bool:
         got.shape == want.shape and torch.equal(got, want)
 
 
-class SlotCollate:
-    """A kind of collate_fn whose batch a worker makes in the slot."""
-
-    #: the verdict's words
-    describes: str = ""
-
-    def __init__(self, dtype: torch.dtype):
-        self.dtype = dtype
-
-    def collate(self, samples: list, arena: np.ndarray,
-                reserve: Reserve) -> tuple[object, int] | None:
-        """The batch, its images written into ``arena`` (the slot's bytes, flat uint8)
-        after ``reserve`` is called with each one's place, and the bytes written; None
-        where this kind cannot take the samples."""
-        raise NotImplementedError
-
-
 # -- DETR: util.misc.collate_fn ---------------------------------------------------------
-class Padding(SlotCollate):
+class Padding:
     """DETR's: the images padded with zeros to the largest of each dimension, a bool
     mask True on the padding, ``(NestedTensor(tensors, mask), targets, ...)``."""
 
+    #: the verdict's words
     describes = "DETR's padding"
 
     def __init__(self, dtype: torch.dtype, nested: type):
-        super().__init__(dtype)
+        self.dtype = dtype
         self.nested = nested
 
     @staticmethod
@@ -136,7 +120,11 @@ class Padding(SlotCollate):
             return None
         return cls(dtype, nested)
 
-    def collate(self, samples, arena, reserve):
+    def collate(self, samples: list, arena: np.ndarray,
+                reserve: Reserve) -> tuple[object, int] | None:
+        """The batch, its images written into ``arena`` (the slot's bytes, flat uint8)
+        after ``reserve`` is called with each one's place, and the bytes written; None
+        where the samples are not plain 3-D CPU tensors of the dtype, or do not fit."""
         images = _images(samples, self.dtype)
         if images is None:
             return None
@@ -152,13 +140,9 @@ class Padding(SlotCollate):
         return tuple(columns), mask_at + b * h * w
 
 
-#: The kinds, each asked in turn.
-KINDS: tuple[type[SlotCollate], ...] = (Padding,)
+def in_slot(fn, dtype: torch.dtype) -> Padding | None:
+    """How a worker makes ``fn``'s batches of ``dtype`` images in the slot, or None."""
+    return Padding.of(fn, dtype)
 
 
-def in_slot(fn, dtype: torch.dtype) -> SlotCollate | None:
-    """The kind of collate_fn ``fn`` is, for images of ``dtype``, or None."""
-    return next((kind for kind in (k.of(fn, dtype) for k in KINDS) if kind is not None), None)
-
-
-__all__ = ["KINDS", "Padding", "SlotCollate", "in_slot"]
+__all__ = ["Padding", "in_slot"]
