@@ -1,6 +1,7 @@
 /* Buffer-protocol helpers shared by the Python bindings of the C parts
  * (decoders/csrc/module.c, pipelines/ssd/csrc/module.c,
- * pipelines/detection/csrc/module.c, dataloader/csrc/module.c).  Include after
+ * pipelines/detection/csrc/module.c, pipelines/classification/csrc/module.c,
+ * dataloader/csrc/module.c).  Include after
  * Python.h. */
 #ifndef JL_BUFFER_CHECKS_H
 #define JL_BUFFER_CHECKS_H

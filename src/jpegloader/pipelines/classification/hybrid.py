@@ -29,6 +29,7 @@ from ..contract import Layout, SampleFailure
 from ..random_stream import (COLLATE_STREAM, PIL_STREAM, TENSOR_STREAM, generators_kept,
                              seed_generators, seeds)
 from .dry_run import sample_of
+from .pil_affine import affine_in_c
 from .program import ClassificationProgram, Sample
 
 
@@ -97,15 +98,16 @@ class Yours:
     def _pil_part(self, native: np.ndarray, indices, seed: int, where: str) -> list:
         h, w = native.shape[1:3]
         out = []
-        for k, s in enumerate(seeds(seed, indices, PIL_STREAM)):
-            x = Image.frombuffer("RGB", (w, h), native[k], "raw", "RGB", 0, 1)
-            seed_generators(s)
-            try:
-                for t in self.program.yours_pil:
-                    x = t(x)
-            except Exception:
-                _user_error(f"{type(t).__name__}", int(indices[k]), where)
-            out.append(x)
+        with affine_in_c():  # NOTE [ Your affine warps in C ] (pil_affine.py)
+            for k, s in enumerate(seeds(seed, indices, PIL_STREAM)):
+                x = Image.frombuffer("RGB", (w, h), native[k], "raw", "RGB", 0, 1)
+                seed_generators(s)
+                try:
+                    for t in self.program.yours_pil:
+                        x = t(x)
+                except Exception:
+                    _user_error(f"{type(t).__name__}", int(indices[k]), where)
+                out.append(x)
         return out
 
     def _native_tail(self, images: list, indices, final: np.ndarray | None) -> list:

@@ -1,0 +1,216 @@
+/* Pillow's bilinear affine transform of an RGB image, to the bit (Pillow's
+ * libImaging/Geometry.c is the specification; its arithmetic, written here for
+ * 3-byte pixels): every output pixel's centre mapped through the matrix in
+ * double precision, interpolated from its 2 x 2 neighbours (clamped at the
+ * edges) in double, the result truncated to a byte; a centre outside the image
+ * keeps the fill.  Four pixels at a time with AVX2 (the same double operations
+ * in the same order, a pixel a lane), one at a time elsewhere, and a plain copy
+ * where the matrix moves the image by whole pixels.  The build turns FMA
+ * contraction off (setup.py), as Pillow's x86-64 wheels have none; the Python
+ * side checks this copy against the installed Pillow before using it. */
+#include "pil_affine.h"
+
+#include <math.h>
+#include <stddef.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define JL_X86 1
+#endif
+#include <stdint.h>
+#include <string.h>
+
+/* Pillow's FLOOR of a position, and its clamping of a pixel index */
+static inline int floor_int(double v)
+{
+    int i = (int)v;  /* without a call into libm */
+    return v < 0.0 && v < i ? i - 1 : i;
+}
+static inline int clip(int v, int size) { return v < 0 ? 0 : v < size ? v : size - 1; }
+
+/* Output pixels [x0, x1) of row y, one at a time. */
+static void bilinear_pixels(const uint8_t *src, int sw, int sh, uint8_t *row, int y, int x0,
+                            int x1, const double a[6])
+{
+    double yc = y + 0.5;
+    uint8_t *out = row + (size_t)x0 * 3;
+    for (int x = x0; x < x1; x++, out += 3) {
+        double xc = x + 0.5;
+        double xin = a[0] * xc + a[1] * yc + a[2];
+        double yin = a[3] * xc + a[4] * yc + a[5];
+        if (xin < 0.0 || xin >= sw || yin < 0.0 || yin >= sh)
+            continue;  /* the fill stays */
+        xin -= 0.5;
+        yin -= 0.5;
+        int xi = floor_int(xin), yi = floor_int(yin);
+        double dx = xin - xi, dy = yin - yi;
+        const uint8_t *row0 = src + (size_t)clip(yi, sh) * sw * 3;
+        const uint8_t *row1 = yi + 1 >= 0 && yi + 1 < sh ? src + (size_t)(yi + 1) * sw * 3
+                                                         : NULL;
+        int c0 = clip(xi, sw) * 3, c1 = clip(xi + 1, sw) * 3;
+        for (int b = 0; b < 3; b++) {
+            double top = row0[c0 + b] + (row0[c1 + b] - row0[c0 + b]) * dx;
+            double bottom = row1 ? row1[c0 + b] + (row1[c1 + b] - row1[c0 + b]) * dx : top;
+            out[b] = (uint8_t)(top + (bottom - top) * dy);
+        }
+    }
+}
+
+static void bilinear(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
+                     const double a[6])
+{
+    for (int y = 0; y < dh; y++)
+        bilinear_pixels(src, sw, sh, dst + (size_t)y * dw * 3, y, 0, dw, a);
+}
+
+#ifdef JL_X86
+/* Four 3-byte pixels at byte offsets `at` (at most `last`, the offset of the
+ * image's last pixel; the image has two pixels or more), each as a 32-bit lane
+ * holding its bytes from the lowest. */
+__attribute__((target("avx2"))) static inline __m128i
+four_pixels(const uint8_t *src, __m128i at, __m128i last)
+{
+    /* a 32-bit read at the last pixel would pass the end: read a byte earlier, shift */
+    __m128i read_at = _mm_min_epi32(at, _mm_sub_epi32(last, _mm_set1_epi32(1)));
+    __m128i shift = _mm_slli_epi32(_mm_sub_epi32(at, read_at), 3);
+    return _mm_srlv_epi32(_mm_i32gather_epi32((const int *)src, read_at, 1), shift);
+}
+
+__attribute__((target("avx2"))) static inline __m256d band_pd(__m128i pixels, int band)
+{
+    return _mm256_cvtepi32_pd(_mm_and_si128(_mm_srli_epi32(pixels, 8 * band),
+                                            _mm_set1_epi32(255)));
+}
+
+/* a + (b - a) * d, Pillow's BILINEAR */
+__attribute__((target("avx2"))) static inline __m256d lerp(__m256d a, __m256d b, __m256d d)
+{
+    return _mm256_add_pd(a, _mm256_mul_pd(_mm256_sub_pd(b, a), d));
+}
+
+__attribute__((target("avx2"))) static inline __m128i clip4(__m128i v, int size)
+{
+    return _mm_min_epi32(_mm_max_epi32(v, _mm_setzero_si128()), _mm_set1_epi32(size - 1));
+}
+
+/* bilinear, four output pixels at a time: the scalar loop's double operations,
+ * in its order, one pixel a lane */
+__attribute__((target("avx2"))) static void
+bilinear_avx2(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
+              const double a[6])
+{
+    const __m256d a0 = _mm256_set1_pd(a[0]), a2 = _mm256_set1_pd(a[2]);
+    const __m256d a3 = _mm256_set1_pd(a[3]), a5 = _mm256_set1_pd(a[5]);
+    const __m256d half = _mm256_set1_pd(0.5), zero = _mm256_setzero_pd();
+    const __m256d width = _mm256_set1_pd(sw), height = _mm256_set1_pd(sh);
+    const __m128i last = _mm_set1_epi32((sw * sh - 1) * 3), stride = _mm_set1_epi32(sw * 3);
+    const __m128i three = _mm_set1_epi32(3), one = _mm_set1_epi32(1);
+    int x4 = dw - dw % 4;
+    for (int y = 0; y < dh; y++) {
+        uint8_t *out = dst + (size_t)y * dw * 3;
+        double yc = y + 0.5;
+        const __m256d a1y = _mm256_set1_pd(a[1] * yc), a4y = _mm256_set1_pd(a[4] * yc);
+        for (int x = 0; x < x4; x += 4) {
+            __m256d xc = _mm256_add_pd(_mm256_set_pd(x + 3, x + 2, x + 1, x), half);
+            __m256d xin = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a0, xc), a1y), a2);
+            __m256d yin = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a3, xc), a4y), a5);
+            __m256d inside = _mm256_and_pd(
+                _mm256_and_pd(_mm256_cmp_pd(xin, zero, _CMP_GE_OQ),
+                              _mm256_cmp_pd(xin, width, _CMP_LT_OQ)),
+                _mm256_and_pd(_mm256_cmp_pd(yin, zero, _CMP_GE_OQ),
+                              _mm256_cmp_pd(yin, height, _CMP_LT_OQ)));
+            int mask = _mm256_movemask_pd(inside);
+            if (!mask)
+                continue;  /* the fill stays */
+            /* outside lanes are computed on a position inside, and not written */
+            xin = _mm256_sub_pd(_mm256_blendv_pd(half, xin, inside), half);
+            yin = _mm256_sub_pd(_mm256_blendv_pd(half, yin, inside), half);
+            __m256d xf = _mm256_floor_pd(xin), yf = _mm256_floor_pd(yin);
+            __m256d dx = _mm256_sub_pd(xin, xf), dy = _mm256_sub_pd(yin, yf);
+            __m128i xi = _mm256_cvttpd_epi32(xf), yi = _mm256_cvttpd_epi32(yf);
+            __m128i c0 = _mm_mullo_epi32(clip4(xi, sw), three);
+            __m128i c1 = _mm_mullo_epi32(clip4(_mm_add_epi32(xi, one), sw), three);
+            __m128i r0 = _mm_mullo_epi32(clip4(yi, sh), stride);
+            __m128i y1 = _mm_add_epi32(yi, one);
+            /* Pillow reads a second row only where y + 1 is inside: else v2 = v1 */
+            __m256d second = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(
+                _mm_cmplt_epi32(y1, _mm_set1_epi32(sh))));
+            __m128i r1 = _mm_mullo_epi32(clip4(y1, sh), stride);
+            __m128i p00 = four_pixels(src, _mm_add_epi32(r0, c0), last);
+            __m128i p01 = four_pixels(src, _mm_add_epi32(r0, c1), last);
+            __m128i p10 = four_pixels(src, _mm_add_epi32(r1, c0), last);
+            __m128i p11 = four_pixels(src, _mm_add_epi32(r1, c1), last);
+            int32_t bands[3][4];
+            for (int b = 0; b < 3; b++) {
+                __m256d top = lerp(band_pd(p00, b), band_pd(p01, b), dx);
+                __m256d bottom = _mm256_blendv_pd(
+                    top, lerp(band_pd(p10, b), band_pd(p11, b), dx), second);
+                _mm_storeu_si128((__m128i *)bands[b], _mm256_cvttpd_epi32(lerp(top, bottom, dy)));
+            }
+            for (int k = 0; k < 4; k++)
+                if (mask >> k & 1) {
+                    uint8_t *o = out + (x + k) * 3;
+                    o[0] = (uint8_t)bands[0][k];
+                    o[1] = (uint8_t)bands[1][k];
+                    o[2] = (uint8_t)bands[2][k];
+                }
+        }
+        if (x4 < dw)
+            bilinear_pixels(src, sw, sh, out, y, x4, dw, a);
+    }
+}
+#endif
+
+/* A bilinear warp that moves every pixel by whole pixels (a[0] == a[4] == 1,
+ * a[1] == a[3] == 0, a[2] and a[5] integers): each position lands on a pixel's
+ * centre, both weights are 0, and Pillow's arithmetic gives that pixel's bytes. */
+static int whole_shift(const double a[6])
+{
+    return a[0] == 1.0 && a[1] == 0.0 && a[3] == 0.0 && a[4] == 1.0 &&
+           fabs(a[2]) < 1e9 && fabs(a[5]) < 1e9 && a[2] == floor(a[2]) && a[5] == floor(a[5]);
+}
+
+static void shifted(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
+                    const double a[6])
+{
+    long tx = (long)a[2], ty = (long)a[5];
+    long first = tx < 0 ? -tx : 0, end = sw - tx < dw ? sw - tx : dw;  /* x + tx in [0, sw) */
+    if (end <= first)
+        return;
+    for (long y = 0; y < dh; y++) {
+        long yin = y + ty;
+        if (yin >= 0 && yin < sh)
+            memcpy(dst + ((size_t)y * dw + first) * 3, src + ((size_t)yin * sw + first + tx) * 3,
+                   (size_t)(end - first) * 3);
+    }
+}
+
+static int avx2_allowed = 1;
+
+int jl_pil_affine_allow_avx2(int allow)
+{
+    int before = avx2_allowed;
+    avx2_allowed = allow;
+    return before;
+}
+
+void jl_pil_affine(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
+                   const double a[6], const uint8_t fill[3])
+{
+    /* Pillow's new image of the fill colour, which the transform then paints */
+    if (fill[0] == fill[1] && fill[1] == fill[2]) {
+        memset(dst, fill[0], (size_t)dw * dh * 3);
+    } else {
+        for (size_t i = 0; i < (size_t)dw * dh; i++)
+            memcpy(dst + i * 3, fill, 3);
+    }
+    if (whole_shift(a)) {
+        shifted(src, sw, sh, dst, dw, dh, a);
+#ifdef JL_X86
+    } else if (avx2_allowed && (size_t)sw * sh >= 2 && (size_t)sw * sh * 3 < INT32_MAX &&
+               __builtin_cpu_supports("avx2")) {
+        bilinear_avx2(src, sw, sh, dst, dw, dh, a);
+#endif
+    } else {
+        bilinear(src, sw, sh, dst, dw, dh, a);
+    }
+}

@@ -1,0 +1,142 @@
+"""Pillow's bilinear affine transform of RGB images in C (NOTE [ Your affine warps in
+C ]), held to the installed Pillow's own bytes on real photos: RandAugment's shears,
+translations and rotations, general warps, edges, fill colours; the calls it hands
+back to Pillow; the switch around your PIL-stage objects."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torchvision.transforms as T
+from PIL import Image
+
+import jpegloader
+from jpegloader.pipelines.classification import _pil_affine, pil_affine
+from tests.conftest import shared
+
+BILINEAR, NEAREST = Image.Resampling.BILINEAR, Image.Resampling.NEAREST
+AFFINE = Image.Transform.AFFINE
+
+
+@pytest.fixture(scope="module")
+def photos():
+    files = sorted(shared("imagenet-sample").glob("*/*.JPEG"))[::37][:8]
+    images = [Image.open(f).convert("RGB") for f in files]
+    # a RandAugment-sized crop, odd sizes (not a multiple of the 4-pixel loop), a strip,
+    # one and two pixels
+    return [images[0].resize((224, 224)), images[1].resize((223, 157)),
+            images[2].resize((5, 301)), images[3].resize((1, 1)), images[4].resize((2, 1)),
+            *images[5:]]
+
+
+def _matrices(rng):
+    """RandAugment's warps at every magnitude it can draw, and arbitrary ones."""
+    for degrees in np.linspace(-30, 30, 13):  # Rotate: the centre-based matrix
+        angle = -math.radians(degrees)
+        c, s = math.cos(angle), math.sin(angle)
+        yield (c, s, 112 - 112 * c - 112 * s, -s, c, 112 + 112 * s - 112 * c)
+    for shear in np.linspace(-0.3, 0.3, 7):  # ShearX, ShearY
+        yield (1.0, float(shear), 0.0, 0.0, 1.0, 0.0)
+        yield (1.0, 0.0, 0.0, float(shear), 1.0, 0.0)
+    for shift in (-150, -73, -1, 0, 1, 66, 150, 400):  # TranslateX, TranslateY: copies
+        yield (1.0, 0.0, float(shift), 0.0, 1.0, 0.0)
+        yield (1.0, 0.0, 0.0, 0.0, 1.0, float(shift))
+    yield (1.0, 0.0, 10.5, 0.0, 1.0, -3.25)  # half pixels: interpolated, not copied
+    for _ in range(24):
+        a = rng.uniform(-1.5, 1.5, 6) * (1, 1, 80, 1, 1, 80)
+        yield tuple(float(v) for v in a)
+
+
+@pytest.mark.parametrize("avx2", [True, False], ids=["avx2", "one-pixel"])
+def test_the_c_warp_gives_pillows_bytes_on_real_photos(photos, avx2):
+    rng = np.random.default_rng(7)
+    before = _pil_affine.allow_avx2(avx2)
+    try:
+        cases = 0
+        for image in photos:
+            for a in _matrices(rng):
+                size = image.size if rng.random() < 0.6 else \
+                    (int(rng.integers(1, 260)), int(rng.integers(1, 260)))
+                fill = None if rng.random() < 0.5 else tuple(int(v) for v in
+                                                            rng.integers(0, 256, 3))
+                ours = pil_affine.transform(image, size, AFFINE, a, BILINEAR, fillcolor=fill)
+                theirs = pil_affine._PILLOWS(image, size, AFFINE, a, BILINEAR, fillcolor=fill)
+                assert ours.mode == theirs.mode == "RGB" and ours.size == theirs.size
+                assert np.array_equal(np.asarray(ours), np.asarray(theirs)), (image.size, a,
+                                                                              size, fill)
+                cases += 1
+        assert cases > 500
+    finally:
+        _pil_affine.allow_avx2(before)
+
+
+def _counted(monkeypatch) -> list:
+    """The C warp's calls, from now on."""
+    calls, real = [], _pil_affine.affine
+    monkeypatch.setattr(_pil_affine, "affine", lambda *args: calls.append(args) or real(*args))
+    return calls
+
+
+def test_what_the_c_warp_does_not_take_is_pillows_own(photos, monkeypatch):
+    calls = _counted(monkeypatch)
+    image = photos[0]
+    a = (1.0, 0.2, -5.0, 0.1, 1.0, 3.0)
+    cases = [(image, AFFINE, a, NEAREST, None),            # nearest: Pillow's is as fast
+             (image.convert("L"), AFFINE, a, BILINEAR, None),
+             (image.convert("RGBA"), AFFINE, a, BILINEAR, None),
+             (image, AFFINE, a, BILINEAR, "red"),            # a colour Pillow parses
+             (image, AFFINE, a, Image.Resampling.BICUBIC, None),
+             (image, Image.Transform.PERSPECTIVE, (*a, 0.001, 0.0), BILINEAR, None),
+             (image, AFFINE, (1.0, float("nan"), 0.0, 0.0, 1.0, 0.0), BILINEAR, None)]
+    for im, method, data, resample, fill in cases:
+        ours = pil_affine.transform(im, im.size, method, data, resample, fillcolor=fill)
+        theirs = pil_affine._PILLOWS(im, im.size, method, data, resample, fillcolor=fill)
+        assert ours.mode == theirs.mode
+        assert np.array_equal(np.asarray(ours), np.asarray(theirs))
+    assert calls == []
+    pil_affine.transform(image, image.size, AFFINE, a, BILINEAR)
+    assert len(calls) == 1
+
+
+def test_the_switch_holds_only_while_your_objects_run():
+    assert pil_affine.usable()
+    assert Image.Image.transform is pil_affine._PILLOWS
+    with pil_affine.affine_in_c():
+        assert Image.Image.transform is pil_affine.transform
+        with pil_affine.affine_in_c():  # nested: still ours, and put back once
+            assert Image.Image.transform is pil_affine.transform
+        assert Image.Image.transform is pil_affine.transform
+    assert Image.Image.transform is pil_affine._PILLOWS
+    with pytest.raises(KeyError):
+        with pil_affine.affine_in_c():
+            raise KeyError("your transform failed")
+    assert Image.Image.transform is pil_affine._PILLOWS
+
+
+def test_randaugment_in_a_loader_warps_in_c_with_torchs_pixels(tmp_path, monkeypatch):
+    """Your RandAugment (bilinear, as Ultralytics' classify asks) after a native crop:
+    its warps run in C, and the batches equal the same objects run by Pillow alone."""
+    photos = sorted(shared("imagenet-sample").glob("*/*.JPEG"))[:24]
+    for k, photo in enumerate(photos):
+        (tmp_path / f"c{k % 2}").mkdir(exist_ok=True)
+        (tmp_path / f"c{k % 2}" / photo.name).symlink_to(photo.resolve())
+    from torchvision.datasets import ImageFolder
+    transform = T.Compose([T.RandomResizedCrop(96), T.RandAugment(
+        interpolation=T.InterpolationMode.BILINEAR), T.PILToTensor()])
+    dataset = ImageFolder(str(tmp_path), transform)
+    calls = _counted(monkeypatch)
+
+    def batches(usable: bool):
+        monkeypatch.setattr(pil_affine, "usable", lambda: usable)
+        loader = jpegloader.DataLoader(dataset, batch_size=8, shuffle=True, num_workers=0,
+                                       generator=torch.Generator().manual_seed(3))
+        assert loader.eligibility.accelerated, loader.eligibility.report()
+        return [b[0] for b in loader]
+
+    in_c = batches(True)
+    assert calls, "no warp ran in C"
+    count = len(calls)
+    assert all(torch.equal(x, y) for x, y in zip(in_c, batches(False), strict=True))
+    assert len(calls) == count  # Pillow's own, the second time
