@@ -135,16 +135,28 @@ bilinear_avx2(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
             __m256d second = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(
                 _mm_cmplt_epi32(y1, _mm_set1_epi32(sh))));
             __m128i r1 = _mm_mullo_epi32(clip4(y1, sh), stride);
-            __m128i p00 = four_pixels(src, _mm_add_epi32(r0, c0), last);
-            __m128i p01 = four_pixels(src, _mm_add_epi32(r0, c1), last);
-            __m128i p10 = four_pixels(src, _mm_add_epi32(r1, c0), last);
-            __m128i p11 = four_pixels(src, _mm_add_epi32(r1, c1), last);
+            /* a weight of 0 leaves a + (b - a) * 0 == a: b need not be read (a shear
+             * along x or y, where one weight is 0 throughout) */
+            int along_x = _mm256_movemask_pd(_mm256_cmp_pd(dy, zero, _CMP_EQ_OQ)) == 15;
+            int along_y = _mm256_movemask_pd(_mm256_cmp_pd(dx, zero, _CMP_EQ_OQ)) == 15;
+            __m128i p00 = four_pixels(src, _mm_add_epi32(r0, c0), last), p01 = p00, p10 = p00;
+            __m128i p11 = p00;
+            if (!along_y)
+                p01 = four_pixels(src, _mm_add_epi32(r0, c1), last);
+            if (!along_x) {
+                p10 = four_pixels(src, _mm_add_epi32(r1, c0), last);
+                p11 = along_y ? p10 : four_pixels(src, _mm_add_epi32(r1, c1), last);
+            }
             int32_t bands[3][4];
             for (int b = 0; b < 3; b++) {
-                __m256d top = lerp(band_pd(p00, b), band_pd(p01, b), dx);
-                __m256d bottom = _mm256_blendv_pd(
-                    top, lerp(band_pd(p10, b), band_pd(p11, b), dx), second);
-                _mm_storeu_si128((__m128i *)bands[b], _mm256_cvttpd_epi32(lerp(top, bottom, dy)));
+                __m256d top = along_y ? band_pd(p00, b) : lerp(band_pd(p00, b), band_pd(p01, b), dx);
+                __m256d v = top;
+                if (!along_x) {
+                    __m256d below = along_y ? band_pd(p10, b)
+                                            : lerp(band_pd(p10, b), band_pd(p11, b), dx);
+                    v = lerp(top, _mm256_blendv_pd(top, below, second), dy);
+                }
+                _mm_storeu_si128((__m128i *)bands[b], _mm256_cvttpd_epi32(v));
             }
             for (int k = 0; k < 4; k++)
                 if (mask >> k & 1) {
