@@ -53,7 +53,7 @@ def transform(self: Image.Image, size, method, data=None, resample=Image.Resampl
     out = np.empty((h, w, 3), np.uint8)
     _pil_affine.affine(np.asarray(self), self.width, self.height, out, w, h, coefficients,
                        colour)
-    image = Image.fromarray(out, "RGB")
+    image = Image.fromarray(out)
     image.info = self.info.copy()
     return image
 
@@ -61,7 +61,7 @@ def transform(self: Image.Image, size, method, data=None, resample=Image.Resampl
 def _probe_cases():
     """(image, size, coefficients, fillcolor): warps that cross the edges."""
     rng = np.random.default_rng(20261207)
-    image = Image.fromarray(rng.integers(0, 256, (29, 37, 3), dtype=np.uint8), "RGB")
+    image = Image.fromarray(rng.integers(0, 256, (29, 37, 3), dtype=np.uint8))
     matrices = (
         (1.0, 0.31, -4.0, 0.0, 1.0, 0.0),             # a shear
         (0.96, -0.27, 6.5, 0.27, 0.96, -5.25),        # a rotation

@@ -59,5 +59,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-JL_PLAIN_MODULE(_pil_affine, "Pillow's bilinear affine transform of RGB images in C (see _pil_affine.pyi).",
+JL_PLAIN_MODULE(_pil_affine,
+                "Pillow's bilinear affine transform of RGB images in C (see _pil_affine.pyi).",
                 methods)
