@@ -1,16 +1,16 @@
 """Pillow's affine transform of RGB images, in C, while your PIL-stage objects run.
 
 NOTE [ Your affine warps in C ]
-The shears, translations and rotations of RandAugment (Ultralytics' classify
-augmentation asks for them bilinear), timm's RandAugment, RandomAffine and
-RandomRotation end in Pillow's ``Image.transform(size, AFFINE, ..., BILINEAR)``,
-whose engine calls two functions a pixel: 0.73 ms for a 224 x 224 photo (Intel
-Xeon), more than half of what RandAugment costs.  While a worker runs your PIL-stage
-objects (hybrid.py), ``Image.Image.transform`` warps RGB images bilinearly in C
-(csrc/pil_affine.c: Pillow's arithmetic, to the bit) and hands every other call to
-Pillow's own (nearest is as fast there).  Your objects, their draws and their pixels
-are unchanged.  It is used only where, at first use, it gives the installed
-Pillow's bytes on a probe; else Pillow's runs.
+The shears, translations and rotations of RandAugment (bilinear in Ultralytics'
+classify augmentation), timm's RandAugment (bicubic in DeiT's recipe), RandomAffine
+and RandomRotation end in Pillow's ``Image.transform(size, AFFINE, ...)``, whose
+engine calls two functions a pixel: 0.73 ms bilinear, 1.87 bicubic for a 224 x 224
+photo (Intel Xeon), most of what RandAugment costs.  While a worker runs your
+PIL-stage objects (hybrid.py), ``Image.Image.transform`` warps RGB images bilinearly
+or bicubically in C (csrc/pil_affine.c: Pillow's arithmetic, to the bit) and hands
+every other call to Pillow's own (nearest is as fast there).  Your objects, their
+draws and their pixels are unchanged.  It is used only where, at first use, it gives
+the installed Pillow's bytes on a probe; else Pillow's runs.
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from PIL import Image
 from . import _pil_affine
 
 _PILLOWS = Image.Image.transform
+_FILTERS = (Image.Resampling.BILINEAR, Image.Resampling.BICUBIC)
 
 
 def _fill(fillcolor) -> tuple[int, int, int] | None:
@@ -39,9 +40,9 @@ def _fill(fillcolor) -> tuple[int, int, int] | None:
 
 def transform(self: Image.Image, size, method, data=None, resample=Image.Resampling.NEAREST,
               fill=1, fillcolor=None) -> Image.Image:
-    """``Image.transform``, the bilinear affine warps of RGB images in C."""
+    """``Image.transform``, the bilinear and bicubic affine warps of RGB images in C."""
     colour = _fill(fillcolor)
-    if (self.mode != "RGB" or colour is None or resample != Image.Resampling.BILINEAR
+    if (self.mode != "RGB" or colour is None or resample not in _FILTERS
             or not isinstance(method, int) or method != Image.Transform.AFFINE
             or data is None or len(data) < 6 or len(size) != 2
             or not all(type(v) is int and v > 0 for v in size)):
@@ -52,7 +53,7 @@ def transform(self: Image.Image, size, method, data=None, resample=Image.Resampl
     w, h = size
     out = np.empty((h, w, 3), np.uint8)
     _pil_affine.affine(np.asarray(self), self.width, self.height, out, w, h, coefficients,
-                       colour)
+                       int(resample), colour)
     image = Image.fromarray(out)
     image.info = self.info.copy()
     return image
@@ -76,22 +77,21 @@ def _probe_cases():
 @functools.cache
 def usable() -> bool:
     """Does this copy give the installed Pillow's bytes?"""
-    bilinear = Image.Resampling.BILINEAR
     try:
         return all(
-            np.array_equal(np.asarray(transform(im, size, Image.Transform.AFFINE, a, bilinear,
+            np.array_equal(np.asarray(transform(im, size, Image.Transform.AFFINE, a, f,
                                                 fillcolor=c)),
-                           np.asarray(_PILLOWS(im, size, Image.Transform.AFFINE, a, bilinear,
+                           np.asarray(_PILLOWS(im, size, Image.Transform.AFFINE, a, f,
                                                fillcolor=c)))
-            for im, size, a, c in _probe_cases())
+            for im, size, a, c in _probe_cases() for f in _FILTERS)
     except Exception:  # an unexpected Pillow: its own transform stays
         return False
 
 
 @contextlib.contextmanager
 def affine_in_c():
-    """Within: ``Image.Image.transform`` warps RGB images bilinearly in C where that
-    gives the installed Pillow's bytes (NOTE [ Your affine warps in C ])."""
+    """Within: ``Image.Image.transform`` warps RGB images (bilinear, bicubic) in C where
+    that gives the installed Pillow's bytes (NOTE [ Your affine warps in C ])."""
     if Image.Image.transform is not _PILLOWS or not usable():
         yield
         return

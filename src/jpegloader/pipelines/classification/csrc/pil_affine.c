@@ -1,13 +1,15 @@
-/* Pillow's bilinear affine transform of an RGB image, to the bit (Pillow's
- * libImaging/Geometry.c is the specification; its arithmetic, written here for
- * 3-byte pixels): every output pixel's centre mapped through the matrix in
- * double precision, interpolated from its 2 x 2 neighbours (clamped at the
- * edges) in double, the result truncated to a byte; a centre outside the image
- * keeps the fill.  Four pixels at a time with AVX2 (the same double operations
- * in the same order, a pixel a lane), one at a time elsewhere, and a plain copy
- * where the matrix moves the image by whole pixels.  The build turns FMA
- * contraction off (setup.py), as Pillow's x86-64 wheels have none; the Python
- * side checks this copy against the installed Pillow before using it. */
+/* Pillow's bilinear and bicubic affine transforms of an RGB image, to the bit
+ * (Pillow's libImaging/Geometry.c is the specification; its arithmetic, written
+ * here for 3-byte pixels): every output pixel's centre mapped through the matrix
+ * in double precision, interpolated from its 2 x 2 (bilinear) or 4 x 4 (bicubic,
+ * Pillow's cubic with a = -1) neighbours in double, the rows and columns past the
+ * edges as Pillow takes them, the result truncated to a byte (bicubic: clamped
+ * first); a centre outside the image keeps the fill.  Four pixels at a time with
+ * AVX2 (the same double operations in the same order, a pixel a lane), one at a
+ * time elsewhere, and a plain copy where the matrix moves the image by whole
+ * pixels.  The build turns FMA contraction off (setup.py), as Pillow's x86-64
+ * wheels have none; the Python side checks this copy against the installed Pillow
+ * before using it. */
 #include "pil_affine.h"
 
 #include <math.h>
@@ -55,11 +57,60 @@ static void bilinear_pixels(const uint8_t *src, int sw, int sh, uint8_t *row, in
     }
 }
 
-static void bilinear(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
-                     const double a[6])
+/* Pillow's BICUBIC: the cubic through v1..v4 at d in (v2, v3) */
+static inline double cubic(double v1, double v2, double v3, double v4, double d)
+{
+    double p1 = v2, p2 = -v1 + v3, p3 = 2 * (v1 - v2) + v3 - v4, p4 = -v1 + v2 - v3 + v4;
+    return p1 + d * (p2 + d * (p3 + d * p4));
+}
+
+static inline double row_cubic(const uint8_t *row, const int c[4], int b, double dx)
+{
+    return cubic(row[c[0] + b], row[c[1] + b], row[c[2] + b], row[c[3] + b], dx);
+}
+
+static inline int inside(int v, int size) { return v >= 0 && v < size; }
+
+/* Output pixels [x0, x1) of row y, one at a time (bicubic). */
+static void bicubic_pixels(const uint8_t *src, int sw, int sh, uint8_t *row, int y, int x0,
+                           int x1, const double a[6])
+{
+    size_t stride = (size_t)sw * 3;
+    double yc = y + 0.5;
+    uint8_t *out = row + (size_t)x0 * 3;
+    for (int x = x0; x < x1; x++, out += 3) {
+        double xc = x + 0.5;
+        double xin = a[0] * xc + a[1] * yc + a[2];
+        double yin = a[3] * xc + a[4] * yc + a[5];
+        if (xin < 0.0 || xin >= sw || yin < 0.0 || yin >= sh)
+            continue;  /* the fill stays */
+        xin -= 0.5;
+        yin -= 0.5;
+        int xi = floor_int(xin), yi = floor_int(yin);
+        double dx = xin - xi, dy = yin - yi;
+        xi--;
+        yi--;
+        int c[4] = {clip(xi, sw) * 3, clip(xi + 1, sw) * 3, clip(xi + 2, sw) * 3,
+                    clip(xi + 3, sw) * 3};
+        for (int b = 0; b < 3; b++) {
+            /* the first row clamped; a later one past the edge repeats the one before */
+            double v1 = row_cubic(src + clip(yi, sh) * stride, c, b, dx);
+            double v2 = inside(yi + 1, sh) ? row_cubic(src + (yi + 1) * stride, c, b, dx) : v1;
+            double v3 = inside(yi + 2, sh) ? row_cubic(src + (yi + 2) * stride, c, b, dx) : v2;
+            double v4 = inside(yi + 3, sh) ? row_cubic(src + (yi + 3) * stride, c, b, dx) : v3;
+            double v = cubic(v1, v2, v3, v4, dy);
+            out[b] = v <= 0.0 ? 0 : v >= 255.0 ? 255 : (uint8_t)v;
+        }
+    }
+}
+
+typedef void (*row_span)(const uint8_t *, int, int, uint8_t *, int, int, int, const double *);
+
+static void one_at_a_time(row_span span, const uint8_t *src, int sw, int sh, uint8_t *dst,
+                          int dw, int dh, const double a[6])
 {
     for (int y = 0; y < dh; y++)
-        bilinear_pixels(src, sw, sh, dst + (size_t)y * dw * 3, y, 0, dw, a);
+        span(src, sw, sh, dst + (size_t)y * dw * 3, y, 0, dw, a);
 }
 
 #ifdef JL_X86
@@ -149,7 +200,8 @@ bilinear_avx2(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
             }
             int32_t bands[3][4];
             for (int b = 0; b < 3; b++) {
-                __m256d top = along_y ? band_pd(p00, b) : lerp(band_pd(p00, b), band_pd(p01, b), dx);
+                __m256d top = along_y ? band_pd(p00, b)
+                                      : lerp(band_pd(p00, b), band_pd(p01, b), dx);
                 __m256d v = top;
                 if (!along_x) {
                     __m256d below = along_y ? band_pd(p10, b)
@@ -170,11 +222,108 @@ bilinear_avx2(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
             bilinear_pixels(src, sw, sh, out, y, x4, dw, a);
     }
 }
+
+__attribute__((target("avx2"))) static inline __m256d
+cubic_pd(__m256d v1, __m256d v2, __m256d v3, __m256d v4, __m256d d)
+{
+    __m256d two = _mm256_set1_pd(2.0);
+    __m256d p2 = _mm256_add_pd(_mm256_sub_pd(_mm256_setzero_pd(), v1), v3);
+    __m256d p3 = _mm256_sub_pd(_mm256_add_pd(_mm256_mul_pd(two, _mm256_sub_pd(v1, v2)), v3), v4);
+    __m256d p4 = _mm256_add_pd(_mm256_sub_pd(_mm256_add_pd(
+        _mm256_sub_pd(_mm256_setzero_pd(), v1), v2), v3), v4);
+    return _mm256_add_pd(v2, _mm256_mul_pd(d, _mm256_add_pd(p2, _mm256_mul_pd(
+        d, _mm256_add_pd(p3, _mm256_mul_pd(d, p4))))));
+}
+
+/* bicubic, four output pixels at a time, as bilinear_avx2 */
+__attribute__((target("avx2"))) static void
+bicubic_avx2(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
+             const double a[6])
+{
+    const __m256d a0 = _mm256_set1_pd(a[0]), a2 = _mm256_set1_pd(a[2]);
+    const __m256d a3 = _mm256_set1_pd(a[3]), a5 = _mm256_set1_pd(a[5]);
+    const __m256d half = _mm256_set1_pd(0.5), zero = _mm256_setzero_pd();
+    const __m256d width = _mm256_set1_pd(sw), height = _mm256_set1_pd(sh);
+    const __m256d top_level = _mm256_set1_pd(255.0);
+    const __m128i last = _mm_set1_epi32((sw * sh - 1) * 3), stride = _mm_set1_epi32(sw * 3);
+    const __m128i three = _mm_set1_epi32(3), heights = _mm_set1_epi32(sh);
+    int x4 = dw - dw % 4;
+    for (int y = 0; y < dh; y++) {
+        uint8_t *out = dst + (size_t)y * dw * 3;
+        double yc = y + 0.5;
+        const __m256d a1y = _mm256_set1_pd(a[1] * yc), a4y = _mm256_set1_pd(a[4] * yc);
+        for (int x = 0; x < x4; x += 4) {
+            __m256d xc = _mm256_add_pd(_mm256_set_pd(x + 3, x + 2, x + 1, x), half);
+            __m256d xin = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a0, xc), a1y), a2);
+            __m256d yin = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a3, xc), a4y), a5);
+            __m256d in = _mm256_and_pd(
+                _mm256_and_pd(_mm256_cmp_pd(xin, zero, _CMP_GE_OQ),
+                              _mm256_cmp_pd(xin, width, _CMP_LT_OQ)),
+                _mm256_and_pd(_mm256_cmp_pd(yin, zero, _CMP_GE_OQ),
+                              _mm256_cmp_pd(yin, height, _CMP_LT_OQ)));
+            int mask = _mm256_movemask_pd(in);
+            if (!mask)
+                continue;  /* the fill stays */
+            xin = _mm256_sub_pd(_mm256_blendv_pd(half, xin, in), half);
+            yin = _mm256_sub_pd(_mm256_blendv_pd(half, yin, in), half);
+            __m256d xf = _mm256_floor_pd(xin), yf = _mm256_floor_pd(yin);
+            __m256d dx = _mm256_sub_pd(xin, xf), dy = _mm256_sub_pd(yin, yf);
+            __m128i xi = _mm_sub_epi32(_mm256_cvttpd_epi32(xf), _mm_set1_epi32(1));
+            __m128i yi = _mm_sub_epi32(_mm256_cvttpd_epi32(yf), _mm_set1_epi32(1));
+            /* a weight of 0 leaves the cubic at v2: the other rows (columns) need not
+             * be read (a shear along x or y) */
+            int along_x = _mm256_movemask_pd(_mm256_cmp_pd(dy, zero, _CMP_EQ_OQ)) == 15;
+            int along_y = _mm256_movemask_pd(_mm256_cmp_pd(dx, zero, _CMP_EQ_OQ)) == 15;
+            __m128i c[4], rows[4];
+            __m256d below[4];  /* row k + 1 inside: else it repeats row k */
+            for (int k = 0; k < 4; k++) {
+                __m128i yk = _mm_add_epi32(yi, _mm_set1_epi32(k));
+                c[k] = _mm_mullo_epi32(clip4(_mm_add_epi32(xi, _mm_set1_epi32(k)), sw), three);
+                rows[k] = _mm_mullo_epi32(clip4(yk, sh), stride);
+                below[k] = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm_and_si128(
+                    _mm_cmpgt_epi32(yk, _mm_set1_epi32(-1)), _mm_cmplt_epi32(yk, heights))));
+            }
+            int r0 = along_x ? 1 : 0, r1 = along_x ? 2 : 4;
+            int k0 = along_y ? 1 : 0, k1 = along_y ? 2 : 4;
+            __m128i px[4][4];
+            for (int r = r0; r < r1; r++)
+                for (int k = k0; k < k1; k++)
+                    px[r][k] = four_pixels(src, _mm_add_epi32(rows[r], c[k]), last);
+            int32_t bands[3][4];
+            for (int b = 0; b < 3; b++) {
+                __m256d v[4];
+                for (int r = r0; r < r1; r++)
+                    v[r] = along_y ? band_pd(px[r][1], b)
+                                   : cubic_pd(band_pd(px[r][0], b), band_pd(px[r][1], b),
+                                              band_pd(px[r][2], b), band_pd(px[r][3], b), dx);
+                __m256d value = v[1];
+                if (!along_x) {
+                    v[1] = _mm256_blendv_pd(v[0], v[1], below[1]);
+                    v[2] = _mm256_blendv_pd(v[1], v[2], below[2]);
+                    v[3] = _mm256_blendv_pd(v[2], v[3], below[3]);
+                    value = cubic_pd(v[0], v[1], v[2], v[3], dy);
+                }
+                value = _mm256_max_pd(_mm256_min_pd(value, top_level), zero);
+                _mm_storeu_si128((__m128i *)bands[b], _mm256_cvttpd_epi32(value));
+            }
+            for (int k = 0; k < 4; k++)
+                if (mask >> k & 1) {
+                    uint8_t *o = out + (x + k) * 3;
+                    o[0] = (uint8_t)bands[0][k];
+                    o[1] = (uint8_t)bands[1][k];
+                    o[2] = (uint8_t)bands[2][k];
+                }
+        }
+        if (x4 < dw)
+            bicubic_pixels(src, sw, sh, out, y, x4, dw, a);
+    }
+}
 #endif
 
-/* A bilinear warp that moves every pixel by whole pixels (a[0] == a[4] == 1,
- * a[1] == a[3] == 0, a[2] and a[5] integers): each position lands on a pixel's
- * centre, both weights are 0, and Pillow's arithmetic gives that pixel's bytes. */
+/* A warp that moves every pixel by whole pixels (a[0] == a[4] == 1, a[1] == a[3]
+ * == 0, a[2] and a[5] integers): each position lands on a pixel's centre, both
+ * weights are 0, and Pillow's arithmetic, bilinear or bicubic, gives that pixel's
+ * bytes. */
 static int whole_shift(const double a[6])
 {
     return a[0] == 1.0 && a[1] == 0.0 && a[3] == 0.0 && a[4] == 1.0 &&
@@ -206,7 +355,7 @@ int jl_pil_affine_allow_avx2(int allow)
 }
 
 void jl_pil_affine(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
-                   const double a[6], const uint8_t fill[3])
+                   const double a[6], int filter, const uint8_t fill[3])
 {
     /* Pillow's new image of the fill colour, which the transform then paints */
     if (fill[0] == fill[1] && fill[1] == fill[2]) {
@@ -215,14 +364,17 @@ void jl_pil_affine(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int
         for (size_t i = 0; i < (size_t)dw * dh; i++)
             memcpy(dst + i * 3, fill, 3);
     }
-    if (whole_shift(a)) {
+    int bicubic = filter == JL_PIL_BICUBIC;
+    if (whole_shift(a)) {  /* both weights 0: either filter gives the pixel itself */
         shifted(src, sw, sh, dst, dw, dh, a);
-#ifdef JL_X86
-    } else if (avx2_allowed && (size_t)sw * sh >= 2 && (size_t)sw * sh * 3 < INT32_MAX &&
-               __builtin_cpu_supports("avx2")) {
-        bilinear_avx2(src, sw, sh, dst, dw, dh, a);
-#endif
-    } else {
-        bilinear(src, sw, sh, dst, dw, dh, a);
+        return;
     }
+#ifdef JL_X86
+    if (avx2_allowed && (size_t)sw * sh >= 2 && (size_t)sw * sh * 3 < INT32_MAX &&
+        __builtin_cpu_supports("avx2")) {
+        (bicubic ? bicubic_avx2 : bilinear_avx2)(src, sw, sh, dst, dw, dh, a);
+        return;
+    }
+#endif
+    one_at_a_time(bicubic ? bicubic_pixels : bilinear_pixels, src, sw, sh, dst, dw, dh, a);
 }
