@@ -93,8 +93,12 @@ def test_wheel_bundles_libjpeg_and_loads_a_batch(tmp_path):
         "C sources belong in the sdist only"
     # every extension (the decoder's, each pipeline's, the loader's host copy) ships with
     # its .pyi contract
-    extensions = [n.split(".")[0] for n in names if n.endswith(".abi3.so")]
-    assert len(extensions) == 5 and all(f"{e}.pyi" in names for e in extensions), extensions
+    extensions = sorted(n.split(".")[0] for n in names if n.endswith(".abi3.so"))
+    assert extensions == [f"jpegloader/{e}" for e in (
+        "dataloader/_host_copy", "decoders/_jpeg", "pipelines/classification/_pil_affine",
+        "pipelines/detection/_masks", "pipelines/ssd/_boxes", "pipelines/yolo/_opencv")], \
+        extensions
+    assert all(f"{e}.pyi" in names for e in extensions), names
 
     # A new environment that sees this one's torch and numpy, but no jpegloader.
     venv = tmp_path / "venv"
