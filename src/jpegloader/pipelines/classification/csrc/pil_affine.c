@@ -29,25 +29,40 @@ static inline int floor_int(double v)
 }
 static inline int clip(int v, int size) { return v < 0 ? 0 : v < size ? v : size - 1; }
 
-/* Output pixels [x0, x1) of row y, one at a time. */
+static inline int inside(int v, int size) { return v >= 0 && v < size; }
+
+/* Where output pixel (x, y) lands, less a half pixel: its floor (xi, yi) and weights
+ * (dx, dy); 0 when outside the image (the fill stays). */
+static inline int position(const double a[6], int x, int y, int sw, int sh, int *xi, int *yi,
+                           double *dx, double *dy)
+{
+    double xc = x + 0.5, yc = y + 0.5;
+    double xin = a[0] * xc + a[1] * yc + a[2];
+    double yin = a[3] * xc + a[4] * yc + a[5];
+    if (xin < 0.0 || xin >= sw || yin < 0.0 || yin >= sh)
+        return 0;
+    xin -= 0.5;
+    yin -= 0.5;
+    *xi = floor_int(xin);
+    *yi = floor_int(yin);
+    *dx = xin - *xi;
+    *dy = yin - *yi;
+    return 1;
+}
+
+/* Output pixels [x0, x1) of row y, one at a time (bilinear). */
 static void bilinear_pixels(const uint8_t *src, int sw, int sh, uint8_t *row, int y, int x0,
                             int x1, const double a[6])
 {
-    double yc = y + 0.5;
+    size_t stride = (size_t)sw * 3;
     uint8_t *out = row + (size_t)x0 * 3;
     for (int x = x0; x < x1; x++, out += 3) {
-        double xc = x + 0.5;
-        double xin = a[0] * xc + a[1] * yc + a[2];
-        double yin = a[3] * xc + a[4] * yc + a[5];
-        if (xin < 0.0 || xin >= sw || yin < 0.0 || yin >= sh)
-            continue;  /* the fill stays */
-        xin -= 0.5;
-        yin -= 0.5;
-        int xi = floor_int(xin), yi = floor_int(yin);
-        double dx = xin - xi, dy = yin - yi;
-        const uint8_t *row0 = src + (size_t)clip(yi, sh) * sw * 3;
-        const uint8_t *row1 = yi + 1 >= 0 && yi + 1 < sh ? src + (size_t)(yi + 1) * sw * 3
-                                                         : NULL;
+        int xi, yi;
+        double dx, dy;
+        if (!position(a, x, y, sw, sh, &xi, &yi, &dx, &dy))
+            continue;
+        const uint8_t *row0 = src + clip(yi, sh) * stride;
+        const uint8_t *row1 = inside(yi + 1, sh) ? src + (yi + 1) * stride : NULL;
         int c0 = clip(xi, sw) * 3, c1 = clip(xi + 1, sw) * 3;
         for (int b = 0; b < 3; b++) {
             double top = row0[c0 + b] + (row0[c1 + b] - row0[c0 + b]) * dx;
@@ -69,26 +84,18 @@ static inline double row_cubic(const uint8_t *row, const int c[4], int b, double
     return cubic(row[c[0] + b], row[c[1] + b], row[c[2] + b], row[c[3] + b], dx);
 }
 
-static inline int inside(int v, int size) { return v >= 0 && v < size; }
-
 /* Output pixels [x0, x1) of row y, one at a time (bicubic). */
 static void bicubic_pixels(const uint8_t *src, int sw, int sh, uint8_t *row, int y, int x0,
                            int x1, const double a[6])
 {
     size_t stride = (size_t)sw * 3;
-    double yc = y + 0.5;
     uint8_t *out = row + (size_t)x0 * 3;
     for (int x = x0; x < x1; x++, out += 3) {
-        double xc = x + 0.5;
-        double xin = a[0] * xc + a[1] * yc + a[2];
-        double yin = a[3] * xc + a[4] * yc + a[5];
-        if (xin < 0.0 || xin >= sw || yin < 0.0 || yin >= sh)
-            continue;  /* the fill stays */
-        xin -= 0.5;
-        yin -= 0.5;
-        int xi = floor_int(xin), yi = floor_int(yin);
-        double dx = xin - xi, dy = yin - yi;
-        xi--;
+        int xi, yi;
+        double dx, dy;
+        if (!position(a, x, y, sw, sh, &xi, &yi, &dx, &dy))
+            continue;
+        xi--;  /* the 4 x 4 neighbours start a pixel before */
         yi--;
         int c[4] = {clip(xi, sw) * 3, clip(xi + 1, sw) * 3, clip(xi + 2, sw) * 3,
                     clip(xi + 3, sw) * 3};
@@ -143,16 +150,67 @@ __attribute__((target("avx2"))) static inline __m128i clip4(__m128i v, int size)
     return _mm_min_epi32(_mm_max_epi32(v, _mm_setzero_si128()), _mm_set1_epi32(size - 1));
 }
 
+/* Where four output pixels of a row land (both loops' first steps, a pixel a lane):
+ * which lanes fall inside the image (mask; 0: none) and, for those, the position less
+ * a half pixel, its floor and the weights.  A lane outside is given a position inside,
+ * and is not written. */
+typedef struct {
+    int mask;
+    __m256d dx, dy;
+    __m128i xi, yi;
+} four_positions;
+
+/* x: the first of the four pixels; a1y, a4y: a[1] and a[4] times the row's centre */
+__attribute__((target("avx2"))) static inline four_positions
+positions(const double a[6], __m256d a1y, __m256d a4y, int x, int sw, int sh)
+{
+    const __m256d half = _mm256_set1_pd(0.5), zero = _mm256_setzero_pd();
+    four_positions p;
+    __m256d xc = _mm256_add_pd(_mm256_set_pd(x + 3, x + 2, x + 1, x), half);
+    __m256d xin = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(a[0]), xc), a1y),
+                                _mm256_set1_pd(a[2]));
+    __m256d yin = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(_mm256_set1_pd(a[3]), xc), a4y),
+                                _mm256_set1_pd(a[5]));
+    __m256d inside = _mm256_and_pd(
+        _mm256_and_pd(_mm256_cmp_pd(xin, zero, _CMP_GE_OQ),
+                      _mm256_cmp_pd(xin, _mm256_set1_pd(sw), _CMP_LT_OQ)),
+        _mm256_and_pd(_mm256_cmp_pd(yin, zero, _CMP_GE_OQ),
+                      _mm256_cmp_pd(yin, _mm256_set1_pd(sh), _CMP_LT_OQ)));
+    p.mask = _mm256_movemask_pd(inside);
+    xin = _mm256_sub_pd(_mm256_blendv_pd(half, xin, inside), half);
+    yin = _mm256_sub_pd(_mm256_blendv_pd(half, yin, inside), half);
+    __m256d xf = _mm256_floor_pd(xin), yf = _mm256_floor_pd(yin);
+    p.dx = _mm256_sub_pd(xin, xf);
+    p.dy = _mm256_sub_pd(yin, yf);
+    p.xi = _mm256_cvttpd_epi32(xf);
+    p.yi = _mm256_cvttpd_epi32(yf);
+    return p;
+}
+
+/* Whether a weight is 0 in every lane: a + (b - a) * 0 == a, and the cubic at 0 is
+ * its second value, so what it would weigh need not be read (a shear along x or y). */
+__attribute__((target("avx2"))) static inline int all_zero(__m256d d)
+{
+    return _mm256_movemask_pd(_mm256_cmp_pd(d, _mm256_setzero_pd(), _CMP_EQ_OQ)) == 15;
+}
+
+/* The lanes in `mask` of bands[b][lane] into the four pixels at out. */
+static inline void write_lanes(uint8_t *out, const int32_t bands[3][4], int mask)
+{
+    for (int k = 0; k < 4; k++)
+        if (mask >> k & 1) {
+            out[k * 3] = (uint8_t)bands[0][k];
+            out[k * 3 + 1] = (uint8_t)bands[1][k];
+            out[k * 3 + 2] = (uint8_t)bands[2][k];
+        }
+}
+
 /* bilinear, four output pixels at a time: the scalar loop's double operations,
  * in its order, one pixel a lane */
 __attribute__((target("avx2"))) static void
 bilinear_avx2(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
               const double a[6])
 {
-    const __m256d a0 = _mm256_set1_pd(a[0]), a2 = _mm256_set1_pd(a[2]);
-    const __m256d a3 = _mm256_set1_pd(a[3]), a5 = _mm256_set1_pd(a[5]);
-    const __m256d half = _mm256_set1_pd(0.5), zero = _mm256_setzero_pd();
-    const __m256d width = _mm256_set1_pd(sw), height = _mm256_set1_pd(sh);
     const __m128i last = _mm_set1_epi32((sw * sh - 1) * 3), stride = _mm_set1_epi32(sw * 3);
     const __m128i three = _mm_set1_epi32(3), one = _mm_set1_epi32(1);
     int x4 = dw - dw % 4;
@@ -161,35 +219,18 @@ bilinear_avx2(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
         double yc = y + 0.5;
         const __m256d a1y = _mm256_set1_pd(a[1] * yc), a4y = _mm256_set1_pd(a[4] * yc);
         for (int x = 0; x < x4; x += 4) {
-            __m256d xc = _mm256_add_pd(_mm256_set_pd(x + 3, x + 2, x + 1, x), half);
-            __m256d xin = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a0, xc), a1y), a2);
-            __m256d yin = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a3, xc), a4y), a5);
-            __m256d inside = _mm256_and_pd(
-                _mm256_and_pd(_mm256_cmp_pd(xin, zero, _CMP_GE_OQ),
-                              _mm256_cmp_pd(xin, width, _CMP_LT_OQ)),
-                _mm256_and_pd(_mm256_cmp_pd(yin, zero, _CMP_GE_OQ),
-                              _mm256_cmp_pd(yin, height, _CMP_LT_OQ)));
-            int mask = _mm256_movemask_pd(inside);
-            if (!mask)
+            four_positions p = positions(a, a1y, a4y, x, sw, sh);
+            if (!p.mask)
                 continue;  /* the fill stays */
-            /* outside lanes are computed on a position inside, and not written */
-            xin = _mm256_sub_pd(_mm256_blendv_pd(half, xin, inside), half);
-            yin = _mm256_sub_pd(_mm256_blendv_pd(half, yin, inside), half);
-            __m256d xf = _mm256_floor_pd(xin), yf = _mm256_floor_pd(yin);
-            __m256d dx = _mm256_sub_pd(xin, xf), dy = _mm256_sub_pd(yin, yf);
-            __m128i xi = _mm256_cvttpd_epi32(xf), yi = _mm256_cvttpd_epi32(yf);
-            __m128i c0 = _mm_mullo_epi32(clip4(xi, sw), three);
-            __m128i c1 = _mm_mullo_epi32(clip4(_mm_add_epi32(xi, one), sw), three);
-            __m128i r0 = _mm_mullo_epi32(clip4(yi, sh), stride);
-            __m128i y1 = _mm_add_epi32(yi, one);
+            __m128i c0 = _mm_mullo_epi32(clip4(p.xi, sw), three);
+            __m128i c1 = _mm_mullo_epi32(clip4(_mm_add_epi32(p.xi, one), sw), three);
+            __m128i r0 = _mm_mullo_epi32(clip4(p.yi, sh), stride);
+            __m128i y1 = _mm_add_epi32(p.yi, one);
             /* Pillow reads a second row only where y + 1 is inside: else v2 = v1 */
             __m256d second = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(
                 _mm_cmplt_epi32(y1, _mm_set1_epi32(sh))));
             __m128i r1 = _mm_mullo_epi32(clip4(y1, sh), stride);
-            /* a weight of 0 leaves a + (b - a) * 0 == a: b need not be read (a shear
-             * along x or y, where one weight is 0 throughout) */
-            int along_x = _mm256_movemask_pd(_mm256_cmp_pd(dy, zero, _CMP_EQ_OQ)) == 15;
-            int along_y = _mm256_movemask_pd(_mm256_cmp_pd(dx, zero, _CMP_EQ_OQ)) == 15;
+            int along_x = all_zero(p.dy), along_y = all_zero(p.dx);
             __m128i p00 = four_pixels(src, _mm_add_epi32(r0, c0), last), p01 = p00, p10 = p00;
             __m128i p11 = p00;
             if (!along_y)
@@ -201,22 +242,16 @@ bilinear_avx2(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
             int32_t bands[3][4];
             for (int b = 0; b < 3; b++) {
                 __m256d top = along_y ? band_pd(p00, b)
-                                      : lerp(band_pd(p00, b), band_pd(p01, b), dx);
+                                      : lerp(band_pd(p00, b), band_pd(p01, b), p.dx);
                 __m256d v = top;
                 if (!along_x) {
                     __m256d below = along_y ? band_pd(p10, b)
-                                            : lerp(band_pd(p10, b), band_pd(p11, b), dx);
-                    v = lerp(top, _mm256_blendv_pd(top, below, second), dy);
+                                            : lerp(band_pd(p10, b), band_pd(p11, b), p.dx);
+                    v = lerp(top, _mm256_blendv_pd(top, below, second), p.dy);
                 }
                 _mm_storeu_si128((__m128i *)bands[b], _mm256_cvttpd_epi32(v));
             }
-            for (int k = 0; k < 4; k++)
-                if (mask >> k & 1) {
-                    uint8_t *o = out + (x + k) * 3;
-                    o[0] = (uint8_t)bands[0][k];
-                    o[1] = (uint8_t)bands[1][k];
-                    o[2] = (uint8_t)bands[2][k];
-                }
+            write_lanes(out + x * 3, bands, p.mask);
         }
         if (x4 < dw)
             bilinear_pixels(src, sw, sh, out, y, x4, dw, a);
@@ -240,11 +275,7 @@ __attribute__((target("avx2"))) static void
 bicubic_avx2(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
              const double a[6])
 {
-    const __m256d a0 = _mm256_set1_pd(a[0]), a2 = _mm256_set1_pd(a[2]);
-    const __m256d a3 = _mm256_set1_pd(a[3]), a5 = _mm256_set1_pd(a[5]);
-    const __m256d half = _mm256_set1_pd(0.5), zero = _mm256_setzero_pd();
-    const __m256d width = _mm256_set1_pd(sw), height = _mm256_set1_pd(sh);
-    const __m256d top_level = _mm256_set1_pd(255.0);
+    const __m256d zero = _mm256_setzero_pd(), top_level = _mm256_set1_pd(255.0);
     const __m128i last = _mm_set1_epi32((sw * sh - 1) * 3), stride = _mm_set1_epi32(sw * 3);
     const __m128i three = _mm_set1_epi32(3), heights = _mm_set1_epi32(sh);
     int x4 = dw - dw % 4;
@@ -253,29 +284,14 @@ bicubic_avx2(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
         double yc = y + 0.5;
         const __m256d a1y = _mm256_set1_pd(a[1] * yc), a4y = _mm256_set1_pd(a[4] * yc);
         for (int x = 0; x < x4; x += 4) {
-            __m256d xc = _mm256_add_pd(_mm256_set_pd(x + 3, x + 2, x + 1, x), half);
-            __m256d xin = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a0, xc), a1y), a2);
-            __m256d yin = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a3, xc), a4y), a5);
-            __m256d in = _mm256_and_pd(
-                _mm256_and_pd(_mm256_cmp_pd(xin, zero, _CMP_GE_OQ),
-                              _mm256_cmp_pd(xin, width, _CMP_LT_OQ)),
-                _mm256_and_pd(_mm256_cmp_pd(yin, zero, _CMP_GE_OQ),
-                              _mm256_cmp_pd(yin, height, _CMP_LT_OQ)));
-            int mask = _mm256_movemask_pd(in);
-            if (!mask)
+            four_positions p = positions(a, a1y, a4y, x, sw, sh);
+            if (!p.mask)
                 continue;  /* the fill stays */
-            xin = _mm256_sub_pd(_mm256_blendv_pd(half, xin, in), half);
-            yin = _mm256_sub_pd(_mm256_blendv_pd(half, yin, in), half);
-            __m256d xf = _mm256_floor_pd(xin), yf = _mm256_floor_pd(yin);
-            __m256d dx = _mm256_sub_pd(xin, xf), dy = _mm256_sub_pd(yin, yf);
-            __m128i xi = _mm_sub_epi32(_mm256_cvttpd_epi32(xf), _mm_set1_epi32(1));
-            __m128i yi = _mm_sub_epi32(_mm256_cvttpd_epi32(yf), _mm_set1_epi32(1));
-            /* a weight of 0 leaves the cubic at v2: the other rows (columns) need not
-             * be read (a shear along x or y) */
-            int along_x = _mm256_movemask_pd(_mm256_cmp_pd(dy, zero, _CMP_EQ_OQ)) == 15;
-            int along_y = _mm256_movemask_pd(_mm256_cmp_pd(dx, zero, _CMP_EQ_OQ)) == 15;
+            __m128i xi = _mm_sub_epi32(p.xi, _mm_set1_epi32(1));
+            __m128i yi = _mm_sub_epi32(p.yi, _mm_set1_epi32(1));
+            int along_x = all_zero(p.dy), along_y = all_zero(p.dx);
             __m128i c[4], rows[4];
-            __m256d below[4];  /* row k + 1 inside: else it repeats row k */
+            __m256d below[4];  /* row k inside: else it repeats row k - 1 */
             for (int k = 0; k < 4; k++) {
                 __m128i yk = _mm_add_epi32(yi, _mm_set1_epi32(k));
                 c[k] = _mm_mullo_epi32(clip4(_mm_add_epi32(xi, _mm_set1_epi32(k)), sw), three);
@@ -295,24 +311,18 @@ bicubic_avx2(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
                 for (int r = r0; r < r1; r++)
                     v[r] = along_y ? band_pd(px[r][1], b)
                                    : cubic_pd(band_pd(px[r][0], b), band_pd(px[r][1], b),
-                                              band_pd(px[r][2], b), band_pd(px[r][3], b), dx);
+                                              band_pd(px[r][2], b), band_pd(px[r][3], b), p.dx);
                 __m256d value = v[1];
                 if (!along_x) {
                     v[1] = _mm256_blendv_pd(v[0], v[1], below[1]);
                     v[2] = _mm256_blendv_pd(v[1], v[2], below[2]);
                     v[3] = _mm256_blendv_pd(v[2], v[3], below[3]);
-                    value = cubic_pd(v[0], v[1], v[2], v[3], dy);
+                    value = cubic_pd(v[0], v[1], v[2], v[3], p.dy);
                 }
                 value = _mm256_max_pd(_mm256_min_pd(value, top_level), zero);
                 _mm_storeu_si128((__m128i *)bands[b], _mm256_cvttpd_epi32(value));
             }
-            for (int k = 0; k < 4; k++)
-                if (mask >> k & 1) {
-                    uint8_t *o = out + (x + k) * 3;
-                    o[0] = (uint8_t)bands[0][k];
-                    o[1] = (uint8_t)bands[1][k];
-                    o[2] = (uint8_t)bands[2][k];
-                }
+            write_lanes(out + x * 3, bands, p.mask);
         }
         if (x4 < dw)
             bicubic_pixels(src, sw, sh, out, y, x4, dw, a);
