@@ -9,7 +9,7 @@ import torch
 from torch.utils.data import default_collate
 
 from jpegloader.bench import peers
-from jpegloader.pipelines.detection.slot_collates import Padding, in_slot
+from jpegloader.pipelines.detection.slot_collates import Padding
 from jpegloader.pipelines.slot_batches import pack, unpack
 
 try:
@@ -63,7 +63,7 @@ def samples(dtype=torch.float32, seed=0):
 
 
 def pads(fn, dtype):
-    kind = in_slot(fn, dtype)
+    kind = Padding.of(fn, dtype)
     return kind.nested if isinstance(kind, Padding) else None
 
 
@@ -81,7 +81,7 @@ def test_detrs_collate_is_recognised_with_its_own_nested_tensor():
                                 carried_by(Tagged)],
                          ids=["default_collate", "zip", "pads to 32", "state of its own"])
 def test_other_collates_are_not(fn):
-    assert in_slot(fn, torch.float32) is None
+    assert Padding.of(fn, torch.float32) is None
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.uint8])

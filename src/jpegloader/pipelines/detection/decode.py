@@ -70,7 +70,7 @@ from .draw import ROW_ROOM, draw, largest_output, run_steps
 from .lower import DetectionProgram
 from .masks import KEY, Painted, paint_survivors, painted, rles, row_bytes
 from .recognise import CocoSource
-from .slot_collates import Padding, in_slot
+from .slot_collates import Padding
 from .states import flattened
 from .steps import Distort
 from .zip_collate import zips
@@ -130,7 +130,7 @@ def collate_in_slot(program: DetectionProgram) -> Padding | None:
     (NOTE [ A collate_fn's batch made in the slot ] in slot_collates.py), or None."""
     if in_ring(program) or program.output == "pil":
         return None
-    return in_slot(program.collate_fn or default_collate, image_dtype(program))
+    return Padding.of(program.collate_fn or default_collate, image_dtype(program))
 
 
 @dataclass(slots=True)

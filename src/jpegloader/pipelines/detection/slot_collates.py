@@ -5,7 +5,7 @@ NOTE [ A collate_fn's batch made in the slot ]
 Run in a worker, a collate_fn makes its batch in the heap (DETR's: zeroed, then each
 image copied in; RT-DETR's: stacked, then resized), and the packer copies it again
 into the slot: the heap keeps the batch's pages too.  Where a collate_fn gives, on
-stand-in samples, exactly what a kind here gives (``in_slot``: DETR's padding), a worker
+stand-in samples, exactly what a kind here gives (``Padding.of``: DETR's), a worker
 writes the batch's images straight into the slot, each image once, and builds the
 rest as the collate_fn does (DETR's ``NestedTensor``: the user's own class).  The
 heap then holds only the images.  Samples a kind cannot take (not plain 3-D CPU
@@ -140,9 +140,4 @@ class Padding:
         return tuple(columns), mask_at + b * h * w
 
 
-def in_slot(fn, dtype: torch.dtype) -> Padding | None:
-    """How a worker makes ``fn``'s batches of ``dtype`` images in the slot, or None."""
-    return Padding.of(fn, dtype)
-
-
-__all__ = ["Padding", "in_slot"]
+__all__ = ["Padding"]
