@@ -12,13 +12,19 @@
     };                                                                             \
     PyMODINIT_FUNC PyInit_##name(void) { return PyModule_Create(&name##_module); }
 
-/* allow_avx512(allow) -> bool: the one switch (avx512.h), the previous setting back. */
-static inline PyObject *jl_py_allow_avx512(PyObject *allow)
+/* A switch's binding: `allow`'s truth handed to `set`, the previous setting back. */
+static inline PyObject *jl_py_switch(PyObject *allow, int (*set)(int))
 {
     int truth = PyObject_IsTrue(allow);
     if (truth < 0)
         return NULL;
-    return PyBool_FromLong(jl_allow_avx512(truth));
+    return PyBool_FromLong(set(truth));
+}
+
+/* allow_avx512(allow) -> bool: the one switch (avx512.h), the previous setting back. */
+static inline PyObject *jl_py_allow_avx512(PyObject *allow)
+{
+    return jl_py_switch(allow, jl_allow_avx512);
 }
 
 #endif

@@ -47,11 +47,8 @@ PyDoc_STRVAR(allow_avx2_doc,
 
 static PyObject *py_allow_avx2(PyObject *self, PyObject *allow)
 {
-    int truth = PyObject_IsTrue(allow);
     (void)self;
-    if (truth < 0)
-        return NULL;
-    return PyBool_FromLong(jl_pil_affine_allow_avx2(truth));
+    return jl_py_switch(allow, jl_pil_affine_allow_avx2);
 }
 
 static PyMethodDef methods[] = {
