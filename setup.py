@@ -1,7 +1,7 @@
 """Builds the C decode core, jpegloader.decoders._jpeg, against libjpeg-turbo,
 and the pipelines' own arithmetic in plain C: SSD's boxes, COCO's masks, Pillow's
-affine transform and YOLO's OpenCV warps (jpegloader.pipelines.{ssd._boxes,
-detection._masks,classification._pil_affine,yolo._opencv}).
+affine transform and enhancements, and YOLO's OpenCV warps
+(jpegloader.pipelines.{ssd._boxes,detection._masks,classification._pillow,yolo._opencv}).
 
 By default it links the system's shared libjpeg (Debian: libjpeg62-turbo-dev;
 Ubuntu: libjpeg-turbo8-dev; Fedora: libjpeg-turbo-devel).  ``bash
@@ -136,8 +136,9 @@ setup(
                             "src/jpegloader/pipelines/ssd/csrc", ["boxes.c"]),
         _pipeline_extension("jpegloader.pipelines.detection._masks",
                             "src/jpegloader/pipelines/detection/csrc", ["masks.c"]),
-        _pipeline_extension("jpegloader.pipelines.classification._pil_affine",
-                            "src/jpegloader/pipelines/classification/csrc", ["pil_affine.c"]),
+        _pipeline_extension("jpegloader.pipelines.classification._pillow",
+                            "src/jpegloader/pipelines/classification/csrc",
+                            ["pil_affine.c", "pil_enhance.c"]),
         _pipeline_extension("jpegloader.pipelines.yolo._opencv",
                             "src/jpegloader/pipelines/yolo/csrc", ["warp.c", "hsv.c", "bgr.c"],
                             ("avx512.c",)),

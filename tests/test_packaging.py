@@ -95,7 +95,7 @@ def test_wheel_bundles_libjpeg_and_loads_a_batch(tmp_path):
     # its .pyi contract
     extensions = sorted(n.split(".")[0] for n in names if n.endswith(".abi3.so"))
     assert extensions == [f"jpegloader/{e}" for e in (
-        "dataloader/_host_copy", "decoders/_jpeg", "pipelines/classification/_pil_affine",
+        "dataloader/_host_copy", "decoders/_jpeg", "pipelines/classification/_pillow",
         "pipelines/detection/_masks", "pipelines/ssd/_boxes", "pipelines/yolo/_opencv")], \
         extensions
     assert all(f"{e}.pyi" in names for e in extensions), names

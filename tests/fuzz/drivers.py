@@ -1,6 +1,6 @@
 """The small sanitizer-instrumented drivers of one C file each (fuzz_masks.c,
-fuzz_pil_affine.c): built once per test module, run with a count and a seed, their
-one-line JSON summary read back."""
+fuzz_pil_affine.c, fuzz_pil_enhance.c): built once per test module, run with a count
+and a seed, their one-line JSON summary read back."""
 from __future__ import annotations
 
 import json

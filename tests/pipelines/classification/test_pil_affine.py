@@ -13,7 +13,7 @@ import torchvision.transforms as T
 from PIL import Image
 
 import jpegloader
-from jpegloader.pipelines.classification import _pil_affine, pil_affine
+from jpegloader.pipelines.classification import _pillow, pil_affine
 from tests.conftest import shared
 
 BILINEAR, BICUBIC = Image.Resampling.BILINEAR, Image.Resampling.BICUBIC
@@ -54,7 +54,7 @@ def _matrices(rng):
 @pytest.mark.parametrize("avx2", [True, False], ids=["avx2", "one-pixel"])
 def test_the_c_warp_gives_pillows_bytes_on_real_photos(photos, avx2, resample):
     rng = np.random.default_rng(7)
-    before = _pil_affine.allow_avx2(avx2)
+    before = _pillow.allow_avx2(avx2)
     try:
         cases = 0
         for image in photos:
@@ -71,13 +71,13 @@ def test_the_c_warp_gives_pillows_bytes_on_real_photos(photos, avx2, resample):
                 cases += 1
         assert cases > 500
     finally:
-        _pil_affine.allow_avx2(before)
+        _pillow.allow_avx2(before)
 
 
 def _counted(monkeypatch) -> list:
     """The C warp's calls, from now on."""
-    calls, real = [], _pil_affine.affine
-    monkeypatch.setattr(_pil_affine, "affine", lambda *args: calls.append(args) or real(*args))
+    calls, real = [], _pillow.affine
+    monkeypatch.setattr(_pillow, "affine", lambda *args: calls.append(args) or real(*args))
     return calls
 
 

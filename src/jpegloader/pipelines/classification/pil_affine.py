@@ -21,7 +21,7 @@ import math
 import numpy as np
 from PIL import Image
 
-from . import _pil_affine
+from . import _pillow
 
 _PILLOWS = Image.Image.transform
 _FILTERS = (Image.Resampling.BILINEAR, Image.Resampling.BICUBIC)
@@ -52,7 +52,7 @@ def transform(self: Image.Image, size, method, data=None, resample=Image.Resampl
         return _PILLOWS(self, size, method, data, resample, fill, fillcolor)
     w, h = size
     out = np.empty((h, w, 3), np.uint8)
-    _pil_affine.affine(np.asarray(self), self.width, self.height, out, w, h, coefficients,
+    _pillow.affine(np.asarray(self), self.width, self.height, out, w, h, coefficients,
                        int(resample), colour)
     image = Image.fromarray(out)
     image.info = self.info.copy()
