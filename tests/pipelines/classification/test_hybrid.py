@@ -133,9 +133,12 @@ def _op_counts(loader, recorder_target, attribute):
         getattr(recorder_target, attribute)
 
     def record(*args, **kwargs):
-        name = args[0].name if hasattr(args[0], "name") else args[1]
-        counts[name] = counts.get(name, 0) + 1
-        return real(*args, **kwargs)
+        out = real(*args, **kwargs)
+        names = [step[0] for step in out] if attribute == "_drawn" else \
+            [args[0].name if hasattr(args[0], "name") else args[1]]
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+        return out
     with mock.patch.object(recorder_target, attribute, record):
         for _ in loader:
             pass
@@ -154,12 +157,18 @@ def tiny_folder(tmp_path_factory):
 
 
 def test_trivial_augment_op_frequencies_match_native(tiny_folder):
+    """Counted as each loader applies them: torchvision's _apply_op in torch's loader;
+    in ours, the operations its TrivialAugmentWide draws (NOTE [ Your RandAugment in C ]:
+    warps through _apply_op, photometric steps in C)."""
     import torchvision.transforms.autoaugment as aa
+
+    from jpegloader.pipelines.classification import auto_augment
     ds = datasets.ImageFolder(str(tiny_folder), T.Compose([T.RandomResizedCrop(32),
                                                            T.TrivialAugmentWide(),
                                                            T.PILToTensor()]))
     torch.manual_seed(1)
-    ours = _op_counts(jpegloader.DataLoader(ds, batch_size=50, num_workers=0), aa, "_apply_op")
+    ours = _op_counts(jpegloader.DataLoader(ds, batch_size=50, num_workers=0), auto_augment,
+                      "_drawn")
     torch.manual_seed(1)
     native = _op_counts(TorchDataLoader(ds, batch_size=50, num_workers=0), aa, "_apply_op")
     assert sum(ours.values()) == sum(native.values()) == len(ds)

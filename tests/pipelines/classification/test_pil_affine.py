@@ -1,18 +1,15 @@
 """Pillow's bilinear and bicubic affine transforms of RGB images in C (NOTE [ Your
 affine warps in C ]), held to the installed Pillow's own bytes on real photos:
 RandAugment's shears, translations and rotations, general warps, edges, fill colours;
-the calls it hands back to Pillow; the switch around your PIL-stage objects."""
+the calls it hands back to Pillow (the switch around your objects: test_pillow_in_c.py)."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 import pytest
-import torch
-import torchvision.transforms as T
 from PIL import Image
 
-import jpegloader
 from jpegloader.pipelines.classification import _pillow, pil_affine
 from tests.conftest import shared
 
@@ -64,7 +61,7 @@ def test_the_c_warp_gives_pillows_bytes_on_real_photos(photos, avx2, resample):
                 fill = None if rng.random() < 0.5 else tuple(int(v) for v in
                                                             rng.integers(0, 256, 3))
                 ours = pil_affine.transform(image, size, AFFINE, a, resample, fillcolor=fill)
-                theirs = pil_affine._PILLOWS(image, size, AFFINE, a, resample, fillcolor=fill)
+                theirs = pil_affine.PILLOWS(image, size, AFFINE, a, resample, fillcolor=fill)
                 assert ours.mode == theirs.mode == "RGB" and ours.size == theirs.size
                 assert np.array_equal(np.asarray(ours), np.asarray(theirs)), (image.size, a,
                                                                               size, fill)
@@ -93,7 +90,7 @@ def test_what_the_c_warp_does_not_take_is_pillows_own(photos, monkeypatch):
              (image, AFFINE, (1.0, float("nan"), 0.0, 0.0, 1.0, 0.0), BILINEAR, None)]
     for im, method, data, resample, fill in cases:
         ours = pil_affine.transform(im, im.size, method, data, resample, fillcolor=fill)
-        theirs = pil_affine._PILLOWS(im, im.size, method, data, resample, fillcolor=fill)
+        theirs = pil_affine.PILLOWS(im, im.size, method, data, resample, fillcolor=fill)
         assert ours.mode == theirs.mode
         assert np.array_equal(np.asarray(ours), np.asarray(theirs))
     with pytest.raises(ValueError, match="LANCZOS"):  # Pillow's own refusal
@@ -102,45 +99,3 @@ def test_what_the_c_warp_does_not_take_is_pillows_own(photos, monkeypatch):
     pil_affine.transform(image, image.size, AFFINE, a, BILINEAR)
     pil_affine.transform(image, image.size, AFFINE, a, BICUBIC)
     assert len(calls) == 2
-
-
-def test_the_switch_holds_only_while_your_objects_run():
-    assert pil_affine.usable()
-    assert Image.Image.transform is pil_affine._PILLOWS
-    with pil_affine.affine_in_c():
-        assert Image.Image.transform is pil_affine.transform
-        with pil_affine.affine_in_c():  # nested: still ours, and put back once
-            assert Image.Image.transform is pil_affine.transform
-        assert Image.Image.transform is pil_affine.transform
-    assert Image.Image.transform is pil_affine._PILLOWS
-    with pytest.raises(KeyError):
-        with pil_affine.affine_in_c():
-            raise KeyError("your transform failed")
-    assert Image.Image.transform is pil_affine._PILLOWS
-
-
-def test_randaugment_in_a_loader_warps_in_c_with_torchs_pixels(tmp_path, monkeypatch):
-    """Your RandAugment (bilinear, as Ultralytics' classify asks) after a native crop:
-    its warps run in C, and the batches equal the same objects run by Pillow alone."""
-    photos = sorted(shared("imagenet-sample").glob("*/*.JPEG"))[:24]
-    for k, photo in enumerate(photos):
-        (tmp_path / f"c{k % 2}").mkdir(exist_ok=True)
-        (tmp_path / f"c{k % 2}" / photo.name).symlink_to(photo.resolve())
-    from torchvision.datasets import ImageFolder
-    transform = T.Compose([T.RandomResizedCrop(96), T.RandAugment(
-        interpolation=T.InterpolationMode.BILINEAR), T.PILToTensor()])
-    dataset = ImageFolder(str(tmp_path), transform)
-    calls = _counted(monkeypatch)
-
-    def batches(usable: bool):
-        monkeypatch.setattr(pil_affine, "usable", lambda: usable)
-        loader = jpegloader.DataLoader(dataset, batch_size=8, shuffle=True, num_workers=0,
-                                       generator=torch.Generator().manual_seed(3))
-        assert loader.eligibility.accelerated, loader.eligibility.report()
-        return [b[0] for b in loader]
-
-    in_c = batches(True)
-    assert calls, "no warp ran in C"
-    count = len(calls)
-    assert all(torch.equal(x, y) for x, y in zip(in_c, batches(False), strict=True))
-    assert len(calls) == count  # Pillow's own, the second time

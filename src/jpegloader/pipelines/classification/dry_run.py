@@ -9,6 +9,7 @@ from PIL import Image
 from ..random_stream import generators_kept
 from ..tensor_stage import through
 from .program import Sample
+from .yours_in_c import yours_in_c
 
 
 class DryRunFailed(Exception):
@@ -48,7 +49,9 @@ def dry_run(size, yours_pil, stage, yours_tensor, handover) -> Sample:
 def _dry_run_once(size, yours_pil, stage, yours_tensor, handover) -> Sample:
     rng = np.random.default_rng(0)
     pixels = rng.integers(0, 256, size=(*size, 3), dtype=np.uint8)
-    with generators_kept():
+    # in C as in the workers (NOTE [ Your objects' work in C ]): its probes run here
+    # once, and forked workers inherit their verdicts
+    with generators_kept(), yours_in_c(yours_pil if handover == "pil" else ()):
         try:
             first = (*yours_pil, *stage) if handover == "pil" else stage
             x = through(yours_tensor, through(first, Image.fromarray(pixels, "RGB")))

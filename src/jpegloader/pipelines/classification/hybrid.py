@@ -28,9 +28,10 @@ from ...decoders import hwc_to_chw
 from ..contract import Layout, SampleFailure
 from ..random_stream import (COLLATE_STREAM, PIL_STREAM, TENSOR_STREAM, generators_kept,
                              seed_generators, seeds)
+from . import auto_augment
 from .dry_run import sample_of
-from .pil_affine import affine_in_c
 from .program import ClassificationProgram, Sample
+from .yours_in_c import yours_in_c
 
 
 
@@ -48,6 +49,17 @@ def sample_layout(sample: Sample) -> Layout:
 def _user_error(what: str, index: int, where: str):
     raise SampleFailure(ExceptionWrapper(
         sys.exc_info(), where=f"in your {what} for sample {index} {where}")) from None
+
+
+def _image(x):
+    """A PIL image of an RGB image's bytes (auto_augment.steps' result); an image as it
+    is."""
+    return Image.fromarray(x) if isinstance(x, np.ndarray) else x
+
+
+def _mode_and_size(x) -> tuple[str, tuple[int, int]]:
+    """A PIL-stage result's mode and (width, height): an image's, or RGB bytes'."""
+    return ("RGB", (x.shape[1], x.shape[0])) if isinstance(x, np.ndarray) else (x.mode, x.size)
 
 
 class Yours:
@@ -96,31 +108,41 @@ class Yours:
         return None
 
     def _pil_part(self, native: np.ndarray, indices, seed: int, where: str) -> list:
+        """Your PIL-stage objects on each sample: an RGB image of its bytes, or the bytes
+        themselves for a first RandAugment or TrivialAugmentWide (auto_augment.steps),
+        whose result stays bytes where the native tail takes it next."""
         h, w = native.shape[1:3]
+        objects = self.program.yours_pil
+        as_bytes = bool(objects) and auto_augment.takes_bytes(objects[0])
         out = []
-        with affine_in_c():  # NOTE [ Your affine warps in C ] (pil_affine.py)
+        with yours_in_c(objects):  # NOTE [ Your objects' work in C ]
             for k, s in enumerate(seeds(seed, indices, PIL_STREAM)):
-                x = Image.frombuffer("RGB", (w, h), native[k], "raw", "RGB", 0, 1)
                 seed_generators(s)
+                t = objects[0] if objects else None
                 try:
-                    for t in self.program.yours_pil:
-                        x = t(x)
+                    if as_bytes:
+                        x = auto_augment.steps(t, pixels=native[k])
+                    else:
+                        x = Image.frombuffer("RGB", (w, h), native[k], "raw", "RGB", 0, 1)
+                    for t in objects[1 if as_bytes else 0:]:
+                        x = t(_image(x))
                 except Exception:
                     _user_error(f"{type(t).__name__}", int(indices[k]), where)
-                out.append(x)
+                out.append(x if self.program.native_tail else _image(x))
         return out
 
     def _native_tail(self, images: list, indices, final: np.ndarray | None) -> list:
         """The tensor conversion after the user's PIL-stage objects, natively, for the
         whole batch (into the slot itself when nothing follows it)."""
         n = len(images)
-        h, w = images[0].height, images[0].width
+        w, h = _mode_and_size(images[0])[1]
         pixels = self.buffer("tail_hwc", (n, h, w, 3), np.uint8)
         for k, image in enumerate(images):
-            if image.mode != "RGB" or image.size != (w, h):
+            mode, size = _mode_and_size(image)
+            if mode != "RGB" or size != (w, h):
                 raise RuntimeError(
-                    f"your PIL-stage transforms gave sample {int(indices[k])} a {image.mode} "
-                    f"image of {image.size[0]}x{image.size[1]}, the first one's was RGB "
+                    f"your PIL-stage transforms gave sample {int(indices[k])} a {mode} "
+                    f"image of {size[0]}x{size[1]}, the first one's was RGB "
                     f"{w}x{h}: the batch cannot be stacked (torch's default_collate would "
                     "fail on it too)")
             pixels[k] = np.asarray(image)

@@ -6,15 +6,14 @@ classify augmentation), timm's RandAugment (bicubic in DeiT's recipe), RandomAff
 and RandomRotation end in Pillow's ``Image.transform(size, AFFINE, ...)``, whose
 engine calls two functions a pixel: 0.73 ms bilinear, 1.87 bicubic for a 224 x 224
 photo (Intel Xeon), most of what RandAugment costs.  While a worker runs your
-PIL-stage objects (hybrid.py), ``Image.Image.transform`` warps RGB images bilinearly
-or bicubically in C (csrc/pil_affine.c: Pillow's arithmetic, to the bit) and hands
-every other call to Pillow's own (nearest is as fast there).  Your objects, their
-draws and their pixels are unchanged.  It is used only where, at first use, it gives
-the installed Pillow's bytes on a probe; else Pillow's runs.
+PIL-stage objects (yours_in_c.py), ``Image.Image.transform`` warps RGB images
+bilinearly or bicubically in C (csrc/pil_affine.c: Pillow's arithmetic, to the bit)
+and hands every other call to Pillow's own (nearest is as fast there).  Your
+objects, their draws and their pixels are unchanged.  It is used only where, at
+first use, it gives the installed Pillow's bytes on a probe; else Pillow's runs.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 
@@ -23,7 +22,7 @@ from PIL import Image
 
 from . import _pillow
 
-_PILLOWS = Image.Image.transform
+PILLOWS = Image.Image.transform
 _FILTERS = (Image.Resampling.BILINEAR, Image.Resampling.BICUBIC)
 
 
@@ -46,10 +45,10 @@ def transform(self: Image.Image, size, method, data=None, resample=Image.Resampl
             or not isinstance(method, int) or method != Image.Transform.AFFINE
             or data is None or len(data) < 6 or len(size) != 2
             or not all(type(v) is int and v > 0 for v in size)):
-        return _PILLOWS(self, size, method, data, resample, fill, fillcolor)
+        return PILLOWS(self, size, method, data, resample, fill, fillcolor)
     coefficients = tuple(float(v) for v in data[:6])
     if not all(map(math.isfinite, coefficients)):
-        return _PILLOWS(self, size, method, data, resample, fill, fillcolor)
+        return PILLOWS(self, size, method, data, resample, fill, fillcolor)
     w, h = size
     out = np.empty((h, w, 3), np.uint8)
     _pillow.affine(np.asarray(self), self.width, self.height, out, w, h, coefficients,
@@ -81,22 +80,8 @@ def usable() -> bool:
         return all(
             np.array_equal(np.asarray(transform(im, size, Image.Transform.AFFINE, a, f,
                                                 fillcolor=c)),
-                           np.asarray(_PILLOWS(im, size, Image.Transform.AFFINE, a, f,
-                                               fillcolor=c)))
+                           np.asarray(PILLOWS(im, size, Image.Transform.AFFINE, a, f,
+                                              fillcolor=c)))
             for im, size, a, c in _probe_cases() for f in _FILTERS)
     except Exception:  # an unexpected Pillow: its own transform stays
         return False
-
-
-@contextlib.contextmanager
-def affine_in_c():
-    """Within: ``Image.Image.transform`` warps RGB images (bilinear, bicubic) in C where
-    that gives the installed Pillow's bytes (NOTE [ Your affine warps in C ])."""
-    if Image.Image.transform is not _PILLOWS or not usable():
-        yield
-        return
-    Image.Image.transform = transform
-    try:
-        yield
-    finally:
-        Image.Image.transform = _PILLOWS

@@ -7,7 +7,7 @@ ms each for a 224 x 224 crop in Pillow (Intel Xeon), mostly Python and the
 intermediate images they make.  Here each takes and gives uint8[h, w, 3] bytes, one
 C pass (csrc/pil_enhance.c: Pillow's arithmetic to the bit) and, for the tone
 curves, ImageOps' tables computed as it computes them, so a chain of them makes no
-image between its steps.  Used only where, at first use, they give
+image between its steps (auto_augment.py).  Used only where, at first use, they give
 the installed Pillow's bytes on a probe.
 """
 from __future__ import annotations

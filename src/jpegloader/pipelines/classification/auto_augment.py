@@ -1,0 +1,155 @@
+"""Your RandAugment and TrivialAugmentWide, with their draws and Pillow's pixels, their
+photometric steps in C.
+
+NOTE [ Your RandAugment in C ]
+torchvision's RandAugment (Ultralytics' classify augmentation, the references' ``ra``)
+and TrivialAugmentWide (their ``ta_wide``) make a new PIL image for each step through
+torchvision's functional API.  While a worker runs your PIL-stage objects
+(yours_in_c.py) their ``forward`` is the one below: the same draws from torch's
+generator in the same order (no step draws) over your object's own
+``_augmentation_space``; photometric steps on the image's bytes in C (NOTE [ Pillow's
+enhancements in C ]), warps through torchvision's own ``_apply_op`` (Pillow's
+transform in C: NOTE [ Your affine warps in C ]), one image made at the end, or none
+where hybrid.py hands over the crop's bytes and takes bytes back.  Tensors, images
+with more than RGB bytes and operations it does not know are torchvision's.  Used
+only where, at first use, it gives torchvision's images on a probe.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+import torchvision.transforms as T
+from PIL import Image
+from torchvision.transforms import autoaugment
+
+from . import pil_enhance
+
+#: torchvision's own forward and operation space, per class
+TORCHVISIONS = {cls: cls.forward for cls in (T.RandAugment, T.TrivialAugmentWide)}
+_SPACES = {cls: cls._augmentation_space for cls in TORCHVISIONS}
+PHOTOMETRIC = frozenset({*pil_enhance.ENHANCEMENTS, "Posterize", "Solarize", "AutoContrast",
+                         "Equalize"})
+
+
+def _photometric(pixels: np.ndarray, name: str, magnitude: float) -> np.ndarray:
+    """torchvision's photometric operation ``name`` (in PHOTOMETRIC) at ``magnitude`` on
+    an RGB image's bytes."""
+    if name in pil_enhance.ENHANCEMENTS:
+        return pil_enhance.enhanced(pixels, name, 1.0 + magnitude)
+    if name == "Posterize":
+        return pil_enhance.posterized(pixels, int(magnitude))
+    if name == "Solarize":
+        return pil_enhance.solarized(pixels, magnitude)
+    if name == "AutoContrast":
+        return pil_enhance.autocontrasted(pixels)
+    return pil_enhance.equalized(pixels)
+
+
+@functools.lru_cache(maxsize=64)
+def _torchvisions_space(cls: type, bins: int, size: tuple[int, int] | None):
+    """torchvision's own space of ``cls`` (it reads nothing of the object but the
+    arguments), as its names and their (magnitudes, signed)."""
+    args = (bins,) if size is None else (bins, size)
+    space = _SPACES[cls](cls(num_magnitude_bins=bins), *args)
+    return list(space), list(space.values())
+
+
+def _space(t, size: tuple[int, int]):
+    cls = T.RandAugment if isinstance(t, T.RandAugment) else T.TrivialAugmentWide
+    sized = size if cls is T.RandAugment else None
+    if type(t)._augmentation_space is _SPACES[cls]:
+        return _torchvisions_space(cls, t.num_magnitude_bins, sized)
+    space = t._augmentation_space(t.num_magnitude_bins, *(() if sized is None else (sized,)))
+    return list(space), list(space.values())
+
+
+def _drawn(t, size: tuple[int, int]) -> list[tuple[str, float]]:
+    """The steps (operation, magnitude) ``t``'s forward draws, in its order."""
+    names, ops = _space(t, size)
+    steps = []
+    for _ in range(t.num_ops if isinstance(t, T.RandAugment) else 1):
+        index = int(torch.randint(len(names), (1,)).item())
+        magnitudes, signed = ops[index]
+        if magnitudes.ndim == 0:
+            magnitude = 0.0
+        elif isinstance(t, T.RandAugment):  # its magnitude, fixed
+            magnitude = float(magnitudes[t.magnitude].item())
+        else:  # TrivialAugmentWide's: one of the bins, drawn
+            magnitude = float(magnitudes[torch.randint(len(magnitudes), (1,),
+                                                       dtype=torch.long)].item())
+        if signed and torch.randint(2, (1,)):
+            magnitude = -magnitude
+        steps.append((names[index], magnitude))
+    return steps
+
+
+def takes_bytes(t) -> bool:
+    """May hybrid.py hand ``t`` an RGB image's bytes (``steps``)?  torchvision's own
+    RandAugment or TrivialAugmentWide forward (or this one standing in), probe passed."""
+    cls = next((c for c in TORCHVISIONS if isinstance(t, c)), None)
+    return cls is not None and type(t).forward in (TORCHVISIONS[cls], forward) and usable()
+
+
+def steps(t, pixels: np.ndarray | None = None, image: Image.Image | None = None):
+    """``t``'s steps on an RGB image given as its bytes or as a plain RGB image: the
+    bytes the last step made, or the image a warp made (where the last step was one)."""
+    if image is None:
+        pixels = np.ascontiguousarray(pixels)
+    for name, magnitude in _drawn(t, pixels.shape[:2] if image is None else
+                                  (image.height, image.width)):
+        if name == "Identity":
+            continue
+        if name in PHOTOMETRIC and (name != "Posterize" or 1 <= int(magnitude) <= 8):
+            pixels = _photometric(np.asarray(image) if pixels is None else pixels, name,
+                                  magnitude)
+            image = None
+            continue
+        if image is None:
+            image = Image.fromarray(pixels)
+        image, pixels = autoaugment._apply_op(image, name, magnitude, fill=t.fill,
+                                              interpolation=t.interpolation), None
+    return pixels if image is None else image
+
+
+def forward(self, img):
+    """RandAugment's and TrivialAugmentWide's forward: plain RGB PIL images through
+    ``steps``."""
+    if not isinstance(img, Image.Image) or img.mode != "RGB" or img.info \
+            or not (img.width and img.height):
+        return TORCHVISIONS[T.RandAugment if isinstance(self, T.RandAugment)
+                            else T.TrivialAugmentWide](self, img)
+    out = steps(self, image=img)
+    return out if isinstance(out, Image.Image) else Image.fromarray(out)
+
+
+def _probe_objects():
+    yield T.RandAugment(num_ops=14)  # every operation, most draws
+    yield T.RandAugment(num_ops=3, magnitude=30, interpolation=T.InterpolationMode.BILINEAR,
+                        fill=[90, 17, 230])
+    yield T.TrivialAugmentWide(interpolation=T.InterpolationMode.BILINEAR)
+
+
+@functools.cache
+def usable() -> bool:
+    """Does this forward give torchvision's images, with the installed torchvision
+    and Pillow?  (The caller's generator is put back.)"""
+    if not pil_enhance.usable():
+        return False
+    state = torch.get_rng_state()
+    try:
+        for k, image in enumerate(pil_enhance.probe_images()[:2]):
+            for t in _probe_objects():
+                for seed in range(4 if isinstance(t, T.RandAugment) else 24):
+                    torch.default_generator.manual_seed(1000 * k + seed)
+                    ours = np.asarray(forward(t, Image.fromarray(image)))
+                    torch.default_generator.manual_seed(1000 * k + seed)
+                    theirs = TORCHVISIONS[type(t)](t, Image.fromarray(image))
+                    if not np.array_equal(ours, np.asarray(theirs)):
+                        return False
+        return True
+    except Exception:  # an unexpected torchvision: its own stays
+        return False
+    finally:
+        torch.set_rng_state(state)
