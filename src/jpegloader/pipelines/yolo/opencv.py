@@ -2,10 +2,10 @@
 
 NOTE [ OpenCV's arithmetic, version by version ]
 OpenCV's releases round differently: ``warpAffine`` samples in fixed point in the
-4.x releases (4.7 to 4.14) and in float in 5.0, and 5.1 changed its float
-sampling again; the HSV -> BGR vector loop takes 32 pixels a pass, or 64 where
-4.14 and 5.1 run AVX-512, so the pixels a row's scalar tail converts move with
-the build and the processor.  The C core keeps each arithmetic it reproduces
+4.x releases (4.7 to 4.14) and in float in 5.0; 5.1's wheels warp through Intel
+IPP (its own float path moved too); the HSV -> BGR vector loop takes 32 pixels a
+pass, or 64 where 4.14 and 5.1 run AVX-512, so the pixels a row's scalar tail
+converts move with the build and the processor.  The C core keeps each arithmetic it reproduces
 (``warp_affine``'s ``arithmetic``, ``hsv_lut``'s ``block``); the candidates are
 ordered by ``cv2.__version__`` and each is held, once per process at first use,
 to the installed ``cv2`` on a fixed set of random cases.  The first that gives
