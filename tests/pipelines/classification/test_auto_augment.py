@@ -1,8 +1,8 @@
-"""Your RandAugment and TrivialAugmentWide with their photometric steps in C (NOTE
-[ Your RandAugment in C ]): the same images as torchvision's forward for the same
-generator state, on real photos, over their configurations, every operation drawn at
-every magnitude bin; the generator left where torchvision's leaves it; what they hand
-to torchvision."""
+"""Your RandAugment, TrivialAugmentWide and AutoAugment with their photometric steps in
+C (NOTE [ Your RandAugment in C ]): the same images as torchvision's forward for the
+same generator state, on real photos, over their configurations and policies, every
+operation drawn at every magnitude bin; the generator left where torchvision's leaves
+it; what they hand to torchvision."""
 from __future__ import annotations
 
 import numpy as np
@@ -28,8 +28,8 @@ def crops():
 
 
 def _theirs(t):
-    return auto_augment.TORCHVISIONS[T.RandAugment if isinstance(t, T.RandAugment)
-                                     else T.TrivialAugmentWide]
+    return auto_augment.TORCHVISIONS[next(c for c in auto_augment.TORCHVISIONS
+                                          if isinstance(t, c))]
 
 
 def _both(t, image: Image.Image, seed: int):
@@ -56,6 +56,10 @@ OBJECTS = {
     "ta-defaults": lambda: T.TrivialAugmentWide(),  # the references' ta_wide
     "ta-bilinear-fill": lambda: T.TrivialAugmentWide(interpolation=BILINEAR, fill=[3, 200, 9]),
     "ta-8-bins": lambda: T.TrivialAugmentWide(num_magnitude_bins=8),
+    "aa-imagenet": lambda: T.AutoAugment(),  # the references' imagenet policy
+    "aa-cifar10-bilinear": lambda: T.AutoAugment(T.AutoAugmentPolicy.CIFAR10,
+                                                 interpolation=BILINEAR),
+    "aa-svhn-fill": lambda: T.AutoAugment(T.AutoAugmentPolicy.SVHN, fill=[50, 60, 70]),
 }
 
 
@@ -92,7 +96,8 @@ def test_every_operation_at_every_magnitude_is_torchvisions(crops, photometric):
             torch.default_generator.manual_seed(7919 * magnitude + seed)
             seen.add(int(torch.randint(14, (1,)).item()))
     assert seen == set(range(14))
-    assert set(photometric) == auto_augment.PHOTOMETRIC  # the rest: warps, Identity
+    # the rest: warps and Identity (Invert is AutoAugment's alone)
+    assert set(photometric) == auto_augment.PHOTOMETRIC - {"Invert"}
 
 
 def test_trivialaugment_draws_every_operation_at_every_bin_as_torchvision(crops, photometric):
@@ -100,6 +105,16 @@ def test_trivialaugment_draws_every_operation_at_every_bin_as_torchvision(crops,
     for seed in range(700):
         ours, theirs = _both(t, crops[seed % 3], seed)
         assert np.array_equal(np.asarray(ours), np.asarray(theirs)), seed
+    assert set(photometric) == auto_augment.PHOTOMETRIC - {"Invert"}
+
+
+def test_autoaugment_applies_every_policy_step_as_torchvision(crops, photometric):
+    """Each policy, seeds enough for each sub-policy and both of its steps' chances."""
+    for policy in T.AutoAugmentPolicy:
+        t = T.AutoAugment(policy, interpolation=BILINEAR)
+        for seed in range(300):
+            ours, theirs = _both(t, crops[seed % 3], seed)
+            assert np.array_equal(np.asarray(ours), np.asarray(theirs)), (policy, seed)
     assert set(photometric) == auto_augment.PHOTOMETRIC
 
 

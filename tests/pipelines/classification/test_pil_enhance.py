@@ -1,8 +1,8 @@
 """Pillow's ImageEnhance and ImageOps' tone curves on an RGB image's bytes in C (NOTE
 [ Pillow's enhancements in C ]), held to the installed Pillow's own images on real
 photos: every factor RandAugment, TrivialAugmentWide and ColorJitter draw and beyond,
-every posterize depth, solarize thresholds, autocontrast and equalize on photos, flat,
-narrow and saturated images; the AVX2 and plain loops alike."""
+every posterize depth, solarize thresholds, invert, autocontrast and equalize on photos,
+flat, narrow and saturated images; the AVX2 and plain loops alike."""
 from __future__ import annotations
 
 import numpy as np
@@ -56,6 +56,7 @@ def test_the_tone_curves_give_pillows_bytes_on_real_photos(photos):
         image = Image.fromarray(pixels)
         assert _same(pil_enhance.autocontrasted(pixels), ImageOps.autocontrast(image))
         assert _same(pil_enhance.equalized(pixels), ImageOps.equalize(image))
+        assert _same(pil_enhance.inverted(pixels), ImageOps.invert(image))
         for bits in range(1, 9):
             assert _same(pil_enhance.posterized(pixels, bits), ImageOps.posterize(image, bits))
         for threshold in (0, 0.5, 1.0, 64, 127.9, 128, 200.0, 255, 255.5, 256, -3.0):

@@ -1,7 +1,7 @@
 """The switch around your PIL-stage objects (NOTE [ Your objects' work in C ]): Pillow's
-transform and torchvision's RandAugment's and TrivialAugmentWide's forward are ours
-only while it is on, each put back once, a patch of yours left alone; and in a loader
-they run in C with the batches torchvision and Pillow alone give."""
+transform and torchvision's policies' forward are ours only while it is on, each put
+back once, a patch of yours left alone; and in a loader the policies run in C with
+the batches torchvision and Pillow alone give."""
 from __future__ import annotations
 
 import numpy as np
@@ -101,8 +101,10 @@ PIPELINES = {
                                T.PILToTensor()]), None),
     # nothing after it: your collate_fn gets PIL images
     "images-out": (T.Compose([T.RandomResizedCrop(96), RA]), _as_list),
-    # the references' ta_wide (bilinear, as they ask)
+    # the references' ta_wide and imagenet policies (bilinear, as they ask)
     "trivialaugment": (T.Compose([T.RandomResizedCrop(96), T.TrivialAugmentWide(
+        interpolation=T.InterpolationMode.BILINEAR), T.PILToTensor()]), None),
+    "autoaugment": (T.Compose([T.RandomResizedCrop(96), T.AutoAugment(
         interpolation=T.InterpolationMode.BILINEAR), T.PILToTensor()]), None),
 }
 

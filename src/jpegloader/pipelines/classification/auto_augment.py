@@ -1,18 +1,18 @@
-"""Your RandAugment and TrivialAugmentWide, with their draws and Pillow's pixels, their
-photometric steps in C.
+"""Your RandAugment, TrivialAugmentWide and AutoAugment, with their draws and Pillow's
+pixels, their photometric steps in C.
 
 NOTE [ Your RandAugment in C ]
-torchvision's RandAugment (Ultralytics' classify augmentation, the references' ``ra``)
-and TrivialAugmentWide (their ``ta_wide``) make a new PIL image for each step through
-torchvision's functional API.  While a worker runs your PIL-stage objects
+torchvision's RandAugment (Ultralytics' classify augmentation, the references' ``ra``),
+TrivialAugmentWide (``ta_wide``) and AutoAugment make a new PIL image for each step
+through torchvision's functional API.  While a worker runs your PIL-stage objects
 (yours_in_c.py) their ``forward`` is the one below: the same draws from torch's
-generator in the same order (no step draws) over your object's own
-``_augmentation_space``; photometric steps on the image's bytes in C (NOTE [ Pillow's
-enhancements in C ]), warps through torchvision's own ``_apply_op`` (Pillow's
-transform in C: NOTE [ Your affine warps in C ]), one image made at the end, or none
-where hybrid.py hands over the crop's bytes and takes bytes back.  Tensors, images
-with more than RGB bytes and operations it does not know are torchvision's.  Used
-only where, at first use, it gives torchvision's images on a probe.
+generator in the same order (no step draws) over your object's own operations;
+photometric steps on the image's bytes in C (NOTE [ Pillow's enhancements in C ]),
+warps through torchvision's own ``_apply_op`` (Pillow's transform in C: NOTE [ Your
+affine warps in C ]), one image made at the end, or none where hybrid.py hands over
+the crop's bytes and takes bytes back.  Tensors, images with more than RGB bytes and
+operations it does not know are torchvision's.  Used only where, at first use, it
+gives torchvision's images on a probe.
 """
 from __future__ import annotations
 
@@ -27,10 +27,11 @@ from torchvision.transforms import autoaugment
 from . import pil_enhance
 
 #: torchvision's own forward and operation space, per class
-TORCHVISIONS = {cls: cls.forward for cls in (T.RandAugment, T.TrivialAugmentWide)}
+TORCHVISIONS = {cls: cls.forward for cls in (T.RandAugment, T.TrivialAugmentWide,
+                                             T.AutoAugment)}
 _SPACES = {cls: cls._augmentation_space for cls in TORCHVISIONS}
-PHOTOMETRIC = frozenset({*pil_enhance.ENHANCEMENTS, "Posterize", "Solarize", "AutoContrast",
-                         "Equalize"})
+PHOTOMETRIC = frozenset({*pil_enhance.ENHANCEMENTS, "Posterize", "Solarize", "Invert",
+                         "AutoContrast", "Equalize"})
 
 
 def _photometric(pixels: np.ndarray, name: str, magnitude: float) -> np.ndarray:
@@ -42,9 +43,16 @@ def _photometric(pixels: np.ndarray, name: str, magnitude: float) -> np.ndarray:
         return pil_enhance.posterized(pixels, int(magnitude))
     if name == "Solarize":
         return pil_enhance.solarized(pixels, magnitude)
+    if name == "Invert":
+        return pil_enhance.inverted(pixels)
     if name == "AutoContrast":
         return pil_enhance.autocontrasted(pixels)
     return pil_enhance.equalized(pixels)
+
+
+def _policy(t) -> type:
+    """The torchvision class whose forward ``t`` runs."""
+    return next(cls for cls in TORCHVISIONS if isinstance(t, cls))
 
 
 @functools.lru_cache(maxsize=64)
@@ -52,22 +60,38 @@ def _torchvisions_space(cls: type, bins: int, size: tuple[int, int] | None):
     """torchvision's own space of ``cls`` (it reads nothing of the object but the
     arguments), as its names and their (magnitudes, signed)."""
     args = (bins,) if size is None else (bins, size)
-    space = _SPACES[cls](cls(num_magnitude_bins=bins), *args)
+    space = _SPACES[cls](cls.__new__(cls), *args)
     return list(space), list(space.values())
 
 
-def _space(t, size: tuple[int, int]):
-    cls = T.RandAugment if isinstance(t, T.RandAugment) else T.TrivialAugmentWide
-    sized = size if cls is T.RandAugment else None
+def _space(t, bins: int, size: tuple[int, int]):
+    cls = _policy(t)
+    sized = None if cls is T.TrivialAugmentWide else size
     if type(t)._augmentation_space is _SPACES[cls]:
-        return _torchvisions_space(cls, t.num_magnitude_bins, sized)
-    space = t._augmentation_space(t.num_magnitude_bins, *(() if sized is None else (sized,)))
+        return _torchvisions_space(cls, bins, sized)
+    space = t._augmentation_space(bins, *(() if sized is None else (sized,)))
     return list(space), list(space.values())
+
+
+def _signed(magnitude: float, signed: bool) -> float:
+    """RandAugment's and TrivialAugmentWide's sign: one draw more where signed."""
+    return -magnitude if signed and torch.randint(2, (1,)) else magnitude
 
 
 def _drawn(t, size: tuple[int, int]) -> list[tuple[str, float]]:
-    """The steps (operation, magnitude) ``t``'s forward draws, in its order."""
-    names, ops = _space(t, size)
+    """The steps (operation, magnitude) ``t``'s forward draws, in its order (its steps
+    draw nothing themselves)."""
+    if isinstance(t, T.AutoAugment):  # a sub-policy, then each step's chance and sign
+        policy, chances, signs = t.get_params(len(t.policies))
+        names, ops = _space(t, 10, size)
+        steps = []
+        for i, (name, p, level) in enumerate(t.policies[policy]):
+            if chances[i] <= p:  # in float32, as torchvision compares
+                magnitudes, signed = ops[names.index(name)]
+                magnitude = float(magnitudes[level].item()) if level is not None else 0.0
+                steps.append((name, -magnitude if signed and signs[i] == 0 else magnitude))
+        return steps
+    names, ops = _space(t, t.num_magnitude_bins, size)
     steps = []
     for _ in range(t.num_ops if isinstance(t, T.RandAugment) else 1):
         index = int(torch.randint(len(names), (1,)).item())
@@ -79,17 +103,16 @@ def _drawn(t, size: tuple[int, int]) -> list[tuple[str, float]]:
         else:  # TrivialAugmentWide's: one of the bins, drawn
             magnitude = float(magnitudes[torch.randint(len(magnitudes), (1,),
                                                        dtype=torch.long)].item())
-        if signed and torch.randint(2, (1,)):
-            magnitude = -magnitude
-        steps.append((names[index], magnitude))
+        steps.append((names[index], _signed(magnitude, signed)))
     return steps
 
 
 def takes_bytes(t) -> bool:
     """May hybrid.py hand ``t`` an RGB image's bytes (``steps``)?  torchvision's own
-    RandAugment or TrivialAugmentWide forward (or this one standing in), probe passed."""
-    cls = next((c for c in TORCHVISIONS if isinstance(t, c)), None)
-    return cls is not None and type(t).forward in (TORCHVISIONS[cls], forward) and usable()
+    RandAugment, TrivialAugmentWide or AutoAugment forward (or this one standing in),
+    the probe passed."""
+    return isinstance(t, tuple(TORCHVISIONS)) \
+        and type(t).forward in (TORCHVISIONS[_policy(t)], forward) and usable()
 
 
 def steps(t, pixels: np.ndarray | None = None, image: Image.Image | None = None):
@@ -114,12 +137,10 @@ def steps(t, pixels: np.ndarray | None = None, image: Image.Image | None = None)
 
 
 def forward(self, img):
-    """RandAugment's and TrivialAugmentWide's forward: plain RGB PIL images through
-    ``steps``."""
+    """The policies' forward: plain RGB PIL images through ``steps``."""
     if not isinstance(img, Image.Image) or img.mode != "RGB" or img.info \
             or not (img.width and img.height):
-        return TORCHVISIONS[T.RandAugment if isinstance(self, T.RandAugment)
-                            else T.TrivialAugmentWide](self, img)
+        return TORCHVISIONS[_policy(self)](self, img)
     out = steps(self, image=img)
     return out if isinstance(out, Image.Image) else Image.fromarray(out)
 
@@ -129,6 +150,7 @@ def _probe_objects():
     yield T.RandAugment(num_ops=3, magnitude=30, interpolation=T.InterpolationMode.BILINEAR,
                         fill=[90, 17, 230])
     yield T.TrivialAugmentWide(interpolation=T.InterpolationMode.BILINEAR)
+    yield T.AutoAugment(T.AutoAugmentPolicy.SVHN)  # with Invert
 
 
 @functools.cache
@@ -141,11 +163,11 @@ def usable() -> bool:
     try:
         for k, image in enumerate(pil_enhance.probe_images()[:2]):
             for t in _probe_objects():
-                for seed in range(4 if isinstance(t, T.RandAugment) else 24):
+                for seed in range(4 if isinstance(t, T.RandAugment) else 16):
                     torch.default_generator.manual_seed(1000 * k + seed)
                     ours = np.asarray(forward(t, Image.fromarray(image)))
                     torch.default_generator.manual_seed(1000 * k + seed)
-                    theirs = TORCHVISIONS[type(t)](t, Image.fromarray(image))
+                    theirs = TORCHVISIONS[_policy(t)](t, Image.fromarray(image))
                     if not np.array_equal(ours, np.asarray(theirs)):
                         return False
         return True

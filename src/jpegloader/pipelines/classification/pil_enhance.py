@@ -1,14 +1,14 @@
 """Pillow's ImageEnhance and ImageOps' tone curves on an RGB image's bytes, in C.
 
 NOTE [ Pillow's enhancements in C ]
-RandAugment's photometric operations are ImageEnhance's Brightness, Color, Contrast
-and Sharpness and ImageOps' posterize, solarize, autocontrast and equalize: 0.09-0.51
-ms each for a 224 x 224 crop in Pillow (Intel Xeon), mostly Python and the
-intermediate images they make.  Here each takes and gives uint8[h, w, 3] bytes, one
-C pass (csrc/pil_enhance.c: Pillow's arithmetic to the bit) and, for the tone
-curves, ImageOps' tables computed as it computes them, so a chain of them makes no
-image between its steps (auto_augment.py).  Used only where, at first use, they give
-the installed Pillow's bytes on a probe.
+torchvision's policies' photometric operations are ImageEnhance's Brightness, Color,
+Contrast and Sharpness and ImageOps' posterize, solarize, invert, autocontrast and
+equalize: 0.09-0.51 ms each for a 224 x 224 crop in Pillow (Intel Xeon), mostly
+Python and the intermediate images they make.  Here each takes and gives uint8[h, w,
+3] bytes, one C pass (csrc/pil_enhance.c: Pillow's arithmetic to the bit) and, for
+the tone curves, ImageOps' tables computed as it computes them, so a chain of them
+makes no image between its steps (auto_augment.py).  Used only where, at first use,
+they give the installed Pillow's bytes on a probe.
 """
 from __future__ import annotations
 
@@ -59,6 +59,11 @@ def solarized(pixels: np.ndarray, threshold: float) -> np.ndarray:
     return _through(pixels, np.where(_LEVELS < threshold, _LEVELS, 255 - _LEVELS))
 
 
+def inverted(pixels: np.ndarray) -> np.ndarray:
+    """``ImageOps.invert(image)``'s bytes."""
+    return _through(pixels, 255 - _LEVELS)
+
+
 def autocontrasted(pixels: np.ndarray) -> np.ndarray:
     """``ImageOps.autocontrast(image)``'s bytes: each channel's darkest level present
     to 0 and its lightest to 255, scaled in double and truncated (int()); a channel
@@ -95,6 +100,7 @@ def _oracle_cases():
     for threshold in (0.0, 77.5, 128.0, 255.0):
         yield (lambda p, t=threshold: solarized(p, t),
                lambda im, t=threshold: ImageOps.solarize(im, t))
+    yield inverted, ImageOps.invert
     yield autocontrasted, ImageOps.autocontrast
     yield equalized, ImageOps.equalize
 
