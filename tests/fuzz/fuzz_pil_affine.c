@@ -14,9 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
+#include "driver.h"
 #include "pil_affine.h"
 
 #define MAXS 40
@@ -48,32 +47,18 @@ static void matrix(double a[6], int sw, int sh)
     }
 }
 
-static void fail(const char *what, long it)
-{
-    printf("FAIL: %s at iteration %ld\n", what, it);
-    exit(1);
-}
-
 int main(int argc, char **argv)
 {
-    long iterations = argc > 1 ? atol(argv[1]) : 100000;
-    srand(argc > 2 ? (unsigned)atol(argv[2]) : 1);
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t room = (MAXS * MAXS * 3 + page - 1) / page * page;
-    /* guard | room | guard: sources are placed flush against either guard */
-    uint8_t *map = mmap(NULL, room + 2 * page, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (map == MAP_FAILED)
-        fail("mmap", 0);
-    mprotect(map, page, PROT_NONE);
-    mprotect(map + page + room, page, PROT_NONE);
+    long iterations = driver_arguments(argc, argv);
+    size_t room;
+    uint8_t *sources = guarded_room(MAXS * MAXS * 3, &room);  /* flush at either end */
     uint8_t *vector = malloc(MAXS * MAXS * 3), *single = malloc(MAXS * MAXS * 3);
     long copies = 0, interpolated = 0;
     for (long it = 0; it < iterations; it++) {
         int sw = 1 + rand() % MAXS, sh = 1 + rand() % MAXS;
         int dw = 1 + rand() % MAXS, dh = 1 + rand() % MAXS;
         size_t n = (size_t)sw * sh * 3;
-        uint8_t *src = rand() % 2 ? map + page : map + page + room - n;
+        uint8_t *src = rand() % 2 ? sources : sources + room - n;
         for (size_t i = 0; i < n; i++)
             src[i] = (uint8_t)rand();
         double a[6];

@@ -13,9 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
+#include "driver.h"
 #include "pil_enhance.h"
 
 #define MAXS 40
@@ -31,31 +30,12 @@ static float factor(void)
     }
 }
 
-static void fail(const char *what, long it)
-{
-    printf("FAIL: %s at iteration %ld\n", what, it);
-    exit(1);
-}
-
-/* guard | room | guard, for `room` bytes placed flush against either guard */
-static uint8_t *guarded(size_t room, size_t page)
-{
-    uint8_t *map = mmap(NULL, room + 2 * page, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (map == MAP_FAILED)
-        fail("mmap", 0);
-    mprotect(map, page, PROT_NONE);
-    mprotect(map + page + room, page, PROT_NONE);
-    return map + page;
-}
-
 int main(int argc, char **argv)
 {
-    long iterations = argc > 1 ? atol(argv[1]) : 100000;
-    srand(argc > 2 ? (unsigned)atol(argv[2]) : 1);
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t room = (MAXS * MAXS * 3 + page - 1) / page * page;
-    uint8_t *src_room = guarded(room, page), *dst_room = guarded(room, page);
+    long iterations = driver_arguments(argc, argv);
+    size_t room;
+    uint8_t *src_room = guarded_room(MAXS * MAXS * 3, &room);
+    uint8_t *dst_room = guarded_room(MAXS * MAXS * 3, &room);
     uint8_t *plain = malloc(MAXS * MAXS * 3);
     long smoothed = 0;
     for (long it = 0; it < iterations; it++) {

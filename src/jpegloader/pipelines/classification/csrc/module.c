@@ -96,6 +96,15 @@ static PyObject *py_enhance(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* 0 when src holds whole RGB pixels; otherwise -1 with a ValueError set. */
+static int whole_pixels(const Py_buffer *src)
+{
+    if (src->len % 3 == 0)
+        return 0;
+    PyErr_Format(PyExc_ValueError, "src: need whole RGB pixels, got %zd bytes", src->len);
+    return -1;
+}
+
 PyDoc_STRVAR(histograms_doc,
 "histograms(src, counts) -> None\n\n"
 "Image.histogram() of an RGB image: src uint8[..., 3] counted into counts,\n"
@@ -108,9 +117,8 @@ static PyObject *py_histograms(PyObject *self, PyObject *args)
     (void)self;
     if (!PyArg_ParseTuple(args, "y*w*:histograms", &b[0], &b[1]))
         return NULL;
-    if (b[0].len % 3) {
-        PyErr_Format(PyExc_ValueError, "src: need whole RGB pixels, got %zd bytes", b[0].len);
-    } else if (!jl_check_size(&b[1], 3 * 256 * (Py_ssize_t)sizeof(int64_t), "counts")) {
+    if (!whole_pixels(&b[0]) &&
+        !jl_check_size(&b[1], 3 * 256 * (Py_ssize_t)sizeof(int64_t), "counts")) {
         Py_BEGIN_ALLOW_THREADS
         jl_pil_histograms(b[0].buf, (size_t)b[0].len / 3, b[1].buf);
         Py_END_ALLOW_THREADS
@@ -134,10 +142,8 @@ static PyObject *py_apply_luts(PyObject *self, PyObject *args)
     (void)self;
     if (!PyArg_ParseTuple(args, "y*w*y*:apply_luts", &b[0], &b[1], &b[2]))
         return NULL;
-    if (b[0].len % 3) {
-        PyErr_Format(PyExc_ValueError, "src: need whole RGB pixels, got %zd bytes", b[0].len);
-    } else if (!jl_check_size(&b[1], b[0].len, "dst") &&
-               !jl_check_size(&b[2], 3 * 256, "luts")) {
+    if (!whole_pixels(&b[0]) && !jl_check_size(&b[1], b[0].len, "dst") &&
+        !jl_check_size(&b[2], 3 * 256, "luts")) {
         Py_BEGIN_ALLOW_THREADS
         jl_pil_apply_luts(b[0].buf, (size_t)b[0].len / 3, b[1].buf, b[2].buf);
         Py_END_ALLOW_THREADS
