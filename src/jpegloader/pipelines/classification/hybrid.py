@@ -28,10 +28,9 @@ from ...decoders import hwc_to_chw
 from ..contract import Layout, SampleFailure
 from ..random_stream import (COLLATE_STREAM, PIL_STREAM, TENSOR_STREAM, generators_kept,
                              seed_generators, seeds)
-from . import auto_augment
 from .dry_run import sample_of
 from .program import ClassificationProgram, Sample
-from .yours_in_c import yours_in_c
+from .yours_in_c import bytes_steps, yours_in_c
 
 
 
@@ -52,7 +51,7 @@ def _user_error(what: str, index: int, where: str):
 
 
 def _image(x):
-    """A PIL image of an RGB image's bytes (auto_augment.steps' result); an image as it
+    """A PIL image of an RGB image's bytes (a policy's steps' result); an image as it
     is."""
     return Image.fromarray(x) if isinstance(x, np.ndarray) else x
 
@@ -109,11 +108,11 @@ class Yours:
 
     def _pil_part(self, native: np.ndarray, indices, seed: int, where: str) -> list:
         """Your PIL-stage objects on each sample: an RGB image of its bytes, or the bytes
-        themselves for a first RandAugment or TrivialAugmentWide (auto_augment.steps),
-        whose result stays bytes where the native tail takes it next."""
+        themselves for a first augmentation policy that takes them (yours_in_c.py's
+        bytes_steps), whose result stays bytes where the native tail takes it next."""
         h, w = native.shape[1:3]
         objects = self.program.yours_pil
-        as_bytes = bool(objects) and auto_augment.takes_bytes(objects[0])
+        as_bytes = bytes_steps(objects[0]) if objects else None
         out = []
         with yours_in_c(objects):  # NOTE [ Your objects' work in C ]
             for k, s in enumerate(seeds(seed, indices, PIL_STREAM)):
@@ -121,7 +120,7 @@ class Yours:
                 t = objects[0] if objects else None
                 try:
                     if as_bytes:
-                        x = auto_augment.steps(t, pixels=native[k])
+                        x = as_bytes(pixels=native[k])
                     else:
                         x = Image.frombuffer("RGB", (w, h), native[k], "raw", "RGB", 0, 1)
                     for t in objects[1 if as_bytes else 0:]:

@@ -59,6 +59,13 @@ def solarized(pixels: np.ndarray, threshold: float) -> np.ndarray:
     return _through(pixels, np.where(_LEVELS < threshold, _LEVELS, 255 - _LEVELS))
 
 
+def added_below(pixels: np.ndarray, add: int, threshold: float) -> np.ndarray:
+    """timm's ``solarize_add``'s ``Image.point`` table: levels below the threshold
+    raised by ``add``, at most 255."""
+    return _through(pixels, np.where(_LEVELS < threshold, np.minimum(_LEVELS + add, 255),
+                                     _LEVELS))
+
+
 def inverted(pixels: np.ndarray) -> np.ndarray:
     """``ImageOps.invert(image)``'s bytes."""
     return _through(pixels, 255 - _LEVELS)
