@@ -163,3 +163,14 @@ def test_the_probe_passes_and_leaves_the_generator_as_it_was():
     state = torch.get_rng_state()
     assert auto_augment.usable()
     assert torch.equal(state, torch.get_rng_state())
+
+
+def test_a_torchvision_without_the_private_parts_leaves_the_policies_to_it(monkeypatch):
+    from torchvision.transforms import autoaugment
+    auto_augment.usable.cache_clear()
+    monkeypatch.delattr(autoaugment, "_apply_op")
+    try:
+        assert not auto_augment.usable()
+        assert not auto_augment.takes_bytes(T.RandAugment())
+    finally:
+        auto_augment.usable.cache_clear()

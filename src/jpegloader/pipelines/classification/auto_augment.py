@@ -29,7 +29,8 @@ from . import pil_enhance
 #: torchvision's own forward and operation space, per class
 TORCHVISIONS = {cls: cls.forward for cls in (T.RandAugment, T.TrivialAugmentWide,
                                              T.AutoAugment)}
-_SPACES = {cls: cls._augmentation_space for cls in TORCHVISIONS}
+# (private in torchvision: a release without it leaves the policies to torchvision)
+_SPACES = {cls: getattr(cls, "_augmentation_space", None) for cls in TORCHVISIONS}
 PHOTOMETRIC = frozenset({*pil_enhance.ENHANCEMENTS, "Posterize", "Solarize", "Invert",
                          "AutoContrast", "Equalize"})
 
@@ -157,6 +158,8 @@ def _probe_objects():
 def usable() -> bool:
     """Does this forward give torchvision's images, with the installed torchvision
     and Pillow?  (The caller's generator is put back.)"""
+    if None in _SPACES.values() or not hasattr(autoaugment, "_apply_op"):
+        return False
     if not pil_enhance.usable():
         return False
     state = torch.get_rng_state()
