@@ -50,25 +50,22 @@ static inline int position(const double a[6], int x, int y, int sw, int sh, int 
     return 1;
 }
 
-/* Output pixels [x0, x1) of row y, one at a time (bilinear). */
-static void bilinear_pixels(const uint8_t *src, int sw, int sh, uint8_t *row, int y, int x0,
-                            int x1, const double a[6])
+/* One output pixel from the neighbours of its position less a half pixel: floor
+ * (xi, yi), weights (dx, dy); bilinear or bicubic. */
+typedef void (*one_pixel)(const uint8_t *src, int sw, int sh, int xi, int yi, double dx,
+                          double dy, uint8_t *out);
+
+static void bilinear_pixel(const uint8_t *src, int sw, int sh, int xi, int yi, double dx,
+                           double dy, uint8_t *out)
 {
     size_t stride = (size_t)sw * 3;
-    uint8_t *out = row + (size_t)x0 * 3;
-    for (int x = x0; x < x1; x++, out += 3) {
-        int xi, yi;
-        double dx, dy;
-        if (!position(a, x, y, sw, sh, &xi, &yi, &dx, &dy))
-            continue;
-        const uint8_t *row0 = src + clip(yi, sh) * stride;
-        const uint8_t *row1 = inside(yi + 1, sh) ? src + (yi + 1) * stride : NULL;
-        int c0 = clip(xi, sw) * 3, c1 = clip(xi + 1, sw) * 3;
-        for (int b = 0; b < 3; b++) {
-            double top = row0[c0 + b] + (row0[c1 + b] - row0[c0 + b]) * dx;
-            double bottom = row1 ? row1[c0 + b] + (row1[c1 + b] - row1[c0 + b]) * dx : top;
-            out[b] = (uint8_t)(top + (bottom - top) * dy);
-        }
+    const uint8_t *row0 = src + clip(yi, sh) * stride;
+    const uint8_t *row1 = inside(yi + 1, sh) ? src + (yi + 1) * stride : NULL;
+    int c0 = clip(xi, sw) * 3, c1 = clip(xi + 1, sw) * 3;
+    for (int b = 0; b < 3; b++) {
+        double top = row0[c0 + b] + (row0[c1 + b] - row0[c0 + b]) * dx;
+        double bottom = row1 ? row1[c0 + b] + (row1[c1 + b] - row1[c0 + b]) * dx : top;
+        out[b] = (uint8_t)(top + (bottom - top) * dy);
     }
 }
 
@@ -84,40 +81,43 @@ static inline double row_cubic(const uint8_t *row, const int c[4], int b, double
     return cubic(row[c[0] + b], row[c[1] + b], row[c[2] + b], row[c[3] + b], dx);
 }
 
-/* Output pixels [x0, x1) of row y, one at a time (bicubic). */
-static void bicubic_pixels(const uint8_t *src, int sw, int sh, uint8_t *row, int y, int x0,
-                           int x1, const double a[6])
+static void bicubic_pixel(const uint8_t *src, int sw, int sh, int xi, int yi, double dx,
+                          double dy, uint8_t *out)
 {
     size_t stride = (size_t)sw * 3;
+    xi--;  /* the 4 x 4 neighbours start a pixel before */
+    yi--;
+    int c[4] = {clip(xi, sw) * 3, clip(xi + 1, sw) * 3, clip(xi + 2, sw) * 3,
+                clip(xi + 3, sw) * 3};
+    for (int b = 0; b < 3; b++) {
+        /* the first row clamped; a later one past the edge repeats the one before */
+        double v1 = row_cubic(src + clip(yi, sh) * stride, c, b, dx);
+        double v2 = inside(yi + 1, sh) ? row_cubic(src + (yi + 1) * stride, c, b, dx) : v1;
+        double v3 = inside(yi + 2, sh) ? row_cubic(src + (yi + 2) * stride, c, b, dx) : v2;
+        double v4 = inside(yi + 3, sh) ? row_cubic(src + (yi + 3) * stride, c, b, dx) : v3;
+        double v = cubic(v1, v2, v3, v4, dy);
+        out[b] = v <= 0.0 ? 0 : v >= 255.0 ? 255 : (uint8_t)v;
+    }
+}
+
+/* Output pixels [x0, x1) of row y, one at a time (those landing outside keep the fill). */
+static inline void pixels(one_pixel pixel, const uint8_t *src, int sw, int sh, uint8_t *row,
+                          int y, int x0, int x1, const double a[6])
+{
     uint8_t *out = row + (size_t)x0 * 3;
     for (int x = x0; x < x1; x++, out += 3) {
         int xi, yi;
         double dx, dy;
-        if (!position(a, x, y, sw, sh, &xi, &yi, &dx, &dy))
-            continue;
-        xi--;  /* the 4 x 4 neighbours start a pixel before */
-        yi--;
-        int c[4] = {clip(xi, sw) * 3, clip(xi + 1, sw) * 3, clip(xi + 2, sw) * 3,
-                    clip(xi + 3, sw) * 3};
-        for (int b = 0; b < 3; b++) {
-            /* the first row clamped; a later one past the edge repeats the one before */
-            double v1 = row_cubic(src + clip(yi, sh) * stride, c, b, dx);
-            double v2 = inside(yi + 1, sh) ? row_cubic(src + (yi + 1) * stride, c, b, dx) : v1;
-            double v3 = inside(yi + 2, sh) ? row_cubic(src + (yi + 2) * stride, c, b, dx) : v2;
-            double v4 = inside(yi + 3, sh) ? row_cubic(src + (yi + 3) * stride, c, b, dx) : v3;
-            double v = cubic(v1, v2, v3, v4, dy);
-            out[b] = v <= 0.0 ? 0 : v >= 255.0 ? 255 : (uint8_t)v;
-        }
+        if (position(a, x, y, sw, sh, &xi, &yi, &dx, &dy))
+            pixel(src, sw, sh, xi, yi, dx, dy, out);
     }
 }
 
-typedef void (*row_span)(const uint8_t *, int, int, uint8_t *, int, int, int, const double *);
-
-static void one_at_a_time(row_span span, const uint8_t *src, int sw, int sh, uint8_t *dst,
+static void one_at_a_time(one_pixel pixel, const uint8_t *src, int sw, int sh, uint8_t *dst,
                           int dw, int dh, const double a[6])
 {
     for (int y = 0; y < dh; y++)
-        span(src, sw, sh, dst + (size_t)y * dw * 3, y, 0, dw, a);
+        pixels(pixel, src, sw, sh, dst + (size_t)y * dw * 3, y, 0, dw, a);
 }
 
 #ifdef JL_X86
@@ -254,7 +254,7 @@ bilinear_avx2(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
             write_lanes(out + x * 3, bands, p.mask);
         }
         if (x4 < dw)
-            bilinear_pixels(src, sw, sh, out, y, x4, dw, a);
+            pixels(bilinear_pixel, src, sw, sh, out, y, x4, dw, a);
     }
 }
 
@@ -325,7 +325,7 @@ bicubic_avx2(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
             write_lanes(out + x * 3, bands, p.mask);
         }
         if (x4 < dw)
-            bicubic_pixels(src, sw, sh, out, y, x4, dw, a);
+            pixels(bicubic_pixel, src, sw, sh, out, y, x4, dw, a);
     }
 }
 #endif
@@ -386,5 +386,5 @@ void jl_pil_affine(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int
         return;
     }
 #endif
-    one_at_a_time(bicubic ? bicubic_pixels : bilinear_pixels, src, sw, sh, dst, dw, dh, a);
+    one_at_a_time(bicubic ? bicubic_pixel : bilinear_pixel, src, sw, sh, dst, dw, dh, a);
 }
