@@ -119,31 +119,23 @@ def takes_bytes(t) -> bool:
 def steps(t, pixels: np.ndarray | None = None, image: Image.Image | None = None):
     """``t``'s steps on an RGB image given as its bytes or as a plain RGB image: the
     bytes the last step made, or the image a warp made (where the last step was one)."""
-    if image is None:
-        pixels = np.ascontiguousarray(pixels)
-    for name, magnitude in _drawn(t, pixels.shape[:2] if image is None else
-                                  (image.height, image.width)):
+    held = pil_enhance.BytesOrImage(pixels, image)
+    for name, magnitude in _drawn(t, held.size()):
         if name == "Identity":
             continue
         if name in PHOTOMETRIC and (name != "Posterize" or 1 <= int(magnitude) <= 8):
-            pixels = _photometric(np.asarray(image) if pixels is None else pixels, name,
-                                  magnitude)
-            image = None
-            continue
-        if image is None:
-            image = Image.fromarray(pixels)
-        image, pixels = autoaugment._apply_op(image, name, magnitude, fill=t.fill,
-                                              interpolation=t.interpolation), None
-    return pixels if image is None else image
+            held.made(_photometric(held.pixels(), name, magnitude))
+        else:
+            held.made(autoaugment._apply_op(held.image(), name, magnitude, fill=t.fill,
+                                            interpolation=t.interpolation))
+    return held.result()
 
 
 def forward(self, img):
     """The policies' forward: plain RGB PIL images through ``steps``."""
-    if not isinstance(img, Image.Image) or img.mode != "RGB" or img.info \
-            or not (img.width and img.height):
+    if not pil_enhance.plain_rgb(img):
         return TORCHVISIONS[_policy(self)](self, img)
-    out = steps(self, image=img)
-    return out if isinstance(out, Image.Image) else Image.fromarray(out)
+    return pil_enhance.as_image(steps(self, image=img))
 
 
 def _probe_objects():

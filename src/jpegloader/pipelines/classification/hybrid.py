@@ -29,6 +29,7 @@ from ..contract import Layout, SampleFailure
 from ..random_stream import (COLLATE_STREAM, PIL_STREAM, TENSOR_STREAM, generators_kept,
                              seed_generators, seeds)
 from .dry_run import sample_of
+from .pil_enhance import as_image
 from .program import ClassificationProgram, Sample
 from .yours_in_c import bytes_steps, yours_in_c
 
@@ -48,12 +49,6 @@ def sample_layout(sample: Sample) -> Layout:
 def _user_error(what: str, index: int, where: str):
     raise SampleFailure(ExceptionWrapper(
         sys.exc_info(), where=f"in your {what} for sample {index} {where}")) from None
-
-
-def _image(x):
-    """A PIL image of an RGB image's bytes (a policy's steps' result); an image as it
-    is."""
-    return Image.fromarray(x) if isinstance(x, np.ndarray) else x
 
 
 def _mode_and_size(x) -> tuple[str, tuple[int, int]]:
@@ -124,10 +119,10 @@ class Yours:
                     else:
                         x = Image.frombuffer("RGB", (w, h), native[k], "raw", "RGB", 0, 1)
                     for t in objects[1 if as_bytes else 0:]:
-                        x = t(_image(x))
+                        x = t(as_image(x))
                 except Exception:
                     _user_error(f"{type(t).__name__}", int(indices[k]), where)
-                out.append(x if self.program.native_tail else _image(x))
+                out.append(x if self.program.native_tail else as_image(x))
         return out
 
     def _native_tail(self, images: list, indices, final: np.ndarray | None) -> list:

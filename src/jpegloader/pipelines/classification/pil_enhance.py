@@ -23,6 +23,55 @@ ENHANCEMENTS = ("Brightness", "Color", "Contrast", "Sharpness")  # _pillow's num
 _LEVELS = np.arange(256)
 
 
+def plain_rgb(img) -> bool:
+    """A PIL image whose RGB bytes are all there is to it (no mode to convert, no
+    info that Pillow's operations would keep or drop): the ones the bytes can stand for."""
+    return isinstance(img, Image.Image) and img.mode == "RGB" and not img.info \
+        and bool(img.width and img.height)
+
+
+def as_image(x) -> Image.Image:
+    """A PIL image of an RGB image's bytes; an image as it is."""
+    return Image.fromarray(x) if isinstance(x, np.ndarray) else x
+
+
+class BytesOrImage:
+    """An RGB image held as its bytes or as a plain PIL image, whichever the last step
+    made; the other made from it only when a step asks for it."""
+
+    __slots__ = ("_pixels", "_image")
+
+    def __init__(self, pixels: np.ndarray | None = None, image: Image.Image | None = None):
+        self._pixels = None if pixels is None else np.ascontiguousarray(pixels)
+        self._image = image
+
+    def size(self) -> tuple[int, int]:
+        """(height, width)"""
+        return self._pixels.shape[:2] if self._image is None else \
+            (self._image.height, self._image.width)
+
+    def pixels(self) -> np.ndarray:
+        if self._pixels is None:
+            self._pixels = np.asarray(self._image)
+        return self._pixels
+
+    def image(self) -> Image.Image:
+        if self._image is None:
+            self._image = Image.fromarray(self._pixels)
+        return self._image
+
+    def made(self, out) -> None:
+        """A step's result (bytes or an image) is now the image."""
+        if isinstance(out, np.ndarray):
+            self._pixels, self._image = out, None
+        else:
+            self._image, self._pixels = out, None
+
+    def result(self):
+        """The image where there is one, else the bytes."""
+        return self._pixels if self._image is None else self._image
+
+
 def enhanced(pixels: np.ndarray, name: str, factor: float) -> np.ndarray:
     """``ImageEnhance.<name>(image).enhance(factor)``'s bytes (factor finite, within a
     float's range)."""

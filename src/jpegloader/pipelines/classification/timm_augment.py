@@ -92,26 +92,20 @@ def steps(t, pixels: np.ndarray | None = None, image: Image.Image | None = None)
     """``t``'s operations on an RGB image given as its bytes or as a plain RGB image:
     the bytes the last operation made, or the image an operation on the image made."""
     aa = timms()
-    if image is None:
-        pixels = np.ascontiguousarray(pixels)
+    held = pil_enhance.BytesOrImage(pixels, image)
     for op in np.random.choice(t.ops, t.num_layers, replace=t.choice_weights is None,
                                p=t.choice_weights):
         on_bytes = _on_bytes().get(getattr(op, "aug_fn", None)) \
             if type(op).__call__ is aa.AugmentOp.__call__ else None
         if on_bytes is None:  # the op itself, its draws its own
-            image, pixels = op(Image.fromarray(pixels) if image is None else image), None
+            held.made(op(held.image()))
             continue
         if op.prob < 1.0 and random.random() > op.prob:
             continue
         args = _level_args(op)
-        done = on_bytes(np.asarray(image) if pixels is None else pixels, *args)
-        if done is None:
-            image = op.aug_fn(Image.fromarray(pixels) if image is None else image, *args,
-                              **op.kwargs)
-            pixels = None
-        else:
-            image, pixels = None, done
-    return pixels if image is None else image
+        done = on_bytes(held.pixels(), *args)
+        held.made(op.aug_fn(held.image(), *args, **op.kwargs) if done is None else done)
+    return held.result()
 
 
 def takes_bytes(t) -> bool:
@@ -122,11 +116,9 @@ def takes_bytes(t) -> bool:
 
 def call(self, img):
     """timm's RandAugment.__call__: plain RGB PIL images through ``steps``."""
-    if not isinstance(img, Image.Image) or img.mode != "RGB" or img.info \
-            or not (img.width and img.height):
+    if not pil_enhance.plain_rgb(img):
         return theirs()(self, img)
-    out = steps(self, image=img)
-    return out if isinstance(out, Image.Image) else Image.fromarray(out)
+    return pil_enhance.as_image(steps(self, image=img))
 
 
 def _probe_objects():
