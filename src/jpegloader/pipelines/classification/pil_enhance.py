@@ -24,8 +24,8 @@ _LEVELS = np.arange(256)
 
 
 def plain_rgb(img) -> bool:
-    """A PIL image whose RGB bytes are all there is to it (no mode to convert, no
-    info that Pillow's operations would keep or drop): the ones the bytes can stand for."""
+    """A PIL image whose RGB bytes are all there is to it (no mode to convert, no info
+    that Pillow's operations would keep or drop): one its bytes can stand for."""
     return isinstance(img, Image.Image) and img.mode == "RGB" and not img.info \
         and bool(img.width and img.height)
 

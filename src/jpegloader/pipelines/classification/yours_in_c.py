@@ -43,7 +43,7 @@ def bytes_steps(t) -> Callable | None:
     them over: torchvision's policies and timm's RandAugment, as they stand."""
     if auto_augment.takes_bytes(t):
         return functools.partial(auto_augment.steps, t)
-    if timm_augment.is_timms(t) and timm_augment.takes_bytes(t):
+    if timm_augment.takes_bytes(t):
         return functools.partial(timm_augment.steps, t)
     return None
 
