@@ -15,6 +15,8 @@ Modes:
     shm-taken  Mask R-CNN's loader (DATA_DIR unused: coco-sample) whose workers, as
                they start, take all of /dev/shm left: the verdict, the error, then
                what /dev/shm holds.
+    shm-taken-yolo  The same with Ultralytics' YOLO training (a generated set written
+               into DATA_DIR): Mosaic's photo store reserves each photo's pages.
 """
 from __future__ import annotations
 
@@ -81,6 +83,23 @@ def shm_taken() -> None:
     say(shm=sorted(os.listdir("/dev/shm")))
 
 
+def shm_taken_yolo(root: str) -> None:
+    from pathlib import Path
+
+    from tests.pipelines.yolo.yolo_sets import generated_yolo_set, train_dataset
+    ds = train_dataset(generated_yolo_set(Path(root), count=30), imgsz=320, batch=3)
+    try:
+        loader = jpegloader.DataLoader(ds, batch_size=3, num_workers=2,
+                                       collate_fn=ds.collate_fn,
+                                       worker_init_fn=_take_shared_memory)
+        say(accelerated=loader.eligibility.accelerated)
+        say(count=sum(len(b["im_file"]) for b in loader))
+    except Exception as e:  # noqa: BLE001 - reported to the test
+        say(error=type(e).__name__, message=str(e))
+    del loader
+    say(shm=sorted(os.listdir("/dev/shm")))
+
+
 def main(mode: str, root: str, *args: str) -> None:
     # A process started in the background by a non-interactive shell (as a CI runner
     # may start the suite) inherits SIGINT ignored, and Python then keeps it ignored:
@@ -91,6 +110,9 @@ def main(mode: str, root: str, *args: str) -> None:
         return
     if mode == "shm-taken":
         shm_taken()
+        return
+    if mode == "shm-taken-yolo":
+        shm_taken_yolo(root)
         return
     ds = datasets.ImageFolder(root, train_transform())
     loader = jpegloader.DataLoader(ds, batch_size=4, num_workers=2, shuffle=True)

@@ -10,6 +10,7 @@ subprocess of its own session, so signals and exits hit only it.
 from __future__ import annotations
 
 import gc
+import importlib.util
 import json
 import os
 import re
@@ -363,6 +364,33 @@ def test_dev_shm_taken_after_the_start_is_a_clear_error_naming_the_batch(small_f
     assert re.search(r"could not (reserve .* MiB of /dev/shm for batch \d+'s (images|masks)|"
                      r"allocate a .* MiB (image|masks) beside batch \d+) in DataLoader worker "
                      r"process \d", message), message
+    assert "--shm-size" in message, message
+    assert events[-1] == {"shm": ["taken-0", "taken-1"]}, events
+
+
+@pytest.mark.skipif(not can_mount_private_shm(),
+                    reason="needs root and unshare -m to give a child a small private /dev/shm")
+@pytest.mark.skipif(not can_reserve(), reason="the photo store keeps every page on this "
+                    "kernel (Linux 5.14+ reserves them as written): nothing to take")
+@pytest.mark.skipif(importlib.util.find_spec("ultralytics") is None,
+                    reason="Ultralytics' YOLO dataset is the scenario")
+def test_dev_shm_taken_after_the_start_is_a_clear_error_naming_the_stored_photo(tmp_path):
+    """NOTE [ A stored photo holds its own pages ]: Mosaic's photo store reserves each
+    photo's pages as the photo is decoded.  When another program has taken /dev/shm since
+    the loader started: SharedMemoryError naming the photo, the worker and what to do; no
+    bus error, no hang, nothing of the loader's left behind."""
+    wrap = ["unshare", "-m", "sh", "-c",
+            'mount -t tmpfs -o size=256M tmpfs /dev/shm && exec "$@"', "sh"]
+    child = _child("shm-taken-yolo", tmp_path, wrap=wrap)
+    out, err = child.communicate(timeout=300)
+    assert child.returncode == 0, err
+    events = _events(out)
+    assert events[0] == {"accelerated": True}, events
+    assert events[1]["error"] == "SharedMemoryError", events
+    message = events[1]["message"]
+    assert re.search(r"could not reserve .* MiB of /dev/shm for the decoded photo of index "
+                     r"\d+ \(Mosaic's partners\) in DataLoader worker process \d", message), \
+        message
     assert "--shm-size" in message, message
     assert events[-1] == {"shm": ["taken-0", "taken-1"]}, events
 

@@ -309,6 +309,10 @@ class BatchDecoder:
     #: pages are then reserved as written (NOTE [ A slot holds what its batch takes ]
     #: in _shared_pages.py) through ``reserve`` and ``hand_back``
     fills_part: bool = False
+    #: whether each row of its Workspace holds data whose size varies (a decoded
+    #: photo): the Workspace is then made without pages, each row reserving what it
+    #: holds (NOTE [ A stored photo holds its own pages ] in yolo/partners.py)
+    workspace_fills_part: bool = False
 
     def __init__(self, options: DecodeOptions):
         self.options = options
@@ -324,6 +328,12 @@ class BatchDecoder:
         into them (``fills_part``, where the kernel can: NOTE [ A slot holds what its
         batch takes ] in _shared_pages.py)."""
         return self.fills_part and _shared_pages.can_reserve()
+
+    @property
+    def sparse_workspace(self) -> bool:
+        """Whether its Workspace is made without pages (``workspace_fills_part``,
+        where the kernel can reserve them on request)."""
+        return self.workspace_fills_part and _shared_pages.can_reserve()
 
     def reserve(self, work: BatchWork, view: np.ndarray, what: str) -> None:
         """Reserves the slot's pages ``view`` spans before ``work`` writes ``what``

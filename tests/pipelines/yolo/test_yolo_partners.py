@@ -5,6 +5,7 @@ them; as varied as Ultralytics' own loader's, uniform over that pool, the same f
 any num_workers and after a resume.  Ultralytics is the oracle."""
 from __future__ import annotations
 
+import os
 import random
 from importlib import util
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 import torch
 
 import jpegloader
+from jpegloader import _shared_pages
 from jpegloader.pipelines.contract import DecodeOptions, EarlierSamples
 from jpegloader.pipelines.random_stream import epoch_seed
 from jpegloader.pipelines.yolo import YOLO
@@ -21,6 +23,7 @@ from tests.pipelines.yolo.test_yolo_train import decoded_batch, ultralytics_batc
 from tests.pipelines.yolo.test_yolo_val import assert_same_batches
 from tests.pipelines.yolo.yolo_sets import _write_set, generated_yolo_set, train_dataset
 from tests.conftest import shared, variants
+from tests.dataloader.test_slot_pages import _huge_shmem
 
 pytestmark = pytest.mark.skipif(util.find_spec("ultralytics") is None,
                                 reason="Ultralytics is the oracle for the YOLO pipeline")
@@ -200,3 +203,31 @@ def test_a_worker_killed_while_others_wait_for_its_photos_is_named_and_nothing_h
     assert time.monotonic() - start < 10
     # new workers, the same shared photo slots: the next epoch is as it would be
     assert_same_batches(list(loader), want)
+
+
+@pytest.mark.skipif(not _shared_pages.can_reserve(),
+                    reason="this kernel cannot reserve shared pages on request "
+                           "(MADV_POPULATE_WRITE, Linux 5.14+): the store keeps every page")
+def test_the_photo_store_holds_the_pages_of_the_photos_in_it_not_of_its_slots(tmp_path):
+    """NOTE [ A stored photo holds its own pages ]: after two epochs over photos of
+    several shapes, 2 workers, the store's shared-memory file holds the pages of the
+    photos its slots hold (as their header rows say), not of imgsz x imgsz slots; and
+    the batches are those of the same loader at num_workers=0."""
+    ds = train_dataset(generated_yolo_set(tmp_path, count=30), imgsz=320, batch=3)
+    loader = shuffled(ds, 2, seed=6)
+    got = [list(loader) for _ in range(2)]
+    store = loader._engine.decoder.store
+    assert store.sparse
+    fd = loader._engine._workspace.data.untyped_storage()._share_fd_cpu_()[0]
+    allocated = os.fstat(fd).st_blocks * 512
+    header = loader._engine._workspace.header.numpy()
+    photos = [int(h) * int(w) * 3 for state, h, w in header[:, [2, 5, 6]] if state == 1]
+    page = os.sysconf("SC_PAGE_SIZE")
+    assert len(photos) > 20  # most slots hold a photo of the last epoch
+    # each photo's pages, and at most the page each slot shares with the next
+    assert sum(photos) <= allocated <= sum(-(-n // page) * page for n in photos) + \
+        page * store.slots + (2 << 20) * _huge_shmem(), (allocated, sum(photos))
+    assert allocated < 0.85 * store.slots * store.capacity
+    alone = shuffled(ds, 0, seed=6)
+    for epoch in got:
+        assert_same_batches(epoch, list(alone))

@@ -11,6 +11,15 @@ Each photo is decoded once, by its batch's worker, into the Workspace slot of it
 position (modulo the slots), and read there by the others once published.  A batch
 waits only for earlier ones, so nothing deadlocks; the slots cover the window and
 every batch in flight, so none is reused while a batch may read it.
+
+NOTE [ A stored photo holds its own pages ]
+A slot has room for the largest photo load_image can give (imgsz x imgsz), but most
+photos are not square: a 640 x 480 one takes three quarters of it.  Where the kernel
+reserves shared pages on request, the store is made without pages; the worker that
+decodes a photo hands back its slot's pages past the photo and reserves the photo's
+(a full /dev/shm: SharedMemoryError naming the photo, never a SIGBUS), and a reader
+maps only the photo's pages.  The store then holds what its photos take, however
+long the training runs.
 """
 from __future__ import annotations
 
@@ -18,7 +27,7 @@ import time
 
 import numpy as np
 
-from ..._shared_pages import map_in
+from ..._shared_pages import hand_back, map_in, reserve
 from ..contract import HEADER_WIDTH, Workspace
 
 _SEED, _POSITION, _STATE, _H0, _W0, _H, _W, _INDEX = range(HEADER_WIDTH)
@@ -38,28 +47,33 @@ class PhotoStore:
     rows of ``capacity`` bytes; the header row of a slot says which epoch (its seed)
     and position it holds, whether it is ready, its index and sizes."""
 
-    def __init__(self, workspace: Workspace, capacity: int, shared: bool = True):
+    def __init__(self, workspace: Workspace, capacity: int, shared: bool = True,
+                 sparse: bool = False):
         self.workspace = workspace
         self.capacity = capacity
         #: other processes publish in it: wait for them (else one process decodes
         #: every batch in turn, and what it never published is not in the pool)
         self.shared = shared
+        #: made without pages: each photo reserves its own (NOTE [ A stored photo
+        #: holds its own pages ])
+        self.sparse = sparse
         self.slots = int(workspace.header.shape[0])
         self._views = None
-        self._mapped: set[int] = set()  # the slots this process has mapped in
+        self._mapped: dict[int, int] = {}  # slot -> its bytes this process has mapped in
 
     def __getstate__(self):
-        return {**self.__dict__, "_views": None, "_mapped": set()}
+        return {**self.__dict__, "_views": None, "_mapped": {}}
 
-    def _slot(self, position: int) -> np.ndarray:
-        """Slot ``position``'s row, mapped into this process in one call the first time
-        (NOTE [ A worker maps a slot in one call ]: a new worker every epoch)."""
+    def _slot(self, position: int, nbytes: int) -> np.ndarray:
+        """Slot ``position``'s row, its first ``nbytes`` mapped into this process in
+        one call the first time (NOTE [ A worker maps a slot in one call ]: a new
+        worker every epoch); the whole row, unless the store is sparse."""
         slot = position % self.slots
         row = self._arrays()[0][slot]
-        if slot not in self._mapped:
-            self._mapped.add(slot)
-            if self.shared:
-                map_in((row,))
+        if self.shared and self._mapped.get(slot, 0) < nbytes:
+            mapped = nbytes if self.sparse else row.nbytes
+            map_in((row[:mapped],))
+            self._mapped[slot] = mapped
         return row
 
     def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -69,11 +83,31 @@ class PhotoStore:
                            self.workspace.header.numpy())
         return self._views
 
-    def out(self, position: int, h: int, w: int) -> np.ndarray | None:
-        """Where the h x w BGR photo at ``position`` goes (None: it is larger than a slot)."""
-        if h * w * 3 > self.capacity:
+    def out(self, position: int, h: int, w: int, index: int,
+            where: object = "") -> np.ndarray | None:
+        """Where the h x w BGR photo at ``position`` (the dataset's ``index``, decoded
+        ``where``) goes (None: it is larger than a slot); in a sparse store, with the
+        slot's pages past it handed back and its own reserved."""
+        nbytes = h * w * 3
+        if nbytes > self.capacity:
             return None
-        return self._slot(position)[:h * w * 3].reshape(h, w, 3)
+        if not self.sparse:
+            return self._slot(position, nbytes)[:nbytes].reshape(h, w, 3)
+        slot = position % self.slots
+        data, header = self._arrays()
+        with self.workspace.lock:
+            kept = _kept_bytes(header[slot])
+        if kept is None or kept > nbytes:
+            hand_back(data[slot], nbytes, extra=0.0)
+        if kept is None or kept < nbytes:
+            reserve(data[slot, :nbytes], f"the decoded photo of index {index} (Mosaic's "
+                    f"partners) {where}".rstrip())
+            self._mapped[slot] = nbytes  # reserved here, so mapped here
+        return self._slot(position, nbytes)[:nbytes].reshape(h, w, 3)
+
+    def holds(self, position: int, bgr: np.ndarray) -> bool:
+        """Whether ``bgr`` is the photo's place in the slot of ``position`` (``out``)."""
+        return np.shares_memory(self._arrays()[0][position % self.slots], bgr)
 
     def publish(self, seed: int, entries) -> None:
         """entries: (position, index, state, original hw, resized hw), the photos
@@ -115,7 +149,15 @@ class PhotoStore:
         return bigger
 
     def photo(self, position: int, h: int, w: int) -> np.ndarray:
-        return self._slot(position)[:h * w * 3].reshape(h, w, 3)
+        return self._slot(position, h * w * 3)[:h * w * 3].reshape(h, w, 3)
+
+
+def _kept_bytes(row: np.ndarray) -> int | None:
+    """The bytes of its slot a sparse store keeps, from the slot's header row: its
+    photo's, none before the first, unknown where the last photo did not arrive."""
+    if row[_STATE] == READY:
+        return int(row[_H]) * int(row[_W]) * 3
+    return 0 if row[_STATE] == 0 else None
 
 
 def held(row: np.ndarray) -> tuple[int, tuple[int, int], tuple[int, int]]:

@@ -121,6 +121,7 @@ def labels_once(dataset, steps, kept: dict, pool):
 
 class YoloTrainDecoder(YoloBatches):
     runs_user_code = True
+    workspace_fills_part = True  # NOTE [ A stored photo holds its own pages ] (partners.py)
 
     def __init__(self, source: YoloTrainSource, options: DecodeOptions):
         super().__init__(source, options)
@@ -140,7 +141,7 @@ class YoloTrainDecoder(YoloBatches):
         return slots * self.capacity, slots
 
     def attach(self, workspace: Workspace) -> None:
-        self.store = PhotoStore(workspace, self.capacity)
+        self.store = PhotoStore(workspace, self.capacity, sparse=self.sparse_workspace)
 
     def _own_store(self, n: int) -> None:
         """num_workers=0: a store in this process, for the window and the batch."""
@@ -192,7 +193,8 @@ class YoloTrainDecoder(YoloBatches):
             rh, rw = resized_hw(dataset, *ori)
             plans[j] = letterbox_plan(ori, (rh, rw), {"new_unpad": (rw, rh), **_NO_PAD},
                                       self.fill)[0]
-            bgr = store.out(work.earlier.own_first + k, rh, rw) if store is not None else None
+            bgr = store.out(work.earlier.own_first + k, rh, rw, index, work.where) \
+                if store is not None else None
             if bgr is None:
                 bgr = np.empty((rh, rw, 3), np.uint8)
             if (rh, rw) == ori:  # decoded straight into OpenCV's BGR rows
@@ -255,12 +257,13 @@ class YoloTrainDecoder(YoloBatches):
                 entries.append((first + k, index, ABSENT, (0, 0), (0, 0)))
                 continue
             bgr, ori, hw = image
-            slot = store.out(first + k, *bgr.shape[:2]) if bgr.ndim == 3 and \
-                bgr.shape[2] == 3 and bgr.dtype == np.uint8 else None
-            if slot is None:  # not a slot's photo: its readers read it themselves
-                entries.append((first + k, index, OUTSIZED, ori, hw))
-                continue
-            if not np.shares_memory(slot, bgr):
+            if not store.holds(first + k, bgr):  # not decoded into its slot
+                plain = bgr.ndim == 3 and bgr.shape[2] == 3 and bgr.dtype == np.uint8
+                slot = store.out(first + k, *bgr.shape[:2], index, work.where) \
+                    if plain else None
+                if slot is None:  # not a slot's photo: its readers read it themselves
+                    entries.append((first + k, index, OUTSIZED, ori, hw))
+                    continue
                 slot[...] = bgr
             entries.append((first + k, index, READY, ori, hw))
         store.publish(work.seed, entries)
