@@ -343,6 +343,23 @@ def test_tables_count_in_the_shared_memory_budget(small_folder, batch_size, outc
         assert "MiB of tables" in events[0]["message"] and "--shm-size" in events[0]["message"]
 
 
+def _shm_taken_after_the_start(mode: str, root: Path) -> str:
+    """Runs the child's ``mode`` (its workers take all of /dev/shm left as they start) in a
+    private 256 MiB /dev/shm; checks it was accelerated, then failed with a
+    SharedMemoryError saying what to do, leaving only the taker's files; its message."""
+    wrap = ["unshare", "-m", "sh", "-c",
+            'mount -t tmpfs -o size=256M tmpfs /dev/shm && exec "$@"', "sh"]
+    child = _child(mode, root, wrap=wrap)
+    out, err = child.communicate(timeout=300)
+    assert child.returncode == 0, err
+    events = _events(out)
+    assert events[0] == {"accelerated": True}, events
+    assert events[1]["error"] == "SharedMemoryError", events
+    assert "--shm-size" in events[1]["message"], events
+    assert events[-1] == {"shm": ["taken-0", "taken-1"]}, events
+    return events[1]["message"]
+
+
 @pytest.mark.skipif(not can_mount_private_shm(),
                     reason="needs root and unshare -m to give a child a small private /dev/shm")
 @pytest.mark.skipif(not can_reserve(), reason="slots keep every page on this kernel (Linux "
@@ -352,20 +369,10 @@ def test_dev_shm_taken_after_the_start_is_a_clear_error_naming_the_batch(small_f
     as its batch is written.  When another program has taken /dev/shm since the loader
     started, the worker's reservation fails: SharedMemoryError naming the batch, the
     worker and what to do; no bus error, no hang, nothing of the loader's left behind."""
-    wrap = ["unshare", "-m", "sh", "-c",
-            'mount -t tmpfs -o size=256M tmpfs /dev/shm && exec "$@"', "sh"]
-    child = _child("shm-taken", small_folder, wrap=wrap)
-    out, err = child.communicate(timeout=300)
-    assert child.returncode == 0, err
-    events = _events(out)
-    assert events[0] == {"accelerated": True}, events
-    assert events[1]["error"] == "SharedMemoryError", events
-    message = events[1]["message"]
+    message = _shm_taken_after_the_start("shm-taken", small_folder)
     assert re.search(r"could not (reserve .* MiB of /dev/shm for batch \d+'s (images|masks)|"
                      r"allocate a .* MiB (image|masks) beside batch \d+) in DataLoader worker "
                      r"process \d", message), message
-    assert "--shm-size" in message, message
-    assert events[-1] == {"shm": ["taken-0", "taken-1"]}, events
 
 
 @pytest.mark.skipif(not can_mount_private_shm(),
@@ -379,20 +386,10 @@ def test_dev_shm_taken_after_the_start_is_a_clear_error_naming_the_stored_photo(
     photo's pages as the photo is decoded.  When another program has taken /dev/shm since
     the loader started: SharedMemoryError naming the photo, the worker and what to do; no
     bus error, no hang, nothing of the loader's left behind."""
-    wrap = ["unshare", "-m", "sh", "-c",
-            'mount -t tmpfs -o size=256M tmpfs /dev/shm && exec "$@"', "sh"]
-    child = _child("shm-taken-yolo", tmp_path, wrap=wrap)
-    out, err = child.communicate(timeout=300)
-    assert child.returncode == 0, err
-    events = _events(out)
-    assert events[0] == {"accelerated": True}, events
-    assert events[1]["error"] == "SharedMemoryError", events
-    message = events[1]["message"]
+    message = _shm_taken_after_the_start("shm-taken-yolo", tmp_path)
     assert re.search(r"could not reserve .* MiB of /dev/shm for the decoded photo of index "
                      r"\d+ \(Mosaic's partners\) in DataLoader worker process \d", message), \
         message
-    assert "--shm-size" in message, message
-    assert events[-1] == {"shm": ["taken-0", "taken-1"]}, events
 
 
 @pytest.mark.skipif(not can_mount_private_shm(),
