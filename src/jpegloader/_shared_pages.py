@@ -40,13 +40,22 @@ def tensor_bytes(shape: tuple[int, ...], dtype: torch.dtype) -> int:
 
 
 def shared_empty(shape: tuple[int, ...], dtype: torch.dtype,
-                 what: str = "batch slot") -> torch.Tensor:
+                 what: str = "batch slot", pages: bool = True) -> torch.Tensor:
     """An uninitialised tensor in shared memory.  Made in place, not by
     ``empty().share_memory_()``, which fills private pages and copies them: for a
     slot of a 64-image batch that is 38.5 MB touched twice in the main process,
     delaying the first batch.  The worker that writes a page first maps it.  When
     /dev/shm has no room: SharedMemoryError, and no file left behind (torch leaves the
-    file it could not fill)."""
+    file it could not fill).  ``pages=False``: made without pages (torch reserved
+    them: handed back), for a caller that reserves what it writes (NOTE [ A slot holds
+    what its batch takes ])."""
+    tensor = _shared_empty(shape, dtype, what)
+    if not pages:
+        hand_back(tensor.view(-1).view(torch.uint8).numpy(), 0)
+    return tensor
+
+
+def _shared_empty(shape: tuple[int, ...], dtype: torch.dtype, what: str) -> torch.Tensor:
     new_shared = getattr(torch.UntypedStorage, "_new_shared", None)
     if new_shared is None:
         return torch.empty(shape, dtype=dtype).share_memory_()

@@ -39,7 +39,7 @@ from ..pipelines.contract import HEADER_WIDTH, Tally, Workspace
 from .eligibility import Eligibility, fallback_message
 from .epoch import Epoch, EpochSettings, PoolLease
 from .pool import WorkerPool
-from .ring import MIB, BatchRing, hand_back, layout_bytes, shared_empty, shared_memory_free
+from .ring import MIB, BatchRing, layout_bytes, shared_empty, shared_memory_free
 from .shared_budget import SharedBudget, workspace_bytes
 
 _LG = logging.getLogger("jpegloader")
@@ -236,11 +236,10 @@ class Engine:
             if self._workspace is None else None
         if size is not None:
             what = "store of decoded data the workers share"
-            data = shared_empty((size[0],), torch.uint8, what)
-            if self.decoder.sparse_workspace:  # torch reserved every page: handed back
-                hand_back(data.numpy(), 0)
-            self._workspace = Workspace(data, shared_empty((size[1], HEADER_WIDTH),
-                                                           torch.int64, what).zero_(), None)
+            self._workspace = Workspace(
+                shared_empty((size[0],), torch.uint8, what,
+                             pages=not self.decoder.sparse_workspace),
+                shared_empty((size[1], HEADER_WIDTH), torch.int64, what).zero_(), None)
         if self._workspace is not None:
             self._workspace = dataclasses.replace(self._workspace, lock=context.Lock())
             self.decoder.attach(self._workspace)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 from .._shared_pages import (  # noqa: F401 (map_in: the workers'; the rest: this API's)
@@ -89,10 +88,8 @@ class BatchRing:
 
     def _allocate(self, slot_id: int, capacity: int) -> Slot:
         self.capacity = capacity = max(capacity, self.capacity)
-        tensors = tuple(shared_empty((capacity, *shape), dtype) for shape, dtype in self.layout)
-        if self.sparse:  # torch reserved every page of them: handed back
-            for t in tensors:
-                hand_back(t.view(-1).numpy().view(np.uint8), 0)
+        tensors = tuple(shared_empty((capacity, *shape), dtype, pages=not self.sparse)
+                        for shape, dtype in self.layout)
         return Slot(slot_id, next(self._generations), tensors)
 
     def acquire(self, capacity: int) -> Slot:
