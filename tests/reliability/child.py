@@ -68,19 +68,26 @@ def _take_shared_memory(worker_id: int) -> None:
     os.close(fd)
 
 
-def shm_taken() -> None:
-    from tests.pipelines.detection.conftest import R, build
-    ds = build("hflip", with_masks=True)
+def _shm_taken(ds, batch_size: int, collate_fn, samples) -> None:
+    """A loader over ``ds`` whose workers take all of /dev/shm left as they start: the
+    verdict, the samples counted (``samples`` of a batch) or the error, then what
+    /dev/shm holds."""
+    loader = None
     try:
-        loader = jpegloader.DataLoader(ds, batch_size=2, num_workers=2,
-                                       collate_fn=R.collate_fn,
+        loader = jpegloader.DataLoader(ds, batch_size=batch_size, num_workers=2,
+                                       collate_fn=collate_fn,
                                        worker_init_fn=_take_shared_memory)
         say(accelerated=loader.eligibility.accelerated)
-        say(count=sum(len(b[0]) for b in loader))
+        say(count=sum(samples(b) for b in loader))
     except Exception as e:  # noqa: BLE001 - reported to the test
         say(error=type(e).__name__, message=str(e))
     del loader
     say(shm=sorted(os.listdir("/dev/shm")))
+
+
+def shm_taken() -> None:
+    from tests.pipelines.detection.conftest import R, build
+    _shm_taken(build("hflip", with_masks=True), 2, R.collate_fn, lambda b: len(b[0]))
 
 
 def shm_taken_yolo(root: str) -> None:
@@ -88,16 +95,7 @@ def shm_taken_yolo(root: str) -> None:
 
     from tests.pipelines.yolo.yolo_sets import generated_yolo_set, train_dataset
     ds = train_dataset(generated_yolo_set(Path(root), count=30), imgsz=320, batch=3)
-    try:
-        loader = jpegloader.DataLoader(ds, batch_size=3, num_workers=2,
-                                       collate_fn=ds.collate_fn,
-                                       worker_init_fn=_take_shared_memory)
-        say(accelerated=loader.eligibility.accelerated)
-        say(count=sum(len(b["im_file"]) for b in loader))
-    except Exception as e:  # noqa: BLE001 - reported to the test
-        say(error=type(e).__name__, message=str(e))
-    del loader
-    say(shm=sorted(os.listdir("/dev/shm")))
+    _shm_taken(ds, 3, ds.collate_fn, lambda b: len(b["im_file"]))
 
 
 def main(mode: str, root: str, *args: str) -> None:
