@@ -144,7 +144,7 @@ def test_the_mosaic_canvas_is_left_unbuilt_only_where_the_warp_alone_reads_it(
 
     ds = train_dataset(yaml, imgsz=320, batch=8)
     assert kinds(ds) == [steps.UnbuiltMosaic]
-    assert "Mosaic image (warped from its photos)" in \
+    assert "Mosaic image (drawn only where the warp reads it)" in \
         jpegloader.explain(ds, batch_size=8, collate_fn=ds.collate_fn).split_text()
     assert kinds(train_dataset(yaml, imgsz=320, batch=8, copy_paste=0.5)) == [None]
     mosaic = next(t for t, k in steps.planned_steps(ds.transforms) if k is steps.UnbuiltMosaic)
@@ -180,6 +180,54 @@ def test_the_mosaic_canvas_is_left_unbuilt_only_where_the_warp_alone_reads_it(
         np.testing.assert_array_equal(applied["instances"].bboxes, called["instances"].bboxes)
 
 
+def test_opencvs_warp_reads_a_mosaic_canvas_only_where_it_is_drawn(tmp_path, monkeypatch):
+    # NOTE [ A Mosaic never built ]: with the warp on cv2 (the C core lacking the
+    # installed OpenCV's), Mosaic's canvas is drawn only within read_rectangle; noise
+    # everywhere else leaves cv2.warpAffine's output unchanged, for RandomPerspective's
+    # own draws and for extreme scales, turns, shears and shifts
+    import cv2
+
+    from jpegloader.pipelines.yolo import augment, steps
+    _with_c_copies(monkeypatch, None, None)
+    ds = train_dataset(coco_yolo_set(tmp_path), imgsz=320, batch=8)
+    planned = steps.planned_steps(ds.transforms)
+    assert [k for _, k in planned if k in (steps.UnbuiltMosaic, steps.CvWarp)] == \
+        [steps.UnbuiltMosaic, steps.CvWarp]
+    mosaic, perspective = (t for t, k in planned if k in (steps.UnbuiltMosaic, steps.CvWarp))
+    rng = np.random.default_rng(0)
+    turned = cv2.getRotationMatrix2D((320.0, 320.0), 33.0, 0.4)
+    extreme = [np.vstack((turned, (0, 0, 1))),
+               np.array(((2.9, 0.7, -900.5), (-0.3, 2.2, -700.25), (0, 0, 1))),
+               np.array(((1.0, 0, 5000.0), (0, 1.0, 0), (0, 0, 1)))]
+    partial = 0
+    for seed in range(12):
+        ds.buffer = list(range(8))
+        random.seed(seed)
+        labels = ds.get_image_and_label(seed % 8)
+        canvas = augment._mosaic(mosaic, dict(labels), mosaic.get_params(labels))["img"]
+        whole = augment.MosaicCanvas(canvas.shape[0], canvas.tiles).build()
+        random.seed(seed)
+        params = perspective.get_params({"img": canvas})
+        for m in [params["M"], *(extreme if seed < 2 else ())]:
+            m = np.asarray(m, np.float32)
+            x0, y0, x1, y1 = canvas.read_rectangle(m, params["size"])
+            partial += (x1 - x0) * (y1 - y0) < whole.shape[0] * whole.shape[1]
+            noisy = rng.integers(0, 256, whole.shape, np.uint8)
+            noisy[y0:y1, x0:x1] = whole[y0:y1, x0:x1]
+            expected = cv2.warpAffine(whole, m[:2], dsize=params["size"], borderValue=(114,) * 4)
+            np.testing.assert_array_equal(
+                cv2.warpAffine(noisy, m[:2], dsize=params["size"], borderValue=(114,) * 4),
+                expected)
+        # the step as planned: its own draws and apply_image, the same image
+        random.seed(seed), np.random.seed(seed)
+        ours = steps.CvWarp.apply(perspective, {**copy.deepcopy(labels), "img": canvas}, None)
+        random.seed(seed), np.random.seed(seed)
+        theirs = perspective({**copy.deepcopy(labels), "img": whole.copy()})
+        np.testing.assert_array_equal(ours["img"], theirs["img"])
+        np.testing.assert_array_equal(ours["instances"].bboxes, theirs["instances"].bboxes)
+    assert partial >= 8
+
+
 def test_each_step_in_c_runs_the_users_object_but_its_pixels(tmp_path, monkeypatch):
     # steps.IN_C: each class's apply is the step's own call, apply_image aside: the
     # same draws and labels as the user's object; the pixels are the C copy's (the
@@ -206,15 +254,16 @@ def test_each_step_in_c_runs_the_users_object_but_its_pixels(tmp_path, monkeypat
         np.testing.assert_array_equal(ours["instances"].bboxes, theirs["instances"].bboxes)
 
 
-def test_an_opencv_whose_warp_the_c_core_lacks_keeps_the_warp_and_mosaic_on_cv2(
-        tmp_path, monkeypatch):
-    # NOTE [ OpenCV's arithmetic, version by version ]: the warp (and so Mosaic's
-    # canvas) and RandomHSV stay the user's objects, and the verdict says why
+def test_an_opencv_whose_warp_the_c_core_lacks_keeps_the_warp_on_cv2(tmp_path, monkeypatch):
+    # NOTE [ OpenCV's arithmetic, version by version ]: the warp and RandomHSV stay
+    # the user's objects (Mosaic's canvas drawn where that warp reads it), and the
+    # verdict says why
     from jpegloader.pipelines.yolo import steps
     _with_c_copies(monkeypatch, None, None)
     ds = train_dataset(coco_yolo_set(tmp_path), imgsz=320, batch=8)
     assert [k for _, k in steps.planned_steps(ds.transforms)
-            if k in (steps.UnbuiltMosaic, steps.Warp, steps.Hsv)] == []
+            if k in (steps.UnbuiltMosaic, steps.Warp, steps.Hsv, steps.CvWarp)] == \
+        [steps.UnbuiltMosaic, steps.CvWarp]
     verdict = jpegloader.explain(ds, batch_size=8, collate_fn=ds.collate_fn)
     report = verdict.report()
     assert verdict.accelerated

@@ -45,13 +45,18 @@ def called(step, labels: dict, apply_image) -> dict:
 # the warp reads the canvas (steps.planned_steps), Mosaic's apply_image leaves a
 # MosaicCanvas, the rectangles as they would be placed, and the C warp samples the
 # photos through them, 114 elsewhere: bit for bit the warp of the built canvas, as
-# the border is 114 too.  Whatever else reads it builds it, as Mosaic would have.
+# the border is 114 too.  OpenCV's own warp gets a canvas drawn only around what it
+# samples: an output pixel reads the 2 x 2 pixels at its point, and no point falls
+# beyond the inverse-warped output corners.  Whatever else reads it builds it all.
 _FILL = 114
+#: Pixels drawn past where the warp's points fall (it reads one more; rounding moves
+#: a point by less than one).
+_MARGIN = 4
 
 
 class MosaicCanvas:
-    """Mosaic's canvas as its tiles (src, h, w, x0, y0, x1, y1, sx, sy); built on
-    first use by anything but the C warp."""
+    """Mosaic's canvas as its tiles (src, h, w, x0, y0, x1, y1, sx, sy); built whole on
+    first use by anything but a warp."""
 
     dtype = np.dtype(np.uint8)
     ndim = 3
@@ -63,11 +68,46 @@ class MosaicCanvas:
 
     def build(self) -> np.ndarray:
         if self.built is None:
-            canvas = np.full(self.shape, _FILL, np.uint8)
-            for src, _, _, x0, y0, x1, y1, sx, sy in self.tiles:
-                canvas[y0:y1, x0:x1] = src[sy:sy + y1 - y0, sx:sx + x1 - x0]
-            self.built = canvas
+            self.built = self._drawn(0, 0, self.shape[1], self.shape[0])
         return self.built
+
+    def read_by(self, matrix: np.ndarray, size) -> np.ndarray:
+        """The canvas as an affine warp by ``matrix`` (3 x 3) to ``size`` (w, h) reads
+        it: drawn within ``read_rectangle`` (NOTE [ A Mosaic never built ])."""
+        if self.built is not None:
+            return self.built
+        rectangle = self.read_rectangle(matrix, size)
+        return self.build() if rectangle is None else self._drawn(*rectangle)
+
+    def read_rectangle(self, matrix: np.ndarray, size) -> tuple[int, int, int, int] | None:
+        """(x0, y0, x1, y1): the part of the canvas an affine warp by ``matrix`` to
+        ``size`` (w, h) samples, with a margin; None where it cannot be inverted."""
+        w, h = size
+        m = np.asarray(matrix, np.float64)
+        try:
+            inverse = np.linalg.inv(m[:2, :2])
+        except np.linalg.LinAlgError:
+            return None
+        corners = np.array(((0, 0), (w, 0), (0, h), (w, h)), np.float64) - m[:2, 2]
+        read = corners @ inverse.T
+        if not np.isfinite(read).all():
+            return None
+        x0, y0 = (max(int(np.floor(v)) - _MARGIN, 0) for v in read.min(0))
+        x1, y1 = (min(int(np.ceil(v)) + _MARGIN, n)
+                  for v, n in zip(read.max(0), self.shape[1::-1]))
+        return x0, y0, max(x1, x0), max(y1, y0)
+
+    def _drawn(self, x0: int, y0: int, x1: int, y1: int) -> np.ndarray:
+        """A canvas whose rectangle (x0, y0) to (x1, y1) is Mosaic's; the rest of it
+        left as allocated."""
+        canvas = np.empty(self.shape, np.uint8)
+        canvas[y0:y1, x0:x1] = _FILL
+        for src, _, _, tx0, ty0, tx1, ty1, sx, sy in self.tiles:
+            ax, ay, bx, by = max(tx0, x0), max(ty0, y0), min(tx1, x1), min(ty1, y1)
+            if ax < bx and ay < by:
+                canvas[ay:by, ax:bx] = src[sy + ay - ty0:sy + by - ty0,
+                                           sx + ax - tx0:sx + bx - tx0]
+        return canvas
 
     def __array__(self, dtype=None, copy=None):
         return self.build() if dtype is None else self.build().astype(dtype)
@@ -144,6 +184,15 @@ def warp(step, labels: dict, params: dict) -> dict:
     labels["img"] = out
     labels["resized_shape"] = out.shape[:2]
     return labels
+
+
+def cv2_warp(step, labels: dict, params: dict) -> dict:
+    """RandomPerspective.apply_image as the step's own, an unbuilt Mosaic canvas drawn
+    where the warp reads it (NOTE [ A Mosaic never built ])."""
+    img = labels["img"]
+    if isinstance(img, MosaicCanvas):
+        labels["img"] = img.read_by(params["M"], params["size"])
+    return step.apply_image(labels, params)
 
 
 def hsv(step, labels: dict, params: dict) -> dict:

@@ -38,8 +38,8 @@ def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
     planned = steps.planned_steps(source.dataset.transforms)
     in_place, said = polygons.described(planned, source.dataset)
     native = ["decode", "load_image resize"] + [
-        k.describes for k in dict.fromkeys(k for _, k in planned) if k] + in_place
-    yours = [type(t).__name__ + (" labels" if k else "") for t, k in planned]
+        k.describes for k in dict.fromkeys(k for _, k in planned) if k and k.native] + in_place
+    yours = [type(t).__name__ + (" labels" if k and k.native else "") for t, k in planned]
     checks.append(check("yolo.task", True, f"{source.task} training: your transforms run per "
                         "sample in the workers, seeded per sample", "", ""))
     checks.append(check("yolo.opencv", True, opencv_match().describe(), "", ""))
@@ -48,7 +48,7 @@ def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
     samples = recognise.dataset_key(source)
     program = (source.task, source.largest, "train",
                tuple((type(t).__name__, repr(vars(t))) for t, k in planned
-                     if k in (None, steps.UnbuiltMosaic)))
+                     if k in (None, steps.UnbuiltMosaic, steps.CvWarp)))
     split = {"native": native, "yours": yours,
              "collate": "YOLODataset.collate_fn in the main process"}
     return Lowering(NAME, tuple(checks), program, source,

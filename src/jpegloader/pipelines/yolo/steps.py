@@ -19,6 +19,7 @@ class InC:
     """A user's training step with its pixels done in C."""
 
     describes: ClassVar[str]
+    native: ClassVar[bool] = True      # False: the pixels stay OpenCV's, read differently
 
     @classmethod
     def claims(cls, step) -> bool:
@@ -53,6 +54,21 @@ class Warp(InC):
             opencv_match().warp is not None
 
 
+class CvWarp(InC):
+    """RandomPerspective without a perspective whose warp stays OpenCV's, where the C
+    core lacks its arithmetic: Mosaic's canvas drawn only where it reads (NOTE [ A
+    Mosaic never built ]).  Planned after an UnbuiltMosaic only."""
+    describes = "RandomPerspective warp (on your cv2)"
+    native = False
+    apply_image = staticmethod(augment.cv2_warp)
+
+    @classmethod
+    def claims(cls, step) -> bool:
+        return _is_ultralytics(step, "RandomPerspective") and \
+            not getattr(step, "perspective", 1) and _split(step) and \
+            hasattr(step, "apply_image") and opencv_match().warp is None
+
+
 class Hsv(InC):
     """RandomHSV: its table drawn as it draws it, the HSV round trip in C."""
     describes = "RandomHSV"
@@ -82,7 +98,7 @@ class UnbuiltMosaic(InC):
     """Ultralytics' own 4-photo Mosaic whose canvas only the C warp reads (NOTE [ A
     Mosaic never built ] in augment.py): claimed by its place in the Compose, not
     by the table."""
-    describes = "Mosaic image (warped from its photos)"
+    describes = "Mosaic image (drawn only where the warp reads it)"
 
     @classmethod
     def claims(cls, step) -> bool:
@@ -108,24 +124,29 @@ def step_in_c(step) -> type[InC] | None:
 def planned_steps(transforms) -> list[tuple[object, type[InC] | None]]:
     """Each step of a training Compose (nested ones opened) with ``step_in_c``'s
     answer, decided once per batch rather than per sample; UnbuiltMosaic for a Mosaic
-    whose canvas goes to the C warp untouched."""
+    whose canvas goes to a warp untouched (CvWarp then, where that warp is OpenCV's)."""
     steps = flat_steps(transforms.transforms)
     planned = [(t, step_in_c(t)) for t in steps]
     for k, t in enumerate(steps):
-        if UnbuiltMosaic.claims(t) and _warped_next(planned[k + 1:]):
+        warp = _warped_next(planned, k + 1) if UnbuiltMosaic.claims(t) else None
+        if warp is not None:
             planned[k] = (t, UnbuiltMosaic)
+            if planned[warp][1] is None:
+                planned[warp] = (planned[warp][0], CvWarp)
     return planned
 
 
-def _warped_next(after: list) -> bool:
-    """The C warp is the next step that reads the canvas: only CopyPaste steps with
-    p == 0 between (they return at once)."""
-    for t, kind in after:
-        if kind is Warp:
-            return True
+def _warped_next(planned: list, start: int) -> int | None:
+    """Where the warp that reads the canvas next is, from ``start`` on (the C warp,
+    or OpenCV's with the C core lacking it): only CopyPaste steps with p == 0 between
+    (they return at once); None if another step reads it first."""
+    for at in range(start, len(planned)):
+        t, kind = planned[at]
+        if kind is Warp or (kind is None and CvWarp.claims(t)):
+            return at
         if not (_is_ultralytics(t, "CopyPaste") and getattr(t, "p", None) == 0):
-            return False
-    return False
+            return None
+    return None
 
 
 def run_steps(planned: list, labels: dict, out) -> dict:
