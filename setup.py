@@ -140,7 +140,7 @@ setup(
                             "src/jpegloader/pipelines/classification/csrc",
                             ["pil_affine.c", "pil_enhance.c"]),
         _pipeline_extension("jpegloader.pipelines.yolo._opencv",
-                            "src/jpegloader/pipelines/yolo/csrc", ["warp.c", "hsv.c", "bgr.c"],
+                            "src/jpegloader/pipelines/yolo/csrc", ["warp.c", "hsv.c", "bgr.c", "polygons.c"],
                             ("avx512.c",)),
         _pipeline_extension("jpegloader.dataloader._host_copy",
                             "src/jpegloader/dataloader/csrc", ["host_copy.c"]),

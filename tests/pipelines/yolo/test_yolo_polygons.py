@@ -72,7 +72,7 @@ def _counted(monkeypatch):
     """How often each replacement ran, and on how many polygons crossing the border."""
     from jpegloader.pipelines.yolo import polygons
     counts = {"boxes": 0, "crossing": 0, "masks": 0}
-    boxes, crossing, masks = (polygons.warped_segments, polygons.crossing_boxes,
+    boxes, crossing, masks = (polygons.warped_segments, polygons.crossing_corners,
                               polygons.formatted_masks)
 
     def count(name, fn, weigh=lambda *a: 1):
@@ -81,7 +81,7 @@ def _counted(monkeypatch):
             return fn(*args)
         return counted
     monkeypatch.setattr(polygons, "warped_segments", count("boxes", boxes))
-    monkeypatch.setattr(polygons, "crossing_boxes",
+    monkeypatch.setattr(polygons, "crossing_corners",
                         count("crossing", crossing, lambda points, *_: len(points)))
     monkeypatch.setattr(polygons, "formatted_masks", count("masks", masks))
     return counts
@@ -143,6 +143,17 @@ def test_polygons_anywhere_give_ultralytics_boxes_and_masks(coco_segments):
     points = np.stack(shapes).astype(np.float32)
     theirs = np.stack([segment2box(p, w, h) for p in points])
     np.testing.assert_array_equal(polygons.polygon_boxes(points, w, h, segment2box), theirs)
+    # moved by RandomPerspective's own matrices, affine and not: the same points
+    # (clipped to their boxes, NaN kept) and boxes as its apply_segments
+    rp = _step(ds, "RandomPerspective")
+    for m in (((0.8, 0.3, -20.0), (-0.2, 1.1, 15.0), (0.0, 0.0, 1.0)),
+              ((0.9, 0.1, 4.0), (0.05, 1.0, -9.0), (2e-4, -1e-4, 1.0))):
+        m = np.array(m, np.float32)
+        ours = polygons.warped_segments(rp, points.copy(), m, (w, h))
+        theirs = rp.apply_segments(points.copy(), m, (w, h))
+        for a, b in zip(ours, theirs, strict=True):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_array_equal(a, b)
     fmt = augment.Format(bbox_format="xywh", normalize=True, return_mask=True, mask_ratio=4)
     for size in ((h, w), (250, w)):
         for overlap in (True, False):
@@ -219,3 +230,22 @@ def test_a_functions_key_ignores_its_docstring_and_comments_only(tmp_path):
     namespace: dict = {}
     exec(bodies["one"], namespace)
     assert source_key(namespace["f"]) is None  # no source to read: never verified
+
+
+def test_the_c_polygon_functions_refuse_buffers_of_the_wrong_size():
+    from jpegloader.pipelines.yolo import _opencv
+    points = np.zeros((2, 5, 2), np.float32)
+    boxes, kinds = np.zeros((2, 4), np.float32), np.zeros(2, np.uint8)
+    _opencv.segment_boxes(points, 2, 5, 8.0, 8.0, boxes, kinds)
+    with pytest.raises(ValueError, match="points is a 80-byte buffer, expected 96"):
+        _opencv.segment_boxes(points, 2, 6, 8.0, 8.0, boxes, kinds)
+    with pytest.raises(ValueError, match="kinds"):
+        _opencv.segment_boxes(points, 2, 5, 8.0, 8.0, boxes, np.zeros(3, np.uint8))
+    with pytest.raises(ValueError, match="out of range"):
+        _opencv.points_clipped(points, 2, 0, boxes)
+    with pytest.raises(ValueError, match="rows"):
+        _opencv.rows_xy1(points, 10, np.zeros((10, 2), np.float32))
+    with pytest.raises(ValueError, match="xy"):
+        _opencv.rows_divided(np.zeros((10, 3), np.float32), 10, np.zeros(19, np.float32))
+    with pytest.raises(TypeError):
+        _opencv.points_clipped(points.tobytes(), 2, 5, boxes)  # read-only

@@ -1,4 +1,5 @@
-"""The C arithmetic of OpenCV's that YOLO's training steps use (see csrc/module.c)."""
+"""The C arithmetic of OpenCV's (and segment2box's) that YOLO's training steps use (see
+csrc/module.c)."""
 from collections.abc import Buffer
 
 def warp_affine(src: Buffer, h: int, w: int, dst: Buffer, dh: int, dw: int,
@@ -51,3 +52,24 @@ def bgr_to_planes(bgr: Buffer, h: int, w: int, flip_y: bool, flip_x: bool, rever
     (``flip_y``) and left to right (``flip_x``), into 3 x h x w ``planes``: B, G, R,
     or R, G, B with ``reverse`` (Format's transpose and channel order).  Runs
     without the GIL."""
+
+def rows_xy1(xy: Buffer, count: int, rows: Buffer, /) -> None:
+    """``rows`` (count x 3 float32, writable): each point (x, y) of ``xy`` (count x 2
+    float32) as (x, y, 1), the rows RandomPerspective multiplies by its matrix."""
+
+def rows_divided(rows: Buffer, count: int, xy: Buffer, /) -> None:
+    """``xy`` (count x 2 float32, writable): each row (x, y, z) of ``rows`` (count x 3
+    float32) as (x / z, y / z)."""
+
+def segment_boxes(points: Buffer, n: int, k: int, w: float, h: float, boxes: Buffer,
+                  kinds: Buffer, /) -> None:
+    """For ``n`` polygons of ``k`` points (``points``: n x k x 2 float32) in a w x h
+    image, each one's box as Ultralytics' segment2box computes it in float32
+    (``boxes``: n x 4, writable) and what it is (``kinds``: n bytes, writable): 0
+    inside, 1 outside, 2 crossing the border (its box without the image corners it
+    covers, +inf/-inf where nothing lies inside), 3 crossing with a NaN or infinite
+    extreme (its box left to segment2box)."""
+
+def points_clipped(points: Buffer, n: int, k: int, boxes: Buffer, /) -> None:
+    """In place: each of ``n`` polygons of ``k`` points (``points``: n x k x 2 float32,
+    writable) held to its box (``boxes``: n x 4 float32), as numpy's clip does."""

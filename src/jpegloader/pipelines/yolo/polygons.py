@@ -6,9 +6,10 @@ NOTE [ A sample's polygons at once ]
 Ultralytics boxes and rasterises a sample's polygons one Python call at a time (1000
 points each, about 30 a Mosaic sample: 2.6 of the 9.5 ms a segment photo costs in one
 process).  For a batch, the user's RandomPerspective and Format get ``apply_segments``
-and ``_format_segments`` from here as instance attributes: the same float32
-operations, in segment2box's order, over every polygon together; OpenCV's own fill
-and resize on the window of mask-ratio blocks each polygon covers (a fill moved by
+and ``_format_segments`` from here as instance attributes: numpy's own product by the
+matrix, then segment2box's float32 operations in C, one at a time in its order
+(csrc/polygons.c; its corner test OpenCV's pointPolygonTest); OpenCV's own fill and
+resize on the window of mask-ratio blocks each polygon covers (a fill moved by
 whole pixels is the fill moved; a resize by a whole ratio reads each output pixel
 from its own block).  Only where every replaced function's source is a verified one
 (``_VERIFIED``); otherwise the user's objects run, and the verdict says so.
@@ -26,6 +27,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ._opencv import points_clipped, rows_divided, rows_xy1, segment_boxes
 from .recognise import _is_ultralytics
 
 #: The verified sources (Ultralytics 8.4.190) of what each replacement stands for.
@@ -186,24 +188,23 @@ def polygons_at_once(planned):
 # -- RandomPerspective ---------------------------------------------------------------
 def warped_segments(step, segments: np.ndarray, M: np.ndarray, size) -> tuple:
     """RandomPerspective.apply_segments: the (n, k, 2) polygons moved by M (a 3 x 3
-    matrix, the third coordinate divided out), each one's box of what lies in the
-    ``size`` (w, h) image, and, unless ``preserve_obb``, the points held to it."""
+    matrix, the third coordinate divided out; numpy's product, as the step's), each
+    one's box of what lies in the ``size`` (w, h) image, and, unless
+    ``preserve_obb``, the points held to it."""
     own = type(step).apply_segments
     if not (isinstance(segments, np.ndarray) and segments.ndim == 3 and segments.shape[0]
-            and segments.shape[1] and segments.shape[2] == 2):
+            and segments.shape[1] and segments.shape[2] == 2 and segments.dtype == np.float32
+            and isinstance(M, np.ndarray) and M.dtype == np.float32 and M.shape == (3, 3)):
         return own(step, segments, M, size)
-    n = segments.shape[0]
-    rows = np.ones((segments.shape[0] * segments.shape[1], 3), dtype=segments.dtype)
-    rows[:, :2] = segments.reshape(-1, 2)
+    n, k = segments.shape[:2]
+    rows = np.empty((n * k, 3), np.float32)
+    rows_xy1(np.ascontiguousarray(segments), n * k, rows)
     moved = rows @ M.T
-    if (moved[:, 2] == 1).all():  # an affine M: dividing by 1 changes no value
-        points = np.ascontiguousarray(moved[:, :2]).reshape(n, -1, 2)
-    else:
-        points = (moved[:, :2] / moved[:, 2:3]).reshape(n, -1, 2)
+    points = np.empty((n, k, 2), np.float32)
+    rows_divided(np.ascontiguousarray(moved), n * k, points)
     boxes = polygon_boxes(points, size[0], size[1], own.__globals__["segment2box"])
     if not step.preserve_obb:
-        np.clip(points[..., 0], boxes[:, 0:1], boxes[:, 2:3], out=points[..., 0])
-        np.clip(points[..., 1], boxes[:, 1:2], boxes[:, 3:4], out=points[..., 1])
+        points_clipped(points, n, k, boxes)
     return boxes, points
 
 
@@ -215,85 +216,51 @@ def extremes(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def polygon_boxes(points: np.ndarray, w, h, one_box) -> np.ndarray:
-    """segment2box of every polygon of ``points`` (n, k, 2) in a w x h image: its
-    extremes where it lies inside, zeros where it lies outside, else the extremes of
-    its part inside; ``one_box`` (segment2box) for a polygon with NaN or infinity."""
-    low, high = extremes(points)
-    inside = (low[:, 0] >= 0) & (low[:, 1] >= 0) & (high[:, 0] <= w) & (high[:, 1] <= h)
-    outside = (high[:, 0] < 0) | (high[:, 1] < 0) | (low[:, 0] > w) | (low[:, 1] > h)
-    boxes = np.zeros((len(points), 4), dtype=points.dtype)
-    boxes[inside] = np.concatenate((low, high), axis=1)[inside]
-    crossing = ~inside & ~outside
-    odd = crossing & ~(np.isfinite(low).all(1) & np.isfinite(high).all(1))
-    for i in np.flatnonzero(odd):
+    """segment2box of every polygon of ``points`` (n, k, 2; float32) in a w x h image:
+    its extremes where it lies inside, zeros where it lies outside, else the extremes
+    of its part inside (in C, but for the corners: ``crossing_corners``);
+    ``one_box`` (segment2box) for a polygon with NaN or infinity."""
+    n, k = points.shape[:2]
+    points = np.ascontiguousarray(points, np.float32)
+    boxes = np.empty((n, 4), np.float32)
+    kinds = np.empty(n, np.uint8)
+    segment_boxes(points, n, k, float(w), float(h), boxes, kinds)
+    for i in np.flatnonzero(kinds == _ODD):
         boxes[i] = one_box(points[i], w, h)
-    crossing &= ~odd
-    if crossing.any():
-        boxes[crossing] = crossing_boxes(points[crossing], w, h, low[crossing], high[crossing])
+    crossing = np.flatnonzero(kinds == _CROSSING)
+    if len(crossing):
+        boxes[crossing] = crossing_corners(points[crossing], w, h, boxes[crossing])
     return boxes
 
 
-#: The image's border lines: (the axis they cross, the line's place on it as "w", "h"
-#: or 0, how far along them the image runs).
-_LINES = ((0, 0, "h"), (0, "w", "h"), (1, 0, "w"), (1, "h", "w"))
-#: An edge ending this near a border line (relative to the coordinates) is worked out
-#: exactly; farther ones cannot meet it (t = (line - start) / edge is then below 0 or
-#: clearly above 1, and rounding moves t by a few units in its last place).
+#: segment_boxes' kinds of polygon that take more than its answer.
+_CROSSING, _ODD = 2, 3
+#: How far beyond a polygon's extremes, relative to its coordinates, a corner is
+#: clearly outside it.
 _NEAR = 1e-3
 
 
-def crossing_boxes(points: np.ndarray, w, h, lowest: np.ndarray,
-                   highest: np.ndarray) -> np.ndarray:
-    """The box of what lies in a w x h image of each polygon of ``points`` (m, k, 2),
-    whose ``extremes`` are ``lowest`` and ``highest``: its points inside, its edges'
-    crossings with the border lines that fall on the border, and the image corners it
-    covers (segment2box's arithmetic, in float32)."""
+def crossing_corners(points: np.ndarray, w, h, boxes: np.ndarray) -> np.ndarray:
+    """The boxes of polygons crossing the border of a w x h image, given ``boxes``
+    of what lies inside but the corners: each widened to the image corners the
+    polygon covers (cv2.pointPolygonTest, as segment2box asks it); zeros where
+    nothing lies inside."""
     import cv2
 
-    dtype = points.dtype.type
-    m = len(points)
-    size = {0: 0, "w": w, "h": h}
-    following = np.roll(points, -1, axis=1)
-    step = following - points                      # each edge, to the next point
-    by_axis = np.ascontiguousarray(points.transpose(0, 2, 1))
-    x, y = by_axis[:, 0], by_axis[:, 1]
-    within = (x >= 0) & (y >= 0) & (x <= w) & (y <= h)
-    low = np.where(within[:, None], by_axis, np.inf).min(2)
-    high = np.where(within[:, None], by_axis, -np.inf).max(2)
-    found = within.any(1)
-    reach = np.maximum(np.abs(lowest), np.abs(highest))
-    for axis, place, runs in _LINES:
-        line = dtype(size[place])
-        # the polygons reaching the line, then their edges near it
-        wide = _NEAR * (1 + 2 * reach[:, axis] + abs(float(line)))
-        reaching = np.flatnonzero((lowest[:, axis] - wide <= line) &
-                                  (highest[:, axis] + wide >= line))
-        start, end = points[reaching, :, axis], following[reaching, :, axis]
-        slack = _NEAR * (1 + np.abs(start) + np.abs(end) + abs(float(line)))
-        near = (np.minimum(start, end) - slack <= line) & (np.maximum(start, end) + slack >= line)
-        rows, at = np.nonzero(near)
-        if not len(rows):
-            continue
-        rows = reaching[rows]
-        origin, edge = points[rows, at], step[rows, at]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = (line - origin[:, axis]) / edge[:, axis]
-            crossing = origin + t[:, None] * edge
-        across = crossing[:, 1 - axis]
-        hit = (t >= 0) & (t <= 1) & (across >= 0) & (across <= dtype(size[runs]))
-        np.minimum.at(low, rows[hit], crossing[hit])
-        np.maximum.at(high, rows[hit], crossing[hit])
-        found[rows[hit]] = True
-    corners = np.array(((0, 0), (w, 0), (0, h), (w, h)), dtype=points.dtype)
-    for i in range(m):
-        contour = points[i].astype(np.float32)
-        for corner in corners:
-            if cv2.pointPolygonTest(contour, (float(corner[0]), float(corner[1])), False) >= 0:
-                low[i] = np.minimum(low[i], corner)
-                high[i] = np.maximum(high[i], corner)
-                found[i] = True
-    boxes = np.concatenate((low, high), axis=1).astype(points.dtype)
-    boxes[~found] = 0
+    boxes = boxes.copy()
+    corners = np.array(((0, 0), (w, 0), (0, h), (w, h)), dtype=np.float32)
+    low, high = extremes(points)
+    # a corner clearly beyond a polygon's extremes is outside it (far enough that
+    # rounding in pointPolygonTest's cross products cannot say otherwise): not asked
+    slack = _NEAR * (1 + np.abs(low) + np.abs(high))
+    near = ((corners[None] >= (low - slack)[:, None]) &
+            (corners[None] <= (high + slack)[:, None])).all(2)
+    for i, j in zip(*np.nonzero(near)):
+        polygon, corner = points[i], corners[j]
+        if cv2.pointPolygonTest(polygon, (float(corner[0]), float(corner[1])), False) >= 0:
+            boxes[i, :2] = np.minimum(boxes[i, :2], corner)
+            boxes[i, 2:] = np.maximum(boxes[i, 2:], corner)
+    boxes[~np.isfinite(boxes).all(1)] = 0
     return boxes
 
 

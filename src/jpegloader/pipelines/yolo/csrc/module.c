@@ -1,4 +1,4 @@
-/* Python binding of the YOLO pipeline's OpenCV arithmetic in C: buffer checks, the
+/* Python binding of the YOLO pipeline's OpenCV (and segment2box) arithmetic in C: buffer checks, the
  * GIL released around the work.  Built against the stable ABI (3.11+). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -7,6 +7,7 @@
 #include "py_module.h"
 #include "bgr.h"
 #include "hsv.h"
+#include "polygons.h"
 #include "simd.h"
 #include "warp.h"
 
@@ -253,6 +254,110 @@ static PyObject *py_bgr_to_planes(PyObject *self, PyObject *args)
     return result;
 }
 
+/* 0 when n polygons of k points fit a buffer of floats, else -1 with a ValueError. */
+static int polygons_ok(Py_ssize_t n, Py_ssize_t k)
+{
+    if (n < 0 || k < 1 || n > PY_SSIZE_T_MAX / 16 / k) {
+        PyErr_SetString(PyExc_ValueError, "polygon count or length out of range");
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(rows_xy1_doc,
+"rows_xy1(xy, count, rows) -> None\n\n"
+"rows (count x 3 float32, writable): each point (x, y) of xy (count x 2 float32)\n"
+"as (x, y, 1).");
+
+static PyObject *py_rows_xy1(PyObject *self, PyObject *args)
+{
+    Py_buffer b[2] = {{0}};
+    Py_ssize_t count;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nw*:rows_xy1", &b[0], &count, &b[1]))
+        return NULL;
+    if (!polygons_ok(count, 1) && !jl_check_size(&b[0], count * 8, "xy") &&
+        !jl_check_size(&b[1], count * 12, "rows")) {
+        jl_rows_xy1(b[0].buf, (size_t)count, b[1].buf);
+        result = Py_NewRef(Py_None);
+    }
+    jl_release_all(b, 2);
+    return result;
+}
+
+PyDoc_STRVAR(rows_divided_doc,
+"rows_divided(rows, count, xy) -> None\n\n"
+"xy (count x 2 float32, writable): each row (x, y, z) of rows (count x 3 float32)\n"
+"as (x / z, y / z).");
+
+static PyObject *py_rows_divided(PyObject *self, PyObject *args)
+{
+    Py_buffer b[2] = {{0}};
+    Py_ssize_t count;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nw*:rows_divided", &b[0], &count, &b[1]))
+        return NULL;
+    if (!polygons_ok(count, 1) && !jl_check_size(&b[0], count * 12, "rows") &&
+        !jl_check_size(&b[1], count * 8, "xy")) {
+        jl_rows_divided(b[0].buf, (size_t)count, b[1].buf);
+        result = Py_NewRef(Py_None);
+    }
+    jl_release_all(b, 2);
+    return result;
+}
+
+PyDoc_STRVAR(segment_boxes_doc,
+"segment_boxes(points, n, k, w, h, boxes, kinds) -> None\n\n"
+"For n polygons of k points (points: n x k x 2 float32) in a w x h image, each\n"
+"one's box as Ultralytics' segment2box computes it (boxes: n x 4 float32,\n"
+"writable) and what it is (kinds: n bytes, writable): 0 inside, 1 outside, 2\n"
+"crossing the border (its box without the image corners it covers, +inf/-inf\n"
+"where nothing lies inside), 3 crossing with a NaN or infinite extreme.");
+
+static PyObject *py_segment_boxes(PyObject *self, PyObject *args)
+{
+    Py_buffer b[3] = {{0}};
+    Py_ssize_t n, k;
+    double w, h;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nnddw*w*:segment_boxes", &b[0], &n, &k, &w, &h, &b[1],
+                          &b[2]))
+        return NULL;
+    if (!polygons_ok(n, k) && !jl_check_size(&b[0], n * k * 8, "points") &&
+        !jl_check_size(&b[1], n * 16, "boxes") && !jl_check_size(&b[2], n, "kinds")) {
+        jl_segment_boxes(b[0].buf, (size_t)n, (size_t)k, (float)w, (float)h, b[1].buf,
+                         b[2].buf);
+        result = Py_NewRef(Py_None);
+    }
+    jl_release_all(b, 3);
+    return result;
+}
+
+PyDoc_STRVAR(points_clipped_doc,
+"points_clipped(points, n, k, boxes) -> None\n\n"
+"In place: each of n polygons of k points (points: n x k x 2 float32, writable)\n"
+"held to its box (boxes: n x 4 float32), as numpy's clip does.");
+
+static PyObject *py_points_clipped(PyObject *self, PyObject *args)
+{
+    Py_buffer b[2] = {{0}};
+    Py_ssize_t n, k;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "w*nny*:points_clipped", &b[0], &n, &k, &b[1]))
+        return NULL;
+    if (!polygons_ok(n, k) && !jl_check_size(&b[0], n * k * 8, "points") &&
+        !jl_check_size(&b[1], n * 16, "boxes")) {
+        jl_points_clipped(b[0].buf, (size_t)n, (size_t)k, b[1].buf);
+        result = Py_NewRef(Py_None);
+    }
+    jl_release_all(b, 2);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"planes_to_bgr", py_planes_to_bgr, METH_VARARGS, planes_to_bgr_doc},
     {"bgr_to_planes", py_bgr_to_planes, METH_VARARGS, bgr_to_planes_doc},
@@ -261,6 +366,10 @@ static PyMethodDef methods[] = {
     {"avx512_on", py_avx512_on, METH_NOARGS, avx512_on_doc},
     {"warp_affine", py_warp_affine, METH_VARARGS, warp_affine_doc},
     {"warp_mosaic", py_warp_mosaic, METH_VARARGS, warp_mosaic_doc},
+    {"rows_xy1", py_rows_xy1, METH_VARARGS, rows_xy1_doc},
+    {"rows_divided", py_rows_divided, METH_VARARGS, rows_divided_doc},
+    {"segment_boxes", py_segment_boxes, METH_VARARGS, segment_boxes_doc},
+    {"points_clipped", py_points_clipped, METH_VARARGS, points_clipped_doc},
     {NULL, NULL, 0, NULL},
 };
 
