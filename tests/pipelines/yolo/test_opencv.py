@@ -2,7 +2,8 @@
 OpenCV (Ultralytics' dependency, a test dependency here) bit for bit: the copy the
 self-check chose for it (NOTE [ OpenCV's arithmetic, version by version ]), and where
 it chose none, no copy gives OpenCV's bytes.  tests/test_packaging.py runs this file
-against OpenCV 4.12, 5.0 and 5.1 installed into folders of their own."""
+against OpenCV 4.12, 5.0 and 5.1 installed into folders of their own (fillPoly
+included)."""
 from __future__ import annotations
 
 import numpy as np
@@ -282,3 +283,106 @@ def test_bgr_rows_to_and_from_planes_equal_numpys_transposes():
                     np.testing.assert_array_equal(out, seen[::-1] if reverse else seen)
     with pytest.raises(ValueError, match="planes is a 3-byte buffer"):
         _opencv.planes_to_bgr(b"abc", 2, 2, np.empty(12, np.uint8))
+
+
+def _polygon_cases(count: int, reach: int):
+    """(h, w, polygon): int32 points up to ``reach`` pixels beyond an h x w canvas;
+    random (crossing themselves), round as resampled outlines are, on few rows
+    (horizontal edges, repeated points), and a zigzag down every row."""
+    rng = np.random.default_rng(reach)
+    for t in range(count):
+        h, w = (int(v) for v in rng.integers(1, 72, 2))
+        k = int(rng.integers(1, 14)) if t % 4 else int(rng.integers(50, 1000))
+        low, high = -reach, np.array((w, h)) + reach
+        if t % 4 == 0:
+            turn = np.sort(rng.uniform(0, 2 * np.pi, k))
+            radius = rng.uniform(0.5, 1.3) * min(w, h) / 2
+            middle = rng.uniform(0, (w, h))
+            points = np.round(middle + radius * np.stack([np.cos(turn), np.sin(turn)], 1))
+        elif t % 4 == 1:
+            points = rng.integers(low, high + 1, (k, 2))
+        elif t % 4 == 2:
+            points = np.stack([rng.integers(low, high[0] + 1, k),
+                               rng.choice(rng.integers(low, high[1] + 1, 3), k)], 1)
+        else:
+            points = np.stack([rng.integers(low, high[0] + 1, k), np.arange(k) % (h + 1)], 1)
+        yield h, w, np.ascontiguousarray(np.clip(points, low, high), np.int32)
+
+
+@pytest.mark.parametrize("reach", [0, 1, 40])
+def test_fill_polygons_equals_fillpoly_on_polygons_in_and_across_the_canvas(reach):
+    # every point inside (reach 0), up to the pixel past the last as RandomPerspective
+    # leaves segments (1), and far across the borders (40: lines and edges cut)
+    if not opencv_match().fill:
+        pytest.skip(f"OpenCV {cv2.__version__}: its fillPoly runs (the self-check differed)")
+    for h, w, polygon in _polygon_cases(3000, reach):
+        ref = np.zeros((h, w), np.uint8)
+        cv2.fillPoly(ref, [polygon], 1)
+        np.testing.assert_array_equal(_fill(h, w, polygon), ref, err_msg=f"{h}x{w} {polygon}")
+
+
+def _fill(h: int, w: int, polygon: np.ndarray) -> np.ndarray:
+    from jpegloader.pipelines.yolo.opencv import fill
+    return fill(h, w, polygon)
+
+
+def test_fill_polygons_fills_each_window_of_a_shared_canvas_as_its_own():
+    # several polygons, each filled into its own block of one canvas, offset by its
+    # window's corner: each block as cv2.fillPoly fills a canvas of its own; nothing
+    # outside the blocks is written
+    rng = np.random.default_rng(5)
+    cases = list(_polygon_cases(12, 3))
+    k = 6
+    points, windows, expected = [], [], np.zeros((80 * 12, 90), np.uint8)
+    for i, (h, w, polygon) in enumerate(cases):
+        polygon = polygon[rng.integers(0, len(polygon), k)]
+        x0, y0 = (int(v) for v in rng.integers(-50, 50, 2))
+        row, column = 80 * i, int(rng.integers(0, 90 - w + 1))
+        points.append(polygon + (x0, y0))
+        windows.append((x0, y0, w, h, row, column))
+        cv2.fillPoly(expected[row:row + h, column:column + w], [polygon], 7)
+    canvas = np.zeros_like(expected)
+    _opencv.fill_polygons(np.ascontiguousarray(points, np.int32), len(cases), k,
+                          np.array(windows, np.int32), canvas, canvas.shape[1], 7)
+    if opencv_match().fill:
+        np.testing.assert_array_equal(canvas, expected)
+    assert set(np.unique(canvas)) <= {0, 7} and canvas.any()
+
+
+def test_the_fill_self_check_agrees_with_the_polygons_above():
+    # where the self-check found the C fill unlike the installed fillPoly, the
+    # polygons above find it unlike too
+    if opencv_match().fill:
+        return
+    assert any(not np.array_equal(_fill(h, w, p), cv2.fillPoly(np.zeros((h, w), np.uint8),
+                                                               [p], 1))
+               for h, w, p in _polygon_cases(3000, 40))
+
+
+def test_fill_polygons_refuses_wrong_windows_and_buffers():
+    points = np.zeros((2, 3, 2), np.int32)
+    windows = np.array([[0, 0, 4, 4, 0, 0], [0, 0, 4, 4, 4, 2]], np.int32)
+    canvas = np.zeros((8, 6), np.uint8)
+    _opencv.fill_polygons(points, 2, 3, windows, canvas, 6, 1)
+    with pytest.raises(ValueError, match="window 1 does not fit the 8 x 6 canvas"):
+        _opencv.fill_polygons(points, 2, 3, windows + np.int32([0, 0, 0, 0, 0, 1]), canvas, 6, 1)
+    with pytest.raises(ValueError, match="window 0 does not fit"):
+        _opencv.fill_polygons(points, 2, 3, windows - np.int32([0, 0, 0, 0, 1, 0]), canvas, 6, 1)
+    far = points.copy()
+    far[1, 2] = (1 << 21, 0)
+    with pytest.raises(ValueError, match="polygon 1's point 2 lies more than 2\\^20"):
+        _opencv.fill_polygons(far, 2, 3, windows, canvas, 6, 1)
+    with pytest.raises(ValueError, match="not rows of 5 bytes"):
+        _opencv.fill_polygons(points, 2, 3, windows, canvas, 5, 1)
+    with pytest.raises(ValueError, match="windows"):
+        _opencv.fill_polygons(points, 2, 3, windows[:1], canvas, 6, 1)
+    with pytest.raises(ValueError, match="value 256"):
+        _opencv.fill_polygons(points, 2, 3, windows, canvas, 6, 256)
+
+
+def test_the_self_check_finds_the_fill_of_each_verified_version():
+    # OpenCV 4.12, 5.0 and 5.1 fill as fill_polygons does (tests/test_opencv_versions.py
+    # runs this file against each); another version may or may not
+    version = tuple(int(v) for v in cv2.__version__.split(".")[:2])
+    if version in ((4, 12), (5, 0), (5, 1)):
+        assert opencv_match().fill

@@ -110,6 +110,21 @@ def test_segment_samples_equal_ultralytics_on_real_polygons(coco_segments, monke
     assert sum(len(s["cls"]) for s in ours) > 100
 
 
+def test_masks_equal_ultralytics_with_opencvs_own_fill(coco_segments, monkeypatch):
+    # where the self-check finds the C fill unlike the installed fillPoly, cv2 fills
+    # each polygon into its block of the shared canvas: the same samples
+    from jpegloader.pipelines.yolo import polygons
+    from jpegloader.pipelines.yolo.opencv import OpenCVMatch
+    match = polygons.opencv_match()
+    unlike = OpenCVMatch(match.version, match.warp, match.hsv_block, fill=False)
+    monkeypatch.setattr(polygons, "opencv_match", lambda: unlike)
+    ds = train_dataset(coco_segments, imgsz=320, batch=8, task="segment")
+    counts = _counted(monkeypatch)
+    indices = list(range(8, 24))
+    _assert_same(_samples(ds, indices, 5, at_once=True), _samples(ds, indices, 5, at_once=False))
+    assert counts["masks"] >= len(indices) - 2, counts
+
+
 def test_obb_and_preserved_directions_equal_ultralytics(tmp_path, monkeypatch):
     # obb: 4-point polygons, RandomPerspective(preserve_obb=True) leaves them unclipped
     from tests.pipelines.yolo.yolo_sets import generated_yolo_set

@@ -73,3 +73,14 @@ def segment_boxes(points: Buffer, n: int, k: int, w: float, h: float, boxes: Buf
 def points_clipped(points: Buffer, n: int, k: int, boxes: Buffer, /) -> None:
     """In place: each of ``n`` polygons of ``k`` points (``points``: n x k x 2 float32,
     writable) held to its box (``boxes``: n x 4 float32), as numpy's clip does."""
+
+def fill_polygons(points: Buffer, n: int, k: int, windows: Buffer, canvas: Buffer, stride: int,
+                  value: int, /) -> None:
+    """``cv2.fillPoly(window, [polygon], value, offset=(-x0, -y0))`` for each of ``n``
+    polygons of ``k`` int32 points (``points``: n x k x 2), bit for bit with OpenCV
+    4.12 to 5.1 (lines and edges cut to the window as they cut them): ``windows``
+    n x 6 int32 (x0, y0, width, height, row, column), each the width x height
+    block of ``canvas`` (a writable uint8 buffer of rows of ``stride`` bytes) from
+    (row, column); an empty window is skipped.  Runs without the GIL.  Raises
+    ValueError for a point more than 2^20 from its window's corner, a window off
+    the canvas or wrong buffers."""

@@ -1,17 +1,16 @@
 """Which of the C core's copies of OpenCV's arithmetic equal the installed OpenCV's.
 
 NOTE [ OpenCV's arithmetic, version by version ]
-OpenCV's releases round differently: ``warpAffine`` samples in fixed point in the
-4.x releases (4.7 to 4.14) and in float in 5.0; 5.1's wheels warp through Intel
-IPP (its own float path moved too); the HSV -> BGR vector loop takes 32 pixels a
-pass, or 64 where 4.14 and 5.1 run AVX-512, so the pixels a row's scalar tail
-converts move with the build and the processor.  The C core keeps each arithmetic it reproduces
-(``warp_affine``'s ``arithmetic``, ``hsv_lut``'s ``block``); the candidates are
-ordered by ``cv2.__version__`` and each is held, once per process at first use,
-to the installed ``cv2`` on a fixed set of random cases.  The first that gives
-OpenCV's bytes on every case is taken; where none does, that step runs on the
-user's own OpenCV in the workers, and the verdict names the step and why.
-Nothing is silently different.
+OpenCV's releases round differently: ``warpAffine`` samples in fixed point in 4.x
+(4.7 to 4.14), in float in 5.0, through Intel IPP in 5.1's wheels; the HSV -> BGR
+vector loop takes 32 pixels a pass, or 64 where 4.14 and 5.1 run AVX-512; fillPoly
+cuts lines and edges at the canvas as 4.12 to 5.1 do.  The C core keeps each
+arithmetic it reproduces (``warp_affine``'s ``arithmetic``, ``hsv_lut``'s ``block``,
+``fill_polygons``), ordered by ``cv2.__version__``, each held once per process at
+first use to the installed ``cv2`` on a fixed set of random cases.  The first that
+gives OpenCV's bytes on every case is taken; where none does, that step runs on
+the user's own OpenCV in the workers and the verdict names it and why (not Format's
+masks: cv2.fillPoly gives the same masks).  Nothing is silently different.
 """
 from __future__ import annotations
 
@@ -37,6 +36,8 @@ class OpenCVMatch:
     version: str
     warp: int | None
     hsv_block: int | None
+    #: whether fill_polygons gives cv2.fillPoly's bytes (Format's masks; else cv2 fills)
+    fill: bool = True
 
     @property
     def on_cv2(self) -> list[str]:
@@ -64,7 +65,7 @@ def opencv_match() -> OpenCVMatch:
         (WARP_FLOAT, WARP_FIXED)
     warp = next((a for a in order if _warp_equal(cv2, a)), None)
     hsv = next((b for b in _HSV_BLOCKS if _hsv_equal(cv2, b)), None)
-    return OpenCVMatch(version, warp, hsv)
+    return OpenCVMatch(version, warp, hsv, _fill_equal(cv2))
 
 
 def _major(version: str) -> int | None:
@@ -133,4 +134,40 @@ def _hsv_equal(cv2, block: int) -> bool:
             _opencv.hsv_lut(ours, width, table.tobytes(), block)
             if not np.array_equal(ours, ref):
                 return False
+    return True
+
+
+def fill_cases(seed: int = 0, count: int = 24):
+    """(h, w, polygon) with the polygon's int32 points inside the h x w canvas: random
+    (crossing itself), round as Ultralytics' resampled outlines are, and on few rows
+    (horizontal edges, repeated points)."""
+    rng = np.random.default_rng(seed)
+    for t in range(count):
+        h, w = (int(v) for v in rng.integers(2, 64, 2))
+        k = int(rng.integers(3, 16)) if t % 3 else int(rng.integers(100, 400))
+        if t % 3 == 0:
+            turn = np.sort(rng.uniform(0, 2 * np.pi, k))
+            points = np.stack([(w - 1) / 2 * (1 + np.cos(turn)),
+                               (h - 1) / 2 * (1 + rng.uniform(0.3, 1) * np.sin(turn))], 1)
+        elif t % 3 == 1:
+            points = np.stack([rng.integers(0, w, k), rng.integers(0, h, k)], 1)
+        else:
+            points = np.stack([rng.integers(0, w, k), rng.choice(rng.integers(0, h, 3), k)], 1)
+        yield h, w, np.ascontiguousarray(np.round(points), np.int32)
+
+
+def fill(h: int, w: int, polygon: np.ndarray) -> np.ndarray:
+    """``_opencv.fill_polygons`` of one polygon on an h x w canvas, filled with 1."""
+    canvas = np.zeros((h, w), np.uint8)
+    _opencv.fill_polygons(np.ascontiguousarray(polygon, np.int32), 1, len(polygon),
+                          np.array([0, 0, w, h, 0, 0], np.int32), canvas, w, 1)
+    return canvas
+
+
+def _fill_equal(cv2) -> bool:
+    for h, w, polygon in fill_cases():
+        ref = np.zeros((h, w), np.uint8)
+        cv2.fillPoly(ref, [polygon], 1)
+        if not np.array_equal(fill(h, w, polygon), ref):
+            return False
     return True

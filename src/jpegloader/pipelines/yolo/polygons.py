@@ -8,11 +8,12 @@ points each, about 30 a Mosaic sample: 2.6 of the 9.5 ms a segment photo costs i
 process).  For a batch, the user's RandomPerspective and Format get ``apply_segments``
 and ``_format_segments`` from here as instance attributes: numpy's own product by the
 matrix, then segment2box's float32 operations in C, one at a time in its order
-(csrc/polygons.c; its corner test OpenCV's pointPolygonTest); OpenCV's own fill and
-resize on the window of mask-ratio blocks each polygon covers (a fill moved by
-whole pixels is the fill moved; a resize by a whole ratio reads each output pixel
-from its own block).  Only where every replaced function's source is a verified one
-(``_VERIFIED``); otherwise the user's objects run, and the verdict says so.
+(csrc/polygons.c; its corner test OpenCV's pointPolygonTest); each polygon filled,
+as OpenCV's fillPoly fills (csrc/fill.c, where the self-check agrees), on the window
+of mask-ratio blocks it covers, the windows packed into one canvas, then OpenCV's
+one resize of it (a fill moved by whole pixels is the fill moved; a resize by a
+whole ratio reads each output pixel from its own block).  Only where every replaced
+function's source is a verified one (``_VERIFIED``); else the user's objects run.
 """
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from ._opencv import points_clipped, rows_divided, rows_xy1, segment_boxes
+from ._opencv import fill_polygons, points_clipped, rows_divided, rows_xy1, segment_boxes
+from .opencv import opencv_match
 from .recognise import _is_ultralytics
 
 #: The verified sources (Ultralytics 8.4.190) of what each replacement stands for.
@@ -303,22 +305,53 @@ def formatted_masks(step, instances, cls, w: int, h: int) -> tuple:
 
 def _filled(points, low, high, w: int, h: int, ratio: int) -> tuple:
     """Each polygon filled with 1 and downsampled by ``ratio`` on the window of whole
-    blocks it covers: (masks, or None where it covers no pixel; their areas as
-    uint64; each window's top-left corner in the downsampled mask)."""
+    blocks it covers, the windows packed into one canvas (``_shelves``): one fill
+    (``fill_polygons``; cv2.fillPoly, polygon by polygon, where the self-check found
+    the C fill unlike the installed OpenCV's) and one resize.  (masks, or None where
+    it covers no pixel; their areas as uint64; each window's top-left corner in the
+    downsampled mask.)"""
     import cv2
 
+    n, k = points.shape[:2]
     start = np.maximum(low // ratio * ratio, 0)
-    stop = np.minimum((high // ratio + 1) * ratio, (w, h))
-    masks, areas, windows = [], np.zeros(len(points), np.uint64), []
-    for i, polygon in enumerate(points):
-        (x0, y0), (x1, y1) = (int(v) for v in start[i]), (int(v) for v in stop[i])
-        windows.append((y0 // ratio, x0 // ratio))
-        if x1 <= x0 or y1 <= y0:
-            masks.append(None)
+    size = np.maximum(np.minimum((high // ratio + 1) * ratio, (w, h)) - start, 0)
+    size[(size == 0).any(1)] = 0
+    corners = [(int(y) // ratio, int(x) // ratio) for x, y in start]
+    masks, areas = [None] * n, np.zeros(n, np.uint64)
+    drawn = size[:, 0] > 0
+    if not drawn.any():
+        return masks, areas, corners
+    places, (height, width) = _shelves(size, w)
+    windows = np.column_stack((start, size, places)).astype(np.int32)
+    canvas = np.zeros((height, width), np.uint8)
+    if opencv_match().fill:
+        fill_polygons(np.ascontiguousarray(points), n, k, windows, canvas, width, 1)
+    else:
+        for i in np.flatnonzero(drawn):
+            x0, y0, wide, tall, row, column = (int(v) for v in windows[i])
+            cv2.fillPoly(canvas[row:row + tall, column:column + wide], [points[i]], 1,
+                         offset=(-x0, -y0))
+    small = cv2.resize(canvas, (width // ratio, height // ratio))
+    for i in np.flatnonzero(size[:, 0] > 0):
+        (wide, tall), (row, column) = size[i] // ratio, places[i] // ratio
+        masks[i] = small[row:row + tall, column:column + wide]
+        areas[i] = np.count_nonzero(masks[i])
+    return masks, areas, corners
+
+
+def _shelves(size: np.ndarray, width: int) -> tuple[np.ndarray, tuple[int, int]]:
+    """Windows of ``size`` (n x 2: width, height; empty ones left at 0, 0) packed on
+    shelves of ``width`` (at least the widest), tallest first: each one's (row,
+    column), and the canvas's (height, width)."""
+    width = max(width, int(size[:, 0].max()))
+    places = np.zeros((len(size), 2), np.int64)
+    top = x = shelf = 0
+    for i in np.argsort(-size[:, 1], kind="stable"):
+        wide, tall = int(size[i, 0]), int(size[i, 1])
+        if not wide:
             continue
-        canvas = np.zeros((y1 - y0, x1 - x0), np.uint8)
-        cv2.fillPoly(canvas, [polygon], 1, offset=(-x0, -y0))
-        mask = cv2.resize(canvas, ((x1 - x0) // ratio, (y1 - y0) // ratio))
-        masks.append(mask)
-        areas[i] = cv2.countNonZero(mask)
-    return masks, areas, windows
+        if x + wide > width:
+            top, x, shelf = top + shelf, 0, 0
+        places[i] = top, x
+        x, shelf = x + wide, max(shelf, tall)
+    return places, (top + shelf, width)

@@ -7,6 +7,7 @@
 #include "py_module.h"
 #include "bgr.h"
 #include "hsv.h"
+#include "fill.h"
 #include "polygons.h"
 #include "simd.h"
 #include "warp.h"
@@ -358,6 +359,73 @@ static PyObject *py_points_clipped(PyObject *self, PyObject *args)
     return result;
 }
 
+enum { FILL_REACH = 1 << 20 };
+
+/* 0 when every window fits the canvas of rows x stride bytes and every point of
+ * each polygon with a window lies within 2^20 of its corner, else -1 with a
+ * ValueError. */
+static int windows_ok(const int32_t *points, Py_ssize_t n, Py_ssize_t k,
+                      const jl_fill_window *windows, Py_ssize_t stride, Py_ssize_t rows)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const jl_fill_window *w = &windows[i];
+        if (w->width < 0 || w->height < 0 || w->row < 0 || w->column < 0 ||
+            (Py_ssize_t)w->column + w->width > stride || (Py_ssize_t)w->row + w->height > rows) {
+            PyErr_Format(PyExc_ValueError, "window %zd does not fit the %zd x %zd canvas", i,
+                         rows, stride);
+            return -1;
+        }
+        if (!w->width || !w->height)
+            continue;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            int64_t x = (int64_t)points[2 * (i * k + j)] - w->x0;
+            int64_t y = (int64_t)points[2 * (i * k + j) + 1] - w->y0;
+            if (x < -FILL_REACH || y < -FILL_REACH || x > FILL_REACH || y > FILL_REACH) {
+                PyErr_Format(PyExc_ValueError, "polygon %zd's point %zd lies more than 2^20 "
+                             "from its window", i, j);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(fill_polygons_doc,
+"fill_polygons(points, n, k, windows, canvas, stride, value) -> None\n\n"
+"cv2.fillPoly(window, [polygon], value, offset=(-x0, -y0)) for each of n polygons\n"
+"of k int32 points (points: n x k x 2) into its window (windows: n x 6 int32, x0\n"
+"y0 width height row column: the window is the width x height block of canvas\n"
+"from there), canvas a writable uint8 buffer of rows of stride bytes.  Every\n"
+"point must lie within 2^20 of its window's corner; an empty window is skipped.");
+
+static PyObject *py_fill_polygons(PyObject *self, PyObject *args)
+{
+    Py_buffer b[3] = {{0}};
+    Py_ssize_t n, k, stride;
+    int value, failed = 0;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nny*w*ni:fill_polygons", &b[0], &n, &k, &b[1], &b[2],
+                          &stride, &value))
+        return NULL;
+    if (stride <= 0 || b[2].len % stride)
+        PyErr_Format(PyExc_ValueError, "canvas is a %zd-byte buffer, not rows of %zd bytes",
+                     b[2].len, stride);
+    else if (value < 0 || value > 255)
+        PyErr_Format(PyExc_ValueError, "value %d is not a byte", value);
+    else if (!polygons_ok(n, k) && !jl_check_size(&b[0], n * k * 8, "points") &&
+             !jl_check_size(&b[1], n * (Py_ssize_t)sizeof(jl_fill_window), "windows") &&
+             !windows_ok(b[0].buf, n, k, b[1].buf, stride, b[2].len / stride)) {
+        Py_BEGIN_ALLOW_THREADS
+        failed = jl_fill_polygons(b[0].buf, (size_t)n, (size_t)k, b[1].buf, b[2].buf, stride,
+                                  (uint8_t)value);
+        Py_END_ALLOW_THREADS
+        result = failed ? PyErr_NoMemory() : Py_NewRef(Py_None);
+    }
+    jl_release_all(b, 3);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"planes_to_bgr", py_planes_to_bgr, METH_VARARGS, planes_to_bgr_doc},
     {"bgr_to_planes", py_bgr_to_planes, METH_VARARGS, bgr_to_planes_doc},
@@ -370,6 +438,7 @@ static PyMethodDef methods[] = {
     {"rows_divided", py_rows_divided, METH_VARARGS, rows_divided_doc},
     {"segment_boxes", py_segment_boxes, METH_VARARGS, segment_boxes_doc},
     {"points_clipped", py_points_clipped, METH_VARARGS, points_clipped_doc},
+    {"fill_polygons", py_fill_polygons, METH_VARARGS, fill_polygons_doc},
     {NULL, NULL, 0, NULL},
 };
 
