@@ -95,9 +95,9 @@ class FormatImage(InC):
 
 
 class UnbuiltMosaic(InC):
-    """Ultralytics' own 4-photo Mosaic whose canvas only the C warp reads (NOTE [ A
-    Mosaic never built ] in augment.py): claimed by its place in the Compose, not
-    by the table."""
+    """Ultralytics' own 4-photo Mosaic whose canvas only a warp reads (NOTE [ A Mosaic
+    never built ] in augment.py): claimed by its place in the Compose, not by the
+    table."""
     describes = "Mosaic image (drawn only where the warp reads it)"
 
     @classmethod
