@@ -270,21 +270,30 @@ PyDoc_STRVAR(rows_xy1_doc,
 "rows (count x 3 float32, writable): each point (x, y) of xy (count x 2 float32)\n"
 "as (x, y, 1).");
 
-static PyObject *py_rows_xy1(PyObject *self, PyObject *args)
+/* A call of fn on count rows of ``in`` floats each into rows of ``out`` floats, the
+ * arguments (a buffer, count, a writable buffer) parsed with ``format``. */
+static PyObject *rows_to_rows(PyObject *args, const char *format, int in, int out,
+                              const char *in_name, const char *out_name,
+                              void (*fn)(const float *, size_t, float *))
 {
     Py_buffer b[2] = {{0}};
     Py_ssize_t count;
     PyObject *result = NULL;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*nw*:rows_xy1", &b[0], &count, &b[1]))
+    if (!PyArg_ParseTuple(args, format, &b[0], &count, &b[1]))
         return NULL;
-    if (!polygons_ok(count, 1) && !jl_check_size(&b[0], count * 8, "xy") &&
-        !jl_check_size(&b[1], count * 12, "rows")) {
-        jl_rows_xy1(b[0].buf, (size_t)count, b[1].buf);
+    if (!polygons_ok(count, 1) && !jl_check_size(&b[0], count * 4 * in, in_name) &&
+        !jl_check_size(&b[1], count * 4 * out, out_name)) {
+        fn(b[0].buf, (size_t)count, b[1].buf);
         result = Py_NewRef(Py_None);
     }
     jl_release_all(b, 2);
     return result;
+}
+
+static PyObject *py_rows_xy1(PyObject *self, PyObject *args)
+{
+    (void)self;
+    return rows_to_rows(args, "y*nw*:rows_xy1", 2, 3, "xy", "rows", jl_rows_xy1);
 }
 
 PyDoc_STRVAR(rows_divided_doc,
@@ -294,19 +303,8 @@ PyDoc_STRVAR(rows_divided_doc,
 
 static PyObject *py_rows_divided(PyObject *self, PyObject *args)
 {
-    Py_buffer b[2] = {{0}};
-    Py_ssize_t count;
-    PyObject *result = NULL;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*nw*:rows_divided", &b[0], &count, &b[1]))
-        return NULL;
-    if (!polygons_ok(count, 1) && !jl_check_size(&b[0], count * 12, "rows") &&
-        !jl_check_size(&b[1], count * 8, "xy")) {
-        jl_rows_divided(b[0].buf, (size_t)count, b[1].buf);
-        result = Py_NewRef(Py_None);
-    }
-    jl_release_all(b, 2);
-    return result;
+    return rows_to_rows(args, "y*nw*:rows_divided", 3, 2, "rows", "xy", jl_rows_divided);
 }
 
 PyDoc_STRVAR(segment_boxes_doc,
