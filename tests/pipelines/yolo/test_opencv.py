@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from jpegloader.pipelines.yolo import _opencv
-from jpegloader.pipelines.yolo.opencv import WARP_FIXED, WARP_FLOAT, hsv_table, opencv_match
+from jpegloader.pipelines.yolo.opencv import (WARP_FIXED, WARP_FLOAT, fill, fill_cases,
+                                              hsv_table, opencv_match)
 from tests.conftest import shared
 
 cv2 = pytest.importorskip("cv2", reason="OpenCV comes with Ultralytics (the test extra)")
@@ -285,45 +286,16 @@ def test_bgr_rows_to_and_from_planes_equal_numpys_transposes():
         _opencv.planes_to_bgr(b"abc", 2, 2, np.empty(12, np.uint8))
 
 
-def _polygon_cases(count: int, reach: int):
-    """(h, w, polygon): int32 points up to ``reach`` pixels beyond an h x w canvas;
-    random (crossing themselves), round as resampled outlines are, on few rows
-    (horizontal edges, repeated points), and a zigzag down every row."""
-    rng = np.random.default_rng(reach)
-    for t in range(count):
-        h, w = (int(v) for v in rng.integers(1, 72, 2))
-        k = int(rng.integers(1, 14)) if t % 4 else int(rng.integers(50, 1000))
-        low, high = -reach, np.array((w, h)) + reach
-        if t % 4 == 0:
-            turn = np.sort(rng.uniform(0, 2 * np.pi, k))
-            radius = rng.uniform(0.5, 1.3) * min(w, h) / 2
-            middle = rng.uniform(0, (w, h))
-            points = np.round(middle + radius * np.stack([np.cos(turn), np.sin(turn)], 1))
-        elif t % 4 == 1:
-            points = rng.integers(low, high + 1, (k, 2))
-        elif t % 4 == 2:
-            points = np.stack([rng.integers(low, high[0] + 1, k),
-                               rng.choice(rng.integers(low, high[1] + 1, 3), k)], 1)
-        else:
-            points = np.stack([rng.integers(low, high[0] + 1, k), np.arange(k) % (h + 1)], 1)
-        yield h, w, np.ascontiguousarray(np.clip(points, low, high), np.int32)
-
-
 @pytest.mark.parametrize("reach", [0, 1, 40])
 def test_fill_polygons_equals_fillpoly_on_polygons_in_and_across_the_canvas(reach):
     # every point inside (reach 0), up to the pixel past the last as RandomPerspective
     # leaves segments (1), and far across the borders (40: lines and edges cut)
     if not opencv_match().fill:
         pytest.skip(f"OpenCV {cv2.__version__}: its fillPoly runs (the self-check differed)")
-    for h, w, polygon in _polygon_cases(3000, reach):
+    for h, w, polygon in fill_cases(3000, reach):
         ref = np.zeros((h, w), np.uint8)
         cv2.fillPoly(ref, [polygon], 1)
-        np.testing.assert_array_equal(_fill(h, w, polygon), ref, err_msg=f"{h}x{w} {polygon}")
-
-
-def _fill(h: int, w: int, polygon: np.ndarray) -> np.ndarray:
-    from jpegloader.pipelines.yolo.opencv import fill
-    return fill(h, w, polygon)
+        np.testing.assert_array_equal(fill(h, w, polygon), ref, err_msg=f"{h}x{w} {polygon}")
 
 
 def test_fill_polygons_fills_each_window_of_a_shared_canvas_as_its_own():
@@ -331,7 +303,7 @@ def test_fill_polygons_fills_each_window_of_a_shared_canvas_as_its_own():
     # window's corner: each block as cv2.fillPoly fills a canvas of its own; nothing
     # outside the blocks is written
     rng = np.random.default_rng(5)
-    cases = list(_polygon_cases(12, 3))
+    cases = list(fill_cases(12, 3))
     k = 6
     points, windows, expected = [], [], np.zeros((80 * 12, 90), np.uint8)
     for i, (h, w, polygon) in enumerate(cases):
@@ -354,9 +326,9 @@ def test_the_fill_self_check_agrees_with_the_polygons_above():
     # polygons above find it unlike too
     if opencv_match().fill:
         return
-    assert any(not np.array_equal(_fill(h, w, p), cv2.fillPoly(np.zeros((h, w), np.uint8),
+    assert any(not np.array_equal(fill(h, w, p), cv2.fillPoly(np.zeros((h, w), np.uint8),
                                                                [p], 1))
-               for h, w, p in _polygon_cases(3000, 40))
+               for h, w, p in fill_cases(3000, 40))
 
 
 def test_fill_polygons_refuses_wrong_windows_and_buffers():

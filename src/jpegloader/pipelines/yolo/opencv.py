@@ -137,23 +137,29 @@ def _hsv_equal(cv2, block: int) -> bool:
     return True
 
 
-def fill_cases(seed: int = 0, count: int = 24):
-    """(h, w, polygon) with the polygon's int32 points inside the h x w canvas: random
-    (crossing itself), round as Ultralytics' resampled outlines are, and on few rows
-    (horizontal edges, repeated points)."""
-    rng = np.random.default_rng(seed)
+def fill_cases(count: int, reach: int):
+    """(h, w, polygon): int32 points up to ``reach`` pixels beyond an h x w canvas, so
+    that lines and edges are cut at its border (0: none); random (crossing
+    themselves), round as resampled outlines are, on few rows (horizontal edges,
+    repeated points), and a zigzag down every row."""
+    rng = np.random.default_rng(reach)
     for t in range(count):
-        h, w = (int(v) for v in rng.integers(2, 64, 2))
-        k = int(rng.integers(3, 16)) if t % 3 else int(rng.integers(100, 400))
-        if t % 3 == 0:
+        h, w = (int(v) for v in rng.integers(1, 72, 2))
+        k = int(rng.integers(1, 14)) if t % 4 else int(rng.integers(50, 1000))
+        low, high = -reach, np.array((w, h)) + reach
+        if t % 4 == 0:
             turn = np.sort(rng.uniform(0, 2 * np.pi, k))
-            points = np.stack([(w - 1) / 2 * (1 + np.cos(turn)),
-                               (h - 1) / 2 * (1 + rng.uniform(0.3, 1) * np.sin(turn))], 1)
-        elif t % 3 == 1:
-            points = np.stack([rng.integers(0, w, k), rng.integers(0, h, k)], 1)
+            radius = rng.uniform(0.5, 1.3) * min(w, h) / 2
+            middle = rng.uniform(0, (w, h))
+            points = np.round(middle + radius * np.stack([np.cos(turn), np.sin(turn)], 1))
+        elif t % 4 == 1:
+            points = rng.integers(low, high + 1, (k, 2))
+        elif t % 4 == 2:
+            points = np.stack([rng.integers(low, high[0] + 1, k),
+                               rng.choice(rng.integers(low, high[1] + 1, 3), k)], 1)
         else:
-            points = np.stack([rng.integers(0, w, k), rng.choice(rng.integers(0, h, 3), k)], 1)
-        yield h, w, np.ascontiguousarray(np.round(points), np.int32)
+            points = np.stack([rng.integers(low, high[0] + 1, k), np.arange(k) % (h + 1)], 1)
+        yield h, w, np.ascontiguousarray(np.clip(points, low, high), np.int32)
 
 
 def fill(h: int, w: int, polygon: np.ndarray) -> np.ndarray:
@@ -165,7 +171,9 @@ def fill(h: int, w: int, polygon: np.ndarray) -> np.ndarray:
 
 
 def _fill_equal(cv2) -> bool:
-    for h, w, polygon in fill_cases():
+    # inside the canvas, to the pixel past it (RandomPerspective's segments), across it
+    cases = (case for reach in (0, 1, 40) for case in fill_cases(24, reach))
+    for h, w, polygon in cases:
         ref = np.zeros((h, w), np.uint8)
         cv2.fillPoly(ref, [polygon], 1)
         if not np.array_equal(fill(h, w, polygon), ref):
