@@ -318,8 +318,8 @@ def _filled(points, low, high, w: int, h: int, ratio: int) -> tuple:
     size[(size == 0).any(1)] = 0
     corners = [(int(y) // ratio, int(x) // ratio) for x, y in start]
     masks, areas = [None] * n, np.zeros(n, np.uint64)
-    drawn = size[:, 0] > 0
-    if not drawn.any():
+    drawn = np.flatnonzero(size[:, 0] > 0)
+    if not len(drawn):
         return masks, areas, corners
     places, (height, width) = _shelves(size, w)
     windows = np.column_stack((start, size, places)).astype(np.int32)
@@ -327,12 +327,12 @@ def _filled(points, low, high, w: int, h: int, ratio: int) -> tuple:
     if opencv_match().fill:
         fill_polygons(np.ascontiguousarray(points), n, k, windows, canvas, width, 1)
     else:
-        for i in np.flatnonzero(drawn):
+        for i in drawn:
             x0, y0, wide, tall, row, column = (int(v) for v in windows[i])
             cv2.fillPoly(canvas[row:row + tall, column:column + wide], [points[i]], 1,
                          offset=(-x0, -y0))
     small = cv2.resize(canvas, (width // ratio, height // ratio))
-    for i in np.flatnonzero(size[:, 0] > 0):
+    for i in drawn:
         (wide, tall), (row, column) = size[i] // ratio, places[i] // ratio
         masks[i] = small[row:row + tall, column:column + wide]
         areas[i] = np.count_nonzero(masks[i])

@@ -1,5 +1,6 @@
-/* Python binding of the YOLO pipeline's OpenCV (and segment2box) arithmetic in C: buffer checks, the
- * GIL released around the work.  Built against the stable ABI (3.11+). */
+/* Python binding of the YOLO pipeline's OpenCV (and segment2box) arithmetic in C:
+ * buffer checks, the GIL released around the work.  Built against the stable ABI
+ * (3.11+). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -265,11 +266,6 @@ static int polygons_ok(Py_ssize_t n, Py_ssize_t k)
     return 0;
 }
 
-PyDoc_STRVAR(rows_xy1_doc,
-"rows_xy1(xy, count, rows) -> None\n\n"
-"rows (count x 3 float32, writable): each point (x, y) of xy (count x 2 float32)\n"
-"as (x, y, 1).");
-
 /* A call of fn on count rows of ``in`` floats each into rows of ``out`` floats, the
  * arguments (a buffer, count, a writable buffer) parsed with ``format``. */
 static PyObject *rows_to_rows(PyObject *args, const char *format, int in, int out,
@@ -289,6 +285,11 @@ static PyObject *rows_to_rows(PyObject *args, const char *format, int in, int ou
     jl_release_all(b, 2);
     return result;
 }
+
+PyDoc_STRVAR(rows_xy1_doc,
+"rows_xy1(xy, count, rows) -> None\n\n"
+"rows (count x 3 float32, writable): each point (x, y) of xy (count x 2 float32)\n"
+"as (x, y, 1).");
 
 static PyObject *py_rows_xy1(PyObject *self, PyObject *args)
 {

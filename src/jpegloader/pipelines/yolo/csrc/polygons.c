@@ -50,18 +50,17 @@ static inline int misses(float s, float q, float line)
 
 /* The box of what lies in the image of a polygon that crosses its border, the
  * corners aside: its points inside, and where each edge meets each border line
- * within the border (t in [0, 1], the other coordinate in [0, lim]). */
-static int crossing_box(const float *p, size_t k, float w, float h, float box[4])
+ * within the border (t in [0, 1], the other coordinate in [0, lim]); +inf/-inf
+ * where nothing does. */
+static void crossing_box(const float *p, size_t k, float w, float h, float box[4])
 {
     const float bounds[4] = {0.0f, w, 0.0f, h}, lims[4] = {h, h, w, w};
     float lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
-    int found = 0;
     for (size_t i = 0; i < k; i++) {
         float x = p[2 * i], y = p[2 * i + 1];
         if (x >= 0 && y >= 0 && x <= w && y <= h) {
             lo[0] = fminf(lo[0], x), lo[1] = fminf(lo[1], y);
             hi[0] = fmaxf(hi[0], x), hi[1] = fmaxf(hi[1], y);
-            found = 1;
         }
         const float *q = p + 2 * (i + 1 == k ? 0 : i + 1);
         float d[2] = {q[0] - x, q[1] - y}, s[2] = {x, y};
@@ -75,12 +74,10 @@ static int crossing_box(const float *p, size_t k, float w, float h, float box[4]
             if (t >= 0 && t <= 1 && other >= 0 && other <= lims[j]) {
                 lo[0] = fminf(lo[0], at[0]), lo[1] = fminf(lo[1], at[1]);
                 hi[0] = fmaxf(hi[0], at[0]), hi[1] = fmaxf(hi[1], at[1]);
-                found = 1;
             }
         }
     }
     box[0] = lo[0], box[1] = lo[1], box[2] = hi[0], box[3] = hi[1];
-    return found;
 }
 
 void jl_segment_boxes(const float *points, size_t n, size_t k, float w, float h, float *boxes,
