@@ -33,7 +33,7 @@ def _step(ds, name):
 def _samples(ds, indices, seed, at_once: bool) -> list[dict]:
     """``ds[i]`` with the generators seeded per sample, by the user's objects alone
     or with the polygons computed here."""
-    from jpegloader.pipelines.yolo.polygons import polygons_at_once
+    from jpegloader.pipelines.yolo.in_place import replaced_for_batch
     # the same photos cached in both passes, none dropped as partners are read
     ds.max_buffer_length = max(ds.max_buffer_length, 2 * len(ds))
     for i in range(len(ds)):
@@ -46,7 +46,7 @@ def _samples(ds, indices, seed, at_once: bool) -> list[dict]:
             seed_generators(seed + k)
             ds.buffer = list(indices)
             if at_once:
-                with polygons_at_once(_steps(ds)):
+                with replaced_for_batch(_steps(ds)):
                     out.append(ds[i])
             else:
                 out.append(ds[i])
@@ -194,43 +194,45 @@ def polygons_resampled(segment: np.ndarray, n: int) -> np.ndarray:
 
 def test_an_ultralytics_whose_functions_differ_keeps_its_own_and_says_so(coco_segments,
                                                                         monkeypatch):
-    from jpegloader.pipelines.yolo import polygons
+    from jpegloader.pipelines.yolo import in_place
     ds = train_dataset(coco_segments, imgsz=320, batch=8, task="segment")
     verdict = jpegloader.explain(ds, batch_size=8, collate_fn=ds.collate_fn)
-    version = polygons.ultralytics_version()
-    assert f"Ultralytics {version}: RandomPerspective segments and their boxes, Format " \
-        "masks computed over all of a sample's polygons at once" in verdict.report()
-    assert "Format masks" in verdict.split_text().split("yours")[0]
+    version = in_place.ultralytics_version()
+    assert f"Ultralytics {version}: Mosaic labels, RandomPerspective segments and their " \
+        "boxes, Format masks, Format labels computed natively" in verdict.report()
+    native, yours = verdict.split_text().split("yours")
+    assert "Format masks" in native and "Mosaic labels" in native
+    assert "Mosaic" not in yours and "Format" not in yours and "RandomPerspective" in yours
     # a version whose segment2box is not a verified one: RandomPerspective's own runs
-    monkeypatch.setitem(polygons._VERIFIED, "segment2box", set())
-    polygons._unverified.cache_clear()
+    monkeypatch.setitem(in_place._VERIFIED, "segment2box", set())
+    in_place._unverified.cache_clear()
     try:
         counts = _counted(monkeypatch)
         rp = _step(ds, "RandomPerspective")
-        assert not polygons.PerspectiveSegments.claims(rp)
-        assert polygons.FormatMasks.claims(_step(ds, "Format"))
+        assert not in_place.PerspectiveSegments.claims(rp)
+        assert in_place.FormatMasks.claims(_step(ds, "Format"))
         report = jpegloader.explain(ds, batch_size=8, collate_fn=ds.collate_fn).report()
-        assert f"Ultralytics {version}: Format masks computed over all of a sample's " \
-            "polygons at once; your objects compute RandomPerspective segments and their " \
-            "boxes (segment2box not as verified)" in report, report
+        assert f"Ultralytics {version}: Mosaic labels, Format masks, Format labels computed " \
+            "natively; your objects compute RandomPerspective segments and their boxes " \
+            "(segment2box not as verified)" in report, report
         assert_replays_ultralytics(ds, [[0, 1, 2, 3, 4, 5, 6, 7]])
         assert counts["boxes"] == 0 and counts["masks"] > 0
         # a method the user set on the object is theirs, whatever the version
         fmt = _step(ds, "Format")
         fmt._format_segments = fmt._format_segments
-        assert not polygons.FormatMasks.claims(fmt)
+        assert not in_place.FormatMasks.claims(fmt)
         report = jpegloader.explain(ds, batch_size=8, collate_fn=ds.collate_fn).report()
         assert "your objects compute RandomPerspective segments and their boxes " \
             "(segment2box not as verified); Format masks (Format._format_segments is set " \
             "on your object)" in report, report
     finally:
-        polygons._unverified.cache_clear()
+        in_place._unverified.cache_clear()
 
 
 def test_a_functions_key_ignores_its_docstring_and_comments_only(tmp_path):
     import importlib.util
 
-    from jpegloader.pipelines.yolo.polygons import source_key
+    from jpegloader.pipelines.yolo.in_place import source_key
     bodies = {"one": "def f(x):\n    \"\"\"Doubled.\"\"\"\n    # twice\n    return x * 2\n",
               "two": "def f(x):\n    \"\"\"Twice x.\n\n    More.\"\"\"\n\n    return x * 2  \n",
               "three": "def f(x):\n    \"\"\"Doubled.\"\"\"\n    return x * 3\n"}

@@ -12,9 +12,11 @@ them.  See NOTE [ A pipeline's contract ].
     decode.py     decode a validation batch into letterboxes
     steps.py      the training steps whose pixels C does, one class each (IN_C)
     augment.py    their pixels: the warp, HSV, Format's planes, Mosaic's unbuilt canvas
+    in_place.py   which of your steps' label methods run natively (verified sources)
     polygons.py   segment boxes and Format's masks over all of a sample's polygons at once
+    instances.py  Mosaic's merged labels and Format's label tensors, natively
     train.py      decode a training batch, cache it for Mosaic, run its samples
-    csrc/         OpenCV's warpAffine and HSV round trip in C (_opencv)
+    csrc/         OpenCV's warpAffine, HSV, fillPoly and the polygons' arithmetic in C
 """
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ own get_params and apply_instances/semantic/depth, its draws made as it makes
 them.  The batch's photos are cached in the dataset first with the epoch's photos
 before it, its ``buffer`` their indices: Mosaic's partners come from the epoch's
 last photos, each decoded once (NOTE [ Mosaic's partners across workers ] in
-partners.py).  Labels, boxes, masks and every draw are Ultralytics' own.
+partners.py).  Every draw is Ultralytics' own; so are labels, boxes and masks, value
+for value, where native label methods stand in (NOTE [ Label arithmetic in place ]).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ and collate_fn, and what the workers run."""
 from __future__ import annotations
 
 from ..contract import Lowering, check
-from . import polygons, recognise, steps
+from . import in_place, recognise, steps
 from .opencv import opencv_match
 
 NAME = "yolo"
@@ -36,10 +36,12 @@ def lower(dataset, loader_args: dict | None = None) -> Lowering:
 def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
     """A training dataset: every step the user's object, three steps' pixels in C."""
     planned = steps.planned_steps(source.dataset.transforms)
-    in_place, said = polygons.described(planned, source.dataset)
+    replaced, said = in_place.described(planned, source.dataset)
     native = ["decode", "load_image resize"] + [
-        k.describes for k in dict.fromkeys(k for _, k in planned) if k and k.native] + in_place
-    yours = [type(t).__name__ + (" labels" if k and k.native else "") for t, k in planned]
+        k.describes for k in dict.fromkeys(k for _, k in planned) if k and k.native] + replaced
+    labelled = in_place.labels_replaced(planned, source.dataset)
+    yours = [type(t).__name__ + _left(k is not None and k.native, id(t) in labelled)
+             for t, k in planned if not (k and k.native and id(t) in labelled)]
     checks.append(check("yolo.task", True, f"{source.task} training: your transforms run per "
                         "sample in the workers, seeded per sample", "", ""))
     checks.append(check("yolo.opencv", True, opencv_match().describe(), "", ""))
@@ -53,3 +55,8 @@ def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
              "collate": "YOLODataset.collate_fn in the main process"}
     return Lowering(NAME, tuple(checks), program, source,
                     (program, samples, id(source.dataset.transforms)), split, samples=samples)
+
+
+def _left(image_native: bool, labels_native: bool) -> str:
+    """What of a step stays the user's object, as the verdict's "yours" names it."""
+    return " labels" if image_native else " image" if labels_native else ""

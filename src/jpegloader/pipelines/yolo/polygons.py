@@ -1,6 +1,6 @@
 """RandomPerspective's warped segments with their boxes, and Format's instance masks,
-computed over all of a sample's polygons at once for the Ultralytics whose functions
-this package verified; every other step of the label arithmetic stays the user's.
+computed over all of a sample's polygons at once (for the Ultralytics whose functions
+in_place.py verified).
 
 NOTE [ A sample's polygons at once ]
 Ultralytics boxes and rasterises a sample's polygons one Python call at a time (1000
@@ -12,179 +12,18 @@ matrix, then segment2box's float32 operations in C, one at a time in its order
 as OpenCV's fillPoly fills (csrc/fill.c, where the self-check agrees), on the window
 of mask-ratio blocks it covers, the windows packed into one canvas, then OpenCV's
 one resize of it (a fill moved by whole pixels is the fill moved; a resize by a
-whole ratio reads each output pixel from its own block).  Only where every replaced
-function's source is a verified one (``_VERIFIED``); else the user's objects run.
+whole ratio reads each output pixel from its own block).
 """
 from __future__ import annotations
-
-import ast
-import contextlib
-import functools
-import hashlib
-import inspect
-import sys
-import textwrap
-from typing import ClassVar
 
 import numpy as np
 
 from ._opencv import fill_polygons, points_clipped, rows_divided, rows_xy1, segment_boxes
 from .opencv import opencv_match
-from .recognise import _is_ultralytics
 
-#: The verified sources (Ultralytics 8.4.190) of what each replacement stands for.
-_VERIFIED = {
-    "RandomPerspective.apply_segments": {"5ff5cd312a2effd8"},
-    "segment2box": {"d242c3eb3f4aaefa"},
-    "Format._format_segments": {"ce44237b5efc0cec"},
-    "polygons2masks_overlap": {"948db0c35533d914"},
-    "polygons2masks": {"7bed17674c07cd5f"},
-    "polygon2mask": {"08d4db536a57c9ef"},
-}
 #: A polygon point further from the image than this is left to the user's objects
 #: (int32 points shifted by OpenCV's 16 fraction bits would overflow).
 _FAR = 1 << 14
-
-
-def source_key(fn) -> str | None:
-    """A short hash of a function's source without its docstring, comments and blank
-    lines (None where Python cannot read its source)."""
-    try:
-        text = textwrap.dedent(inspect.getsource(fn))
-        tree = ast.parse(text)
-    except (OSError, TypeError, SyntaxError):
-        return None
-    lines = text.splitlines()
-    body = getattr(tree.body[0], "body", []) if tree.body else []
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        del lines[body[0].lineno - 1:body[0].end_lineno]
-    kept = [line.rstrip() for line in lines
-            if line.strip() and not line.strip().startswith("#")]
-    return hashlib.sha256("\n".join(kept).encode()).hexdigest()[:16]
-
-
-def ultralytics_version() -> str:
-    return str(getattr(sys.modules.get("ultralytics"), "__version__", "unknown"))
-
-
-class InPlace:
-    """A method of the user's step replaced for a batch by ``computes`` (a function of
-    this module taking the step first), standing for the ``sources``: (name, the
-    names that lead to it from the method through each function's globals)."""
-
-    step: ClassVar[str]
-    attribute: ClassVar[str]
-    describes: ClassVar[str]
-    computes: ClassVar[str]
-    sources: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]]
-
-    @classmethod
-    def functions(cls, step) -> dict:
-        """What the replacement stands for: name -> the installed function (or None)."""
-        found = {}
-        for name, path in cls.sources:
-            fn = getattr(step, cls.attribute, None)
-            for part in path:
-                fn = getattr(fn, "__globals__", {}).get(part)
-            found[name] = fn
-        return found
-
-    @classmethod
-    def unverified(cls, step) -> list[str]:
-        """The functions whose installed source is not a verified one."""
-        return _unverified(type(step), cls)
-
-    @classmethod
-    def claims(cls, step) -> bool:
-        return _is_ultralytics(step, cls.step) and cls.attribute not in vars(step) and \
-            not cls.unverified(step)
-
-    @classmethod
-    def runs_for(cls, step, dataset) -> bool:
-        """Whether ``step`` computes this on the dataset's samples at all."""
-        raise NotImplementedError
-
-    @classmethod
-    def method(cls, step):
-        return functools.partial(globals()[cls.computes], step)
-
-
-@functools.lru_cache(maxsize=None)
-def _unverified(step_type: type, kind: type[InPlace]) -> list[str]:
-    found = kind.functions(step_type)
-    return [name for name, fn in found.items()
-            if fn is None or source_key(fn) not in _VERIFIED.get(name, ())]
-
-
-class PerspectiveSegments(InPlace):
-    step, attribute, computes = "RandomPerspective", "apply_segments", "warped_segments"
-    describes = "RandomPerspective segments and their boxes"
-    sources = (("RandomPerspective.apply_segments", ()), ("segment2box", ("segment2box",)))
-
-    @classmethod
-    def runs_for(cls, step, dataset) -> bool:
-        return bool(getattr(dataset, "use_segments", False) or getattr(dataset, "use_obb", False))
-
-
-class FormatMasks(InPlace):
-    step, attribute, computes = "Format", "_format_segments", "formatted_masks"
-    describes = "Format masks"
-    sources = (("Format._format_segments", ()),
-               ("polygons2masks_overlap", ("polygons2masks_overlap",)),
-               ("polygons2masks", ("polygons2masks",)),
-               ("polygon2mask", ("polygons2masks", "polygon2mask")))
-
-    @classmethod
-    def runs_for(cls, step, dataset) -> bool:
-        return bool(getattr(step, "return_mask", False))
-
-
-#: The replacements, each asked of every step.
-IN_PLACE: tuple[type[InPlace], ...] = (PerspectiveSegments, FormatMasks)
-
-
-def described(planned, dataset) -> tuple[list[str], str | None]:
-    """The replacements the dataset's samples take (their descriptions) and the
-    verdict's line on them, naming the Ultralytics version (None: none applies)."""
-    taken, left = [], []
-    for step, _ in planned:
-        for kind in IN_PLACE:
-            if not (_is_ultralytics(step, kind.step) and kind.runs_for(step, dataset)):
-                continue
-            if kind.claims(step):
-                taken.append(kind.describes)
-            elif kind.attribute in vars(step):
-                left.append(f"{kind.describes} ({kind.step}.{kind.attribute} is set on your "
-                            "object)")
-            else:
-                left.append(f"{kind.describes} ({', '.join(kind.unverified(step))} not as "
-                            "verified)")
-    if not taken and not left:
-        return [], None
-    version = ultralytics_version()
-    said = [f"{', '.join(taken)} computed over all of a sample's polygons at once"] \
-        if taken else []
-    if left:
-        said.append(f"your objects compute {'; '.join(left)}")
-    return taken, f"Ultralytics {version}: " + "; ".join(said)
-
-
-@contextlib.contextmanager
-def polygons_at_once(planned):
-    """For the batch, each claimed step of ``planned`` (steps.planned_steps) computes
-    its polygons here (NOTE [ A sample's polygons at once ])."""
-    placed = []
-    try:
-        for step, _ in planned:
-            for kind in IN_PLACE:
-                if kind.claims(step):
-                    setattr(step, kind.attribute, kind.method(step))
-                    placed.append((step, kind.attribute))
-        yield
-    finally:
-        for step, attribute in placed:
-            vars(step).pop(attribute, None)
 
 
 # -- RandomPerspective ---------------------------------------------------------------

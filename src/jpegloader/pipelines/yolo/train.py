@@ -23,7 +23,7 @@ from ..opencv_reading import read_as_opencv
 from .batches import YoloBatches, YoloWork, npy_instead
 from .draw import letterbox_plan, rect_hw, resized_hw
 from .partners import ABSENT, OUTSIZED, READY, PhotoStore, held, state_of
-from .polygons import polygons_at_once
+from .in_place import replaced_for_batch
 from .recognise import YoloTrainSource, flat_steps, imgsz, keeps_own
 from .steps import planned_steps, run_steps
 
@@ -243,7 +243,7 @@ class YoloTrainDecoder(YoloBatches):
         with generators_kept(work.in_main), \
                 cached_batch(dataset, pool, work.images), \
                 labels_once(dataset, steps, self._labels, pool), \
-                polygons_at_once(steps):
+                replaced_for_batch(steps):
             for k, index in enumerate(indices):
                 if work.keep[k]:
                     self._one_sample(work, k, index, steps, sample_seed[k])

@@ -389,6 +389,34 @@ static int windows_ok(const int32_t *points, Py_ssize_t n, Py_ssize_t k,
     return 0;
 }
 
+PyDoc_STRVAR(points_placed_doc,
+"points_placed(points, n, k, planar, move, hi, out) -> None\n\n"
+"out (n x k x 2 float32, writable): each point of n polygons of k points (points:\n"
+"n x k x 2 float32, or n x 2 x k with planar) as (x * sx + dx, y * sy + dy) for\n"
+"move = (sx, sy, dx, dy), each operation rounded to float32, held to [0, hi] as\n"
+"numpy's clip does.");
+
+static PyObject *py_points_placed(PyObject *self, PyObject *args)
+{
+    Py_buffer b[2] = {{0}};
+    Py_ssize_t n, k;
+    int planar;
+    double sx, sy, dx, dy, hi;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nnp(dddd)dw*:points_placed", &b[0], &n, &k, &planar, &sx,
+                          &sy, &dx, &dy, &hi, &b[1]))
+        return NULL;
+    if (!polygons_ok(n, k) && !jl_check_size(&b[0], n * k * 8, "points") &&
+        !jl_check_size(&b[1], n * k * 8, "out")) {
+        const float move[4] = {(float)sx, (float)sy, (float)dx, (float)dy};
+        jl_points_placed(b[0].buf, (size_t)n, (size_t)k, planar, move, (float)hi, b[1].buf);
+        result = Py_NewRef(Py_None);
+    }
+    jl_release_all(b, 2);
+    return result;
+}
+
 PyDoc_STRVAR(fill_polygons_doc,
 "fill_polygons(points, n, k, windows, canvas, stride, value) -> None\n\n"
 "cv2.fillPoly(window, [polygon], value, offset=(-x0, -y0)) for each of n polygons\n"
@@ -437,6 +465,7 @@ static PyMethodDef methods[] = {
     {"rows_divided", py_rows_divided, METH_VARARGS, rows_divided_doc},
     {"segment_boxes", py_segment_boxes, METH_VARARGS, segment_boxes_doc},
     {"points_clipped", py_points_clipped, METH_VARARGS, points_clipped_doc},
+    {"points_placed", py_points_placed, METH_VARARGS, points_placed_doc},
     {"fill_polygons", py_fill_polygons, METH_VARARGS, fill_polygons_doc},
     {NULL, NULL, 0, NULL},
 };

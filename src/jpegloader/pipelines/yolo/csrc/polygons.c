@@ -124,3 +124,27 @@ void jl_points_clipped(float *points, size_t n, size_t k, const float *boxes)
         }
     }
 }
+
+/* One polygon's points moved and held (jl_points_placed); xs and ys step by ``step``. */
+static void placed(const float *xs, const float *ys, size_t step, size_t k, const float move[4],
+                   float hi, float *q)
+{
+    const float sx = move[0], sy = move[1], dx = move[2], dy = move[3];
+    for (size_t i = 0; i < k; i++) {
+        float x = xs[step * i] * sx, y = ys[step * i] * sy;
+        q[2 * i] = clipped(x + dx, 0.0f, hi);
+        q[2 * i + 1] = clipped(y + dy, 0.0f, hi);
+    }
+}
+
+void jl_points_placed(const float *src, size_t n, size_t k, int planar, const float move[4],
+                      float hi, float *dst)
+{
+    for (size_t m = 0; m < n; m++) {
+        const float *p = src + 2 * k * m;
+        if (planar)
+            placed(p, p + k, 1, k, move, hi, dst + 2 * k * m);
+        else
+            placed(p, p + 1, 2, k, move, hi, dst + 2 * k * m);
+    }
+}

@@ -30,4 +30,11 @@ void jl_segment_boxes(const float *points, size_t n, size_t k, float w, float h,
  * gives NaN). */
 void jl_points_clipped(float *points, size_t n, size_t k, const float *boxes);
 
+/* dst (n x k x 2): each point of n polygons of k points moved as Mosaic moves a
+ * photo's (x * move[0] + move[2], y * move[1] + move[3], every product and sum
+ * rounded to float) and held to [0, hi] as numpy's clip does; src is n x k x 2, or
+ * with planar n x 2 x k (each polygon's x's, then its y's). */
+void jl_points_placed(const float *src, size_t n, size_t k, int planar, const float move[4],
+                      float hi, float *dst);
+
 #endif

@@ -1,0 +1,180 @@
+"""Mosaic's merging of its photos' labels and Format's label tensors for overlapped
+masks, computed here for the Ultralytics whose functions in_place.py verified: the
+same arrays and tensors, value for value, as the user's objects give.
+
+NOTE [ A Mosaic's labels at once ]
+Ultralytics merges a Mosaic's labels one Instances call at a time: each photo's boxes
+turned to corners, scaled to its pixels and moved to its place, column by column, its
+polygons likewise, then all of them joined, held to the canvas and the boxes of no
+area dropped.  Here the boxes of all four (or nine) photos are scaled, moved and held
+in three array operations, with each photo's factors repeated over its rows, and the
+polygons in one pass of C per photo (csrc/polygons.c, reading numpy's strided layout
+as it lies): the same float32 products and sums, in the same order, so the same
+values.  Anything unusual (another dtype, oriented boxes, polygons of differing
+lengths, a count of polygons that is not the boxes') is the user's method's.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ._opencv import points_placed
+
+
+# -- Mosaic ----------------------------------------------------------------------------
+def mosaic_instances(step, labels: dict, params: dict) -> dict:
+    """Mosaic.apply_instances: each photo's labels scaled from [0, 1] to its pixels
+    (where normalised), moved to its place on the canvas, all of them joined, held to
+    the 2s x 2s canvas and those whose box has no area dropped."""
+    own = type(step).apply_instances
+    layout = params["layout"]
+    photos = [item["labels_patch"] for item in layout]
+    found = [p.get("instances") for p in photos]
+    if not _mergeable(step, found, photos):
+        return own(step, labels, params)
+    for instances in found:
+        instances.convert_bbox(format="xyxy")
+    moves = np.empty((len(layout), 4), np.float32)  # x and y factors, x and y offsets
+    for move, item, photo, instances in zip(moves, layout, photos, found):
+        shape = item.get("img_shape")
+        h, w = shape if shape is not None else photo["img"].shape[:2]
+        padw, padh = item["padw"], item["padh"]
+        if step.n != 4:
+            padw, padh = padw + step.border[0], padh + step.border[1]
+        move[:] = (w, h, padw, padh) if instances.normalized else (1, 1, padw, padh)
+    counts = [len(i.bboxes) for i in found]
+    rows = np.repeat(moves, counts, axis=0)
+    size = 2 * step.imgsz
+    boxes = np.concatenate([i.bboxes for i in found])
+    boxes *= rows[:, (0, 1, 0, 1)]
+    boxes += rows[:, (2, 3, 2, 3)]
+    np.clip(boxes, 0, size, out=boxes)
+    segments = _placed_segments(found, moves, size)
+    keypoints = _placed_keypoints(found, rows, size)
+    keep = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]) > 0
+    if not keep.all():
+        boxes = boxes[keep]
+        segments = segments[keep] if len(segments) else segments
+        keypoints = keypoints[keep] if keypoints is not None else None
+    merged = {"im_file": photos[0]["im_file"], "ori_shape": photos[0]["ori_shape"],
+              "resized_shape": (size, size),
+              "cls": np.concatenate([p["cls"] for p in photos], 0)[keep],
+              "instances": type(found[0])(boxes, segments, keypoints, bbox_format="xyxy",
+                                          normalized=False)}
+    if "texts" in photos[0]:
+        merged["texts"] = photos[0]["texts"]
+    labels.update(merged)
+    return labels
+
+
+def _mergeable(step, found: list, photos: list) -> bool:
+    """Whether every photo's labels are what ``mosaic_instances`` computes: float32
+    boxes (and keypoints) and polygons, as many polygons as boxes everywhere or none
+    anywhere, of one length; no oriented boxes."""
+    if step.n not in (4, 9) or getattr(step, "preserve_obb", False) or not found:
+        return False
+    kind = type(found[0])
+    if any(type(i) is not kind or not isinstance(p.get("cls"), np.ndarray)
+           for i, p in zip(found, photos)):
+        return False
+    boxes = [i.bboxes for i in found]
+    segments = [i.segments for i in found]
+    keypoints = [i.keypoints for i in found]
+    if any(b.dtype != np.float32 or b.ndim != 2 for b in boxes):
+        return False
+    if any(not isinstance(s, np.ndarray) or s.dtype != np.float32 or s.ndim != 3
+           or s.shape[2] != 2 for s in segments) or len({s.shape[1] for s in segments}) > 1:
+        return False
+    if not (all(len(s) == len(b) for s, b in zip(segments, boxes))
+            or not any(len(s) for s in segments)):
+        return False
+    if any(k is None for k in keypoints):
+        return all(k is None for k in keypoints)
+    return all(isinstance(k, np.ndarray) and k.dtype == np.float32 and k.ndim == 3
+               and k.shape[2] == 3 for k in keypoints) and \
+        len({k.shape[1:] for k in keypoints}) == 1
+
+
+def _placed_segments(found: list, moves: np.ndarray, size: int) -> np.ndarray:
+    """Every photo's polygons moved by its row of ``moves`` and held to the canvas,
+    joined: one C pass a photo (NOTE [ A Mosaic's labels at once ])."""
+    k = found[0].segments.shape[1]
+    total = sum(len(i.segments) for i in found)
+    out = np.empty((total, k, 2), np.float32)
+    at = 0
+    for move, instances in zip(moves, found):
+        segments, n = instances.segments, len(instances.segments)
+        if not n:
+            continue
+        planar = segments.transpose(0, 2, 1)  # how Ultralytics' resampling lays them out
+        if planar.flags.c_contiguous:
+            points_placed(planar, n, k, True, tuple(map(float, move)), size, out[at:at + n])
+        else:
+            points_placed(np.ascontiguousarray(segments), n, k, False,
+                          tuple(map(float, move)), size, out[at:at + n])
+        at += n
+    return out
+
+
+def _placed_keypoints(found: list, rows: np.ndarray, size: int) -> np.ndarray | None:
+    """Every photo's keypoints moved by its rows and joined; those outside the canvas
+    made invisible, then held to it."""
+    if found[0].keypoints is None:
+        return None
+    keypoints = np.concatenate([i.keypoints for i in found])
+    xy = keypoints[..., :2]
+    xy *= rows[:, None, :2]
+    xy += rows[:, None, 2:]
+    x, y = keypoints[..., 0], keypoints[..., 1]
+    keypoints[..., 2][(x < 0) | (x > size) | (y < 0) | (y > size)] = 0.0
+    np.clip(xy, 0, size, out=xy)
+    return keypoints
+
+
+# -- Format ----------------------------------------------------------------------------
+def formatted_labels(step, labels: dict, params: dict) -> dict:
+    """Format.apply_instances where the masks overlap (one mask of instance numbers)
+    and there are no keypoints or oriented boxes: the masks as ``_format_segments``
+    makes them, each mask pixel's class looked up in one table (an uncovered pixel,
+    number 0, takes the last instance's class, as Ultralytics' index -1 does), the
+    boxes divided by the image's size as float32."""
+    own = type(step).apply_instances
+    if not _formattable(step, params):
+        return own(step, labels, params)
+    h, w, count = params["h"], params["w"], params["nl"]
+    masks, instances, cls = step._format_segments(params["instances"], params["cls"], w, h)
+    ratio = step.mask_ratio
+    if not (isinstance(masks, np.ndarray) and masks.ndim == 3
+            and masks.dtype in (np.uint8, np.int32)):
+        return own(step, labels, params)
+    if not masks.shape[0] or not cls.size:
+        semantic = torch.zeros(h // ratio, w // ratio)
+    else:
+        table = np.concatenate((cls[-1:, 0], cls[:, 0]))
+        semantic = torch.from_numpy(table[masks[0]])
+    labels["masks"] = torch.from_numpy(masks)
+    labels["sem_masks"] = semantic
+    labels["cls"] = torch.from_numpy(cls)
+    boxes = instances.bboxes
+    if step.normalize:
+        boxes[:, 0::2] /= w
+        boxes[:, 1::2] /= h
+    labels["bboxes"] = torch.from_numpy(boxes)
+    if step.batch_idx:
+        labels["batch_idx"] = torch.zeros(count)
+    return labels
+
+
+def _formattable(step, params: dict) -> bool:
+    """Whether ``formatted_labels`` computes this sample: instances with float32 boxes
+    and an (n, 1) float32 class column, overlapped masks whose ratio fits the image,
+    no keypoints or oriented boxes."""
+    cls, instances = params.get("cls"), params.get("instances")
+    h, w = params.get("h", 0), params.get("w", 0)
+    ratio = step.mask_ratio
+    return bool(params.get("nl") and step.return_mask and step.mask_overlap
+                and not step.return_keypoint and not step.return_obb
+                and isinstance(ratio, int) and 0 < ratio <= min(h, w)
+                and isinstance(cls, np.ndarray) and cls.ndim == 2 and cls.shape[1] == 1
+                and cls.dtype == np.float32 and instances is not None
+                and instances.bboxes.dtype == np.float32)

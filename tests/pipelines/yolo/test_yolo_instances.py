@@ -1,0 +1,281 @@
+"""Mosaic's merged labels and Format's label tensors computed natively (NOTE [ A
+Mosaic's labels at once ] in pipelines/yolo/instances.py), held to Ultralytics' own
+objects: whole samples with the same draws for detect, segment and pose, and the two
+methods called directly on what their samples rarely hold (nine photos, photos not
+normalised, NaN, boxes of no area, more than 255 instances); anything else goes to
+the user's method, with the same result."""
+from __future__ import annotations
+
+import copy
+import re
+from importlib import util
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from tests.pipelines.yolo.test_yolo_polygons import _samples, _step
+from tests.pipelines.yolo.yolo_sets import coco_yolo_set, generated_yolo_set, train_dataset
+
+pytestmark = pytest.mark.skipif(util.find_spec("ultralytics") is None,
+                                reason="Ultralytics is the oracle for the YOLO pipeline")
+
+
+def _taken(monkeypatch) -> dict:
+    """How many samples each replacement computed itself (not handed to your method)."""
+    from jpegloader.pipelines.yolo import instances
+    counts = {"mosaic": 0, "format": 0}
+    for name, check in (("mosaic", instances._mergeable), ("format", instances._formattable)):
+        def counted(*args, _name=name, _check=check):
+            taken = _check(*args)
+            counts[_name] += bool(taken)
+            return taken
+        monkeypatch.setattr(instances, check.__name__, counted)
+    return counts
+
+
+def _assert_same_value(ours, theirs, where: str = "") -> None:
+    """Equal keys, dtypes, shapes and values (NaN where NaN); Instances field by field."""
+    from ultralytics.utils.instance import Instances
+    if isinstance(theirs, dict):
+        assert list(ours) == list(theirs), where
+        for key in theirs:
+            _assert_same_value(ours[key], theirs[key], f"{where}.{key}")
+    elif isinstance(theirs, Instances):
+        assert type(ours) is Instances and ours.normalized == theirs.normalized, where
+        assert ours._bboxes.format == theirs._bboxes.format, where
+        for field in ("bboxes", "segments", "keypoints"):
+            _assert_same_value(getattr(ours, field), getattr(theirs, field), f"{where}.{field}")
+    elif isinstance(theirs, (np.ndarray, torch.Tensor)):
+        assert type(ours) is type(theirs) and ours.dtype == theirs.dtype, where
+        assert ours.shape == theirs.shape, where
+        a, b = (np.asarray(x) for x in (ours, theirs))
+        np.testing.assert_array_equal(a, b, err_msg=where)
+    else:
+        assert ours == theirs, where
+
+
+def _assert_same_outcome(theirs, ours) -> None:
+    """The same value from both calls, or the same error."""
+    try:
+        expected = theirs()
+    except Exception as error:  # noqa: BLE001 - whatever your method raises, ours raises
+        with pytest.raises(type(error), match=re.escape(str(error))):
+            ours()
+        return
+    _assert_same_value(ours(), expected)
+
+
+@pytest.fixture(scope="module")
+def coco_boxes(tmp_path_factory):
+    return coco_yolo_set(tmp_path_factory.mktemp("coco-det"))
+
+
+@pytest.fixture(scope="module")
+def coco_segments(tmp_path_factory):
+    return coco_yolo_set(tmp_path_factory.mktemp("coco-seg"), segments=True)
+
+
+@pytest.mark.parametrize("task, hyp", [
+    ("detect", {}),
+    ("detect", {"degrees": 20.0, "translate": 0.4, "mixup": 0.5}),   # boxes off the canvas
+    ("segment", {}),
+    ("segment", {"scale": 0.9, "copy_paste": 0.5}),
+])
+def test_samples_equal_ultralytics_with_the_labels_merged_natively(coco_boxes, coco_segments,
+                                                                   monkeypatch, task, hyp):
+    ds = train_dataset(coco_segments if task == "segment" else coco_boxes, imgsz=320, batch=8,
+                       task=task, **hyp)
+    counts = _taken(monkeypatch)
+    indices = list(range(0, 24))
+    theirs = _samples(ds, indices, 21, at_once=False)
+    assert counts == {"mosaic": 0, "format": 0}
+    ours = _samples(ds, indices, 21, at_once=True)
+    for a, b in zip(ours, theirs, strict=True):
+        _assert_same_value(a, b)
+    assert counts["mosaic"] >= len(indices)  # MixUp's partner is a Mosaic too
+    assert counts["format"] >= len(indices) - 2 if task == "segment" else counts["format"] == 0
+    assert sum(len(s["cls"]) for s in ours) > 100
+
+
+def test_pose_samples_equal_ultralytics(tmp_path, monkeypatch):
+    ds = train_dataset(generated_yolo_set(tmp_path, count=12, task="pose"), imgsz=64, batch=4,
+                       task="pose", degrees=30.0, translate=0.45)
+    counts = _taken(monkeypatch)
+    indices = list(range(12))
+    _samples(ds, indices, 4, at_once=False)  # the resized photo's first reading aside
+    theirs = _samples(ds, indices, 4, at_once=False)
+    ours = _samples(ds, indices, 4, at_once=True)
+    for a, b in zip(ours, theirs, strict=True):
+        _assert_same_value(a, b)
+    assert counts["mosaic"] >= len(indices) and counts["format"] == 0
+    assert any((s["keypoints"][..., 2] == 0).any() for s in ours)  # some left the canvas
+
+
+def _photo(rng, n: int, k: int, normalized: bool, size: tuple[int, int], planar: bool,
+           keypoints: int = 0) -> dict:
+    """A Mosaic photo's labels: n boxes (xywh), n polygons of k points (as Ultralytics'
+    resampling lays them out, or row by row), keypoints if asked."""
+    from ultralytics.utils.instance import Instances
+    h, w = size
+    scale = np.array((1, 1) if normalized else (w, h), np.float32)
+    xy = rng.uniform(-0.2, 1.2, (n, 2)).astype(np.float32) * scale
+    wh = rng.uniform(0, 0.6, (n, 2)).astype(np.float32) * scale
+    boxes = np.concatenate((xy, wh), 1)
+    points = rng.uniform(-0.3, 1.3, (n, k, 2)).astype(np.float32) * scale
+    if planar:
+        points = np.ascontiguousarray(points.transpose(0, 2, 1)).transpose(0, 2, 1)
+    kp = None
+    if keypoints:
+        kp = np.concatenate((rng.uniform(-0.3, 1.3, (n, keypoints, 2)) * scale,
+                             rng.integers(0, 3, (n, keypoints, 1))), 2).astype(np.float32)
+    return {"im_file": f"p{n}.jpg", "ori_shape": size, "resized_shape": size,
+            "img": np.zeros((*size, 3), np.uint8), "cls": rng.integers(0, 80, (n, 1)).astype(
+                np.float32), "instances": Instances(boxes, points, kp, normalized=normalized)}
+
+
+def _mosaic_call(mosaic, photos: list[dict], rng) -> tuple[dict, dict]:
+    """The (labels, params) Mosaic.apply_instances takes, each photo at a drawn place."""
+    s = mosaic.imgsz
+    layout = []
+    for k, photo in enumerate(photos):
+        h, w = photo["img"].shape[:2]
+        item = {"labels_patch": photo, "padw": int(rng.integers(-w, 2 * s)),
+                "padh": int(rng.integers(-h, 2 * s))}
+        if k % 3 != 2:  # a layout from before img_shape: the photo's own image says
+            item["img_shape"] = (h, w)
+        layout.append(item)
+    return photos[0], {"layout": layout}
+
+
+@pytest.mark.parametrize("n, keypoints, planar", [(4, 0, True), (4, 0, False), (9, 0, True),
+                                                  (4, 5, True), (9, 3, False)])
+def test_mosaic_labels_equal_ultralytics_on_any_layout(n, keypoints, planar):
+    from ultralytics.data.augment import Mosaic
+
+    from jpegloader.pipelines.yolo import instances
+    mosaic = Mosaic(SimpleNamespace(cache=None), imgsz=96, p=1.0, n=n)
+    rng = np.random.default_rng(n + keypoints)
+    for trial in range(40):
+        photos = [_photo(rng, int(rng.integers(0, 6)), 7, bool(rng.integers(0, 4)),
+                         (int(rng.integers(20, 120)), int(rng.integers(20, 120))), planar,
+                         keypoints) for _ in range(n)]
+        if trial % 5 == 0:  # NaN and infinity keep numpy's clip
+            photos[1]["instances"].segments[..., 0] = np.nan
+            photos[2]["instances"].segments[..., 1] = np.inf
+        labels, params = _mosaic_call(mosaic, photos, rng)
+        theirs = Mosaic.apply_instances(mosaic, *copy.deepcopy((labels, params)))
+        assert instances._mergeable(mosaic, [p["instances"] for p in photos], photos)
+        ours = instances.mosaic_instances(mosaic, *copy.deepcopy((labels, params)))
+        _assert_same_value(ours, theirs, f"trial {trial}")
+
+
+def test_mosaic_labels_it_does_not_compute_are_your_methods(monkeypatch):
+    from ultralytics.data.augment import Mosaic
+
+    from jpegloader.pipelines.yolo import instances
+    mosaic = Mosaic(SimpleNamespace(cache=None), imgsz=96, p=1.0, n=4)
+    rng = np.random.default_rng(5)
+
+    def photos():
+        return [_photo(rng, 3, 7, True, (64, 80), True) for _ in range(4)]
+    odd = [photos() for _ in range(4)]
+    odd[0][2]["instances"]._bboxes.bboxes = odd[0][2]["instances"].bboxes.astype(np.float64)
+    odd[1][1]["instances"].segments = odd[1][1]["instances"].segments[:, :5]  # other lengths
+    odd[2][3]["instances"].segments = odd[2][3]["instances"].segments[:2]  # fewer polygons
+    odd[3][0]["cls"] = [[1.0]] * 3
+    for photo_set in odd:
+        assert not instances._mergeable(mosaic, [p["instances"] for p in photo_set], photo_set)
+        call = _mosaic_call(mosaic, photo_set, rng)
+        _assert_same_outcome(lambda: Mosaic.apply_instances(mosaic, *copy.deepcopy(call)),
+                             lambda: instances.mosaic_instances(mosaic, *copy.deepcopy(call)))
+    mosaic.preserve_obb = True
+    plain = photos()
+    assert not instances._mergeable(mosaic, [p["instances"] for p in plain], plain)
+
+
+def _format_params(rng, count: int, size: int, classes: int) -> dict:
+    """Format's parameters for ``count`` 12-gons in a size x 4/3 size image."""
+    from ultralytics.utils.instance import Instances
+    centres = rng.uniform(0, size, (count, 1, 2)) * (4 / 3, 1)
+    angles = np.linspace(0, 2 * np.pi, 12, endpoint=False)
+    radius = rng.uniform(1, size / (4 + count / 8), (count, 1, 1))
+    ring = np.stack((np.cos(angles), np.sin(angles)), 1)[None] * radius + centres
+    segments = ring.astype(np.float32)
+    boxes = np.concatenate((segments.min(1), segments.max(1)), 1)
+    return {"h": size, "w": size * 4 // 3, "nl": count,
+            "cls": rng.integers(0, classes, (count, 1)).astype(np.float32),
+            "instances": Instances(boxes, segments, bbox_format="xyxy", normalized=False)}
+
+
+@pytest.mark.parametrize("count, ratio, normalize, batch_idx", [
+    (30, 4, True, True), (300, 4, True, True),   # more than 255 instances: int32 masks
+    (12, 1, False, False), (5, 2, True, False)])
+def test_format_labels_equal_ultralytics(count, ratio, normalize, batch_idx):
+    from ultralytics.data.augment import Format
+
+    from jpegloader.pipelines.yolo import instances
+    from jpegloader.pipelines.yolo.in_place import FormatMasks
+    fmt = Format(bbox_format="xywh", normalize=normalize, return_mask=True, mask_ratio=ratio,
+                 mask_overlap=True, batch_idx=batch_idx)
+    rng = np.random.default_rng(count)
+    for with_masks_here in (False, True):
+        if with_masks_here:
+            fmt._format_segments = FormatMasks.method(fmt)
+        for trial in range(5):
+            params = _format_params(rng, count, 96, 80)
+            assert instances._formattable(fmt, params)
+            theirs = Format.apply_instances(fmt, {"img": None}, copy.deepcopy(params))
+            ours = instances.formatted_labels(fmt, {"img": None}, copy.deepcopy(params))
+            _assert_same_value(ours, theirs)
+            # a pixel no instance covers takes the last (smallest) instance's class, as
+            # Ultralytics' index -1 does
+            uncovered = ours["masks"][0] == 0
+            assert uncovered.any() and (ours["sem_masks"][uncovered] == ours["cls"][-1, 0]).all()
+    assert ours["masks"].dtype == (torch.int32 if count > 255 else torch.uint8)
+
+
+def test_format_labels_it_does_not_compute_are_your_methods():
+    from ultralytics.data.augment import Format
+
+    from jpegloader.pipelines.yolo import instances
+    rng = np.random.default_rng(1)
+    cases = [(Format(return_mask=True, mask_overlap=False), {}),
+             (Format(return_mask=True, return_keypoint=True), {}),
+             (Format(return_mask=True, mask_ratio=200), {}),          # Format's own error
+             (Format(return_mask=True), {"cls": np.arange(6, dtype=np.float64)[:, None]}),
+             (Format(return_mask=True), {"nl": 0})]
+    for fmt, change in cases:
+        params = {**_format_params(rng, 6, 96, 5), **change}
+        assert not instances._formattable(fmt, params)
+        _assert_same_outcome(
+            lambda: Format.apply_instances(fmt, {"img": None}, copy.deepcopy(params)),
+            lambda: instances.formatted_labels(fmt, {"img": None}, copy.deepcopy(params)))
+
+
+def test_points_placed_is_numpys_scale_shift_and_clip():
+    from jpegloader.pipelines.yolo._opencv import points_placed
+    rng = np.random.default_rng(0)
+    points = rng.uniform(-2, 3, (6, 50, 2)).astype(np.float32)
+    points[0, 3, 0], points[1, 4, 1], points[2, 5] = np.nan, np.inf, -np.inf
+    points[3, 6] = -0.0
+    for move in ((640, 480, -37, 212), (1, 1, 0, 0), (0.37, 2.5, 0.125, -9.5)):
+        theirs = points.copy()
+        theirs[..., 0] *= np.float32(move[0])
+        theirs[..., 1] *= np.float32(move[1])
+        theirs[..., 0] += np.float32(move[2])
+        theirs[..., 1] += np.float32(move[3])
+        theirs = theirs.clip(0, 700)
+        for planar in (False, True):
+            source = np.ascontiguousarray(points.transpose(0, 2, 1)) if planar else points
+            out = np.full_like(points, 7.0)
+            points_placed(source, 6, 50, planar, tuple(map(float, move)), 700.0, out)
+            np.testing.assert_array_equal(out, theirs)
+            assert np.array_equal(np.signbit(out), np.signbit(theirs))
+    with pytest.raises(ValueError, match="out"):
+        points_placed(points, 6, 50, False, (1.0, 1.0, 0.0, 0.0), 9.0, np.zeros(10, np.float32))
+    with pytest.raises(ValueError, match="points"):
+        points_placed(points, 7, 50, False, (1.0, 1.0, 0.0, 0.0), 9.0, np.zeros_like(points))
+    with pytest.raises(TypeError):
+        points_placed(points, 6, 50, False, (1.0, 1.0, 0.0, 0.0), 9.0, points.tobytes())
