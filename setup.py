@@ -141,7 +141,7 @@ setup(
                             ["pil_affine.c", "pil_enhance.c"]),
         _pipeline_extension("jpegloader.pipelines.yolo._opencv",
                             "src/jpegloader/pipelines/yolo/csrc",
-                            ["warp.c", "hsv.c", "bgr.c", "polygons.c", "fill.c"],
+                            ["warp.c", "hsv.c", "bgr.c", "polygons.c", "fill.c", "overlap.c"],
                             ("avx512.c",)),
         _pipeline_extension("jpegloader.dataloader._host_copy",
                             "src/jpegloader/dataloader/csrc", ["host_copy.c"]),

@@ -266,3 +266,42 @@ def test_the_c_polygon_functions_refuse_buffers_of_the_wrong_size():
         _opencv.rows_divided(np.zeros((10, 3), np.float32), 10, np.zeros(19, np.float32))
     with pytest.raises(TypeError):
         _opencv.points_clipped(points.tobytes(), 2, 5, boxes)  # read-only
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32])
+def test_the_overlapped_mask_ranks_blocks_as_a_loop_over_them_does(dtype):
+    from jpegloader.pipelines.yolo._opencv import block_areas, ranked_blocks
+    rng = np.random.default_rng(7)
+    canvas = (rng.random((40, 50)) < 0.4).astype(np.uint8) * rng.integers(1, 3, (40, 50),
+                                                                          dtype=np.uint8)
+    n = 30
+    tall, wide = rng.integers(0, 12, n), rng.integers(0, 12, n)
+    blocks = np.column_stack((rng.integers(0, 40 - tall + 1), rng.integers(0, 50 - wide + 1),
+                              tall, wide, rng.integers(0, 20 - tall + 1),
+                              rng.integers(0, 24 - wide + 1))).astype(np.int32)
+    areas = np.full(n, 99, np.uint64)
+    block_areas(canvas, 50, blocks, n, areas)
+    order = rng.permutation(n).astype(np.int64)
+    mask = np.full((20, 24), 3, dtype)
+    ranked_blocks(canvas, 50, blocks, n, order, mask, 24, mask.itemsize)
+    expected = np.full((20, 24), 3, dtype)
+    for rank, i in enumerate(order, start=1):  # later ranks over earlier ones
+        row, column, h, w, y, x = blocks[i]
+        block = canvas[row:row + h, column:column + w]
+        assert areas[i] == np.count_nonzero(block)
+        expected[y:y + h, x:x + w][block != 0] = rank
+    np.testing.assert_array_equal(mask, expected)
+    wrong = blocks.copy()
+    wrong[3, 4] = 15  # lands past the mask's last row
+    with pytest.raises(ValueError, match="block 3 does not land inside the 20 x 24 mask"):
+        ranked_blocks(canvas, 50, wrong, n, order, mask, 24, mask.itemsize)
+    wrong = blocks.copy()
+    wrong[5, 1] = 45  # reads past the canvas's last column
+    with pytest.raises(ValueError, match="block 5 does not fit the 40 x 50 canvas"):
+        block_areas(canvas, 50, wrong, n, areas)
+    with pytest.raises(ValueError, match="is not a block"):
+        ranked_blocks(canvas, 50, blocks, n, np.full(n, n, np.int64), mask, 24, mask.itemsize)
+    with pytest.raises(ValueError, match="neither 1"):
+        ranked_blocks(canvas, 50, blocks, n, order, mask, 24, 2)
+    with pytest.raises(ValueError, match="not rows of 50 bytes"):
+        block_areas(canvas[:, :49].copy(), 50, blocks, n, areas)

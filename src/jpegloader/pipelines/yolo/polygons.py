@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._opencv import fill_polygons, points_clipped, rows_divided, rows_xy1, segment_boxes
+from ._opencv import (block_areas, fill_polygons, points_clipped, ranked_blocks,
+                      rows_divided, rows_xy1, segment_boxes)
 from .opencv import opencv_match
 
 #: A polygon point further from the image than this is left to the user's objects
@@ -122,23 +123,23 @@ def formatted_masks(step, instances, cls, w: int, h: int) -> tuple:
     low, high = extremes(points)
     if (low < -_FAR).any() or (high > max(w, h) + _FAR).any():
         return own(step, instances, cls, w, h)
-    masks, areas, windows = _filled(points, low, high, w, h, ratio)
-    n = len(points)
+    small, blocks = _filled(points, low, high, w, h, ratio)
+    n, shape = len(points), (h // ratio, w // ratio)
     if not step.mask_overlap:
-        every = np.zeros((n, h // ratio, w // ratio), np.uint8)
-        for i, mask in enumerate(masks):
-            if mask is not None:
-                y, x = windows[i]
-                every[i, y:y + mask.shape[0], x:x + mask.shape[1]] = mask
+        every = np.zeros((n, *shape), np.uint8)
+        for i, (row, column, tall, wide, y, x) in enumerate(blocks.tolist()):
+            if tall:
+                every[i, y:y + tall, x:x + wide] = small[row:row + tall, column:column + wide]
         return every, instances, cls
+    areas = np.zeros(n, np.uint64)
+    overlap = np.zeros(shape, np.int32 if n > 255 else np.uint8)
+    if small is not None:
+        block_areas(small, small.shape[1], blocks, n, areas)
     # the largest instance first; uint64 areas negated, as Ultralytics sorts them
     order = np.argsort(-areas)
-    overlap = np.zeros((h // ratio, w // ratio), np.int32 if n > 255 else np.uint8)
-    for rank, i in enumerate(order, start=1):
-        if masks[i] is not None:
-            y, x = windows[i]
-            placed = overlap[y:y + masks[i].shape[0], x:x + masks[i].shape[1]]
-            placed[masks[i] != 0] = rank
+    if small is not None:
+        ranked_blocks(small, small.shape[1], blocks, n, order.astype(np.int64), overlap,
+                      shape[1], overlap.itemsize)
     return overlap[None], instances[order], cls[order]
 
 
@@ -146,20 +147,20 @@ def _filled(points, low, high, w: int, h: int, ratio: int) -> tuple:
     """Each polygon filled with 1 and downsampled by ``ratio`` on the window of whole
     blocks it covers, the windows packed into one canvas (``_shelves``): one fill
     (``fill_polygons``; cv2.fillPoly, polygon by polygon, where the self-check found
-    the C fill unlike the installed OpenCV's) and one resize.  (masks, or None where
-    it covers no pixel; their areas as uint64; each window's top-left corner in the
-    downsampled mask.)"""
+    the C fill unlike the installed OpenCV's) and one resize.  (The downsampled
+    canvas, None where no polygon covers a pixel; each polygon's block of it, n x 6
+    int32: row, column, height, width, and its place in the mask, y, x; an empty one
+    all 0.)"""
     import cv2
 
     n, k = points.shape[:2]
     start = np.maximum(low // ratio * ratio, 0)
     size = np.maximum(np.minimum((high // ratio + 1) * ratio, (w, h)) - start, 0)
     size[(size == 0).any(1)] = 0
-    corners = [(int(y) // ratio, int(x) // ratio) for x, y in start]
-    masks, areas = [None] * n, np.zeros(n, np.uint64)
+    blocks = np.zeros((n, 6), np.int32)
     drawn = np.flatnonzero(size[:, 0] > 0)
     if not len(drawn):
-        return masks, areas, corners
+        return None, blocks
     places, (height, width) = _shelves(size, w)
     windows = np.column_stack((start, size, places)).astype(np.int32)
     canvas = np.zeros((height, width), np.uint8)
@@ -171,11 +172,9 @@ def _filled(points, low, high, w: int, h: int, ratio: int) -> tuple:
             cv2.fillPoly(canvas[row:row + tall, column:column + wide], [points[i]], 1,
                          offset=(-x0, -y0))
     small = cv2.resize(canvas, (width // ratio, height // ratio))
-    for i in drawn:
-        (wide, tall), (row, column) = size[i] // ratio, places[i] // ratio
-        masks[i] = small[row:row + tall, column:column + wide]
-        areas[i] = np.count_nonzero(masks[i])
-    return masks, areas, corners
+    blocks[drawn] = np.column_stack((places[drawn], size[drawn, ::-1], start[drawn, ::-1])) \
+        // ratio
+    return small, blocks
 
 
 def _shelves(size: np.ndarray, width: int) -> tuple[np.ndarray, tuple[int, int]]:

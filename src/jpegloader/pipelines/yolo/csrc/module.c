@@ -9,6 +9,7 @@
 #include "bgr.h"
 #include "hsv.h"
 #include "fill.h"
+#include "overlap.h"
 #include "polygons.h"
 #include "simd.h"
 #include "warp.h"
@@ -417,6 +418,18 @@ static PyObject *py_points_placed(PyObject *self, PyObject *args)
     return result;
 }
 
+/* The canvas's rows: its length must be whole rows of stride bytes. */
+static int canvas_rows(const Py_buffer *canvas, Py_ssize_t stride, Py_ssize_t *rows)
+{
+    if (stride <= 0 || canvas->len % stride) {
+        PyErr_Format(PyExc_ValueError, "canvas is a %zd-byte buffer, not rows of %zd bytes",
+                     canvas->len, stride);
+        return -1;
+    }
+    *rows = canvas->len / stride;
+    return 0;
+}
+
 PyDoc_STRVAR(fill_polygons_doc,
 "fill_polygons(points, n, k, windows, canvas, stride, value) -> None\n\n"
 "cv2.fillPoly(window, [polygon], value, offset=(-x0, -y0)) for each of n polygons\n"
@@ -428,21 +441,19 @@ PyDoc_STRVAR(fill_polygons_doc,
 static PyObject *py_fill_polygons(PyObject *self, PyObject *args)
 {
     Py_buffer b[3] = {{0}};
-    Py_ssize_t n, k, stride;
+    Py_ssize_t n, k, stride, rows;
     int value, failed = 0;
     PyObject *result = NULL;
     (void)self;
     if (!PyArg_ParseTuple(args, "y*nny*w*ni:fill_polygons", &b[0], &n, &k, &b[1], &b[2],
                           &stride, &value))
         return NULL;
-    if (stride <= 0 || b[2].len % stride)
-        PyErr_Format(PyExc_ValueError, "canvas is a %zd-byte buffer, not rows of %zd bytes",
-                     b[2].len, stride);
-    else if (value < 0 || value > 255)
+    if (value < 0 || value > 255)
         PyErr_Format(PyExc_ValueError, "value %d is not a byte", value);
-    else if (!polygons_ok(n, k) && !jl_check_size(&b[0], n * k * 8, "points") &&
+    else if (!canvas_rows(&b[2], stride, &rows) && !polygons_ok(n, k) &&
+             !jl_check_size(&b[0], n * k * 8, "points") &&
              !jl_check_size(&b[1], n * (Py_ssize_t)sizeof(jl_fill_window), "windows") &&
-             !windows_ok(b[0].buf, n, k, b[1].buf, stride, b[2].len / stride)) {
+             !windows_ok(b[0].buf, n, k, b[1].buf, stride, rows)) {
         Py_BEGIN_ALLOW_THREADS
         failed = jl_fill_polygons(b[0].buf, (size_t)n, (size_t)k, b[1].buf, b[2].buf, stride,
                                   (uint8_t)value);
@@ -450,6 +461,96 @@ static PyObject *py_fill_polygons(PyObject *self, PyObject *args)
         result = failed ? PyErr_NoMemory() : Py_NewRef(Py_None);
     }
     jl_release_all(b, 3);
+    return result;
+}
+
+/* Whether every block fits the canvas (rows of stride bytes) and, with a mask
+ * (mask_rows > 0), lands inside the mask; else ValueError. */
+static int blocks_ok(const jl_mask_block *blocks, Py_ssize_t n, Py_ssize_t stride,
+                     Py_ssize_t rows, Py_ssize_t mask_width, Py_ssize_t mask_rows)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const jl_mask_block *b = &blocks[i];
+        if (b->width < 0 || b->height < 0 || b->row < 0 || b->column < 0 ||
+            (Py_ssize_t)b->column + b->width > stride || (Py_ssize_t)b->row + b->height > rows) {
+            PyErr_Format(PyExc_ValueError, "block %zd does not fit the %zd x %zd canvas", i,
+                         rows, stride);
+            return -1;
+        }
+        if (mask_rows && (b->y < 0 || b->x < 0 || (Py_ssize_t)b->x + b->width > mask_width ||
+                          (Py_ssize_t)b->y + b->height > mask_rows)) {
+            PyErr_Format(PyExc_ValueError, "block %zd does not land inside the %zd x %zd mask",
+                         i, mask_rows, mask_width);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(block_areas_doc,
+"block_areas(canvas, stride, blocks, n, areas) -> None\n\n"
+"areas (n uint64, writable): the nonzero bytes of each of n blocks (blocks: n x 6\n"
+"int32, row column height width y x) of canvas, rows of stride bytes.");
+
+static PyObject *py_block_areas(PyObject *self, PyObject *args)
+{
+    Py_buffer b[3] = {{0}};
+    Py_ssize_t stride, n, rows;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*ny*nw*:block_areas", &b[0], &stride, &b[1], &n, &b[2]))
+        return NULL;
+    if (n < 0 || n > PY_SSIZE_T_MAX / 32)
+        PyErr_SetString(PyExc_ValueError, "block count out of range");
+    else if (!canvas_rows(&b[0], stride, &rows) &&
+             !jl_check_size(&b[1], n * (Py_ssize_t)sizeof(jl_mask_block), "blocks") &&
+             !jl_check_size(&b[2], n * 8, "areas") && !blocks_ok(b[1].buf, n, stride, rows, 0, 0)) {
+        jl_block_areas(b[0].buf, stride, b[1].buf, (size_t)n, b[2].buf);
+        result = Py_NewRef(Py_None);
+    }
+    jl_release_all(b, 3);
+    return result;
+}
+
+PyDoc_STRVAR(ranked_blocks_doc,
+"ranked_blocks(canvas, stride, blocks, n, order, mask, width, item) -> None\n\n"
+"For r = 1 .. n, the nonzero pixels of block order[r - 1] (blocks as block_areas\n"
+"takes them; order: n int64) written as r at (y, x) of mask, a writable buffer of\n"
+"rows of width items of item bytes (1: uint8, 4: int32).");
+
+static PyObject *py_ranked_blocks(PyObject *self, PyObject *args)
+{
+    Py_buffer b[4] = {{0}};
+    Py_ssize_t stride, n, width, rows;
+    int item;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*ny*ny*w*ni:ranked_blocks", &b[0], &stride, &b[1], &n, &b[2],
+                          &b[3], &width, &item))
+        return NULL;
+    if (n < 0 || n > PY_SSIZE_T_MAX / 32)
+        PyErr_SetString(PyExc_ValueError, "block count out of range");
+    else if (item != 1 && item != 4)
+        PyErr_Format(PyExc_ValueError, "item %d is neither 1 (uint8) nor 4 (int32)", item);
+    else if (width <= 0 || b[3].len % (width * item))
+        PyErr_Format(PyExc_ValueError, "mask is a %zd-byte buffer, not rows of %zd items",
+                     b[3].len, width);
+    else if (!canvas_rows(&b[0], stride, &rows) &&
+             !jl_check_size(&b[1], n * (Py_ssize_t)sizeof(jl_mask_block), "blocks") &&
+             !jl_check_size(&b[2], n * 8, "order") &&
+             !blocks_ok(b[1].buf, n, stride, rows, width, b[3].len / (width * item))) {
+        const int64_t *order = b[2].buf;
+        for (Py_ssize_t r = 0; r < n; r++)
+            if (order[r] < 0 || order[r] >= n) {
+                PyErr_Format(PyExc_ValueError, "order[%zd] = %lld is not a block", r,
+                             (long long)order[r]);
+                jl_release_all(b, 4);
+                return NULL;
+            }
+        jl_ranked_blocks(b[0].buf, stride, b[1].buf, order, (size_t)n, b[3].buf, width, item);
+        result = Py_NewRef(Py_None);
+    }
+    jl_release_all(b, 4);
     return result;
 }
 
@@ -467,6 +568,8 @@ static PyMethodDef methods[] = {
     {"points_clipped", py_points_clipped, METH_VARARGS, points_clipped_doc},
     {"points_placed", py_points_placed, METH_VARARGS, points_placed_doc},
     {"fill_polygons", py_fill_polygons, METH_VARARGS, fill_polygons_doc},
+    {"block_areas", py_block_areas, METH_VARARGS, block_areas_doc},
+    {"ranked_blocks", py_ranked_blocks, METH_VARARGS, ranked_blocks_doc},
     {NULL, NULL, 0, NULL},
 };
 
