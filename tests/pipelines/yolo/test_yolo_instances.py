@@ -25,8 +25,9 @@ pytestmark = pytest.mark.skipif(util.find_spec("ultralytics") is None,
 def _taken(monkeypatch) -> dict:
     """How many samples each replacement computed itself (not handed to your method)."""
     from jpegloader.pipelines.yolo import instances
-    counts = {"mosaic": 0, "format": 0}
-    for name, check in (("mosaic", instances._mergeable), ("format", instances._formattable)):
+    counts = {"mosaic": 0, "perspective": 0, "format": 0}
+    for name, check in (("mosaic", instances._mergeable), ("perspective", instances._warpable),
+                        ("format", instances._formattable)):
         def counted(*args, _name=name, _check=check):
             taken = _check(*args)
             counts[_name] += bool(taken)
@@ -90,11 +91,12 @@ def test_samples_equal_ultralytics_with_the_labels_merged_natively(coco_boxes, c
     counts = _taken(monkeypatch)
     indices = list(range(0, 24))
     theirs = _samples(ds, indices, 21, at_once=False)
-    assert counts == {"mosaic": 0, "format": 0}
+    assert counts == {"mosaic": 0, "perspective": 0, "format": 0}
     ours = _samples(ds, indices, 21, at_once=True)
     for a, b in zip(ours, theirs, strict=True):
         _assert_same_value(a, b)
-    assert counts["mosaic"] >= len(indices)  # MixUp's partner is a Mosaic too
+    # MixUp's partner is a Mosaic warped too
+    assert counts["mosaic"] >= len(indices) and counts["perspective"] >= len(indices)
     assert counts["format"] >= len(indices) - 2 if task == "segment" else counts["format"] == 0
     assert sum(len(s["cls"]) for s in ours) > 100
 
@@ -109,7 +111,8 @@ def test_pose_samples_equal_ultralytics(tmp_path, monkeypatch):
     ours = _samples(ds, indices, 4, at_once=True)
     for a, b in zip(ours, theirs, strict=True):
         _assert_same_value(a, b)
-    assert counts["mosaic"] >= len(indices) and counts["format"] == 0
+    assert counts["mosaic"] >= len(indices) and counts["perspective"] >= len(indices)
+    assert counts["format"] == 0
     assert any((s["keypoints"][..., 2] == 0).any() for s in ours)  # some left the canvas
 
 
@@ -195,6 +198,68 @@ def test_mosaic_labels_it_does_not_compute_are_your_methods(monkeypatch):
     assert not instances._mergeable(mosaic, [p["instances"] for p in plain], plain)
 
 
+@pytest.mark.parametrize("hyp", [
+    {"degrees": 10.0, "translate": 0.1, "scale": 0.5},
+    {"degrees": 45.0, "translate": 0.45, "scale": 0.9, "shear": 20.0},  # many dropped
+    {"perspective": 0.001, "scale": 0.5},
+])
+def test_perspective_labels_equal_ultralytics(hyp):
+    import random
+
+    from ultralytics.data.augment import RandomPerspective
+
+    from jpegloader.pipelines.yolo import in_place, instances
+    warp = RandomPerspective(**hyp)
+    rng = np.random.default_rng(len(hyp))
+    random.seed(3)
+    kept = dropped = 0
+    for trial in range(60):
+        keypoints = 4 if trial % 3 == 0 else 0
+        photo = _photo(rng, int(rng.integers(0, 8)), 9, trial % 4 == 0, (96, 128),
+                       planar=trial % 2 == 0, keypoints=keypoints)
+        photo["instances"].convert_bbox("xyxy")
+        if trial % 10 == 5:  # a polygon of NaN: segment2box's, clipped as numpy clips
+            photo["instances"].segments[:1] = np.nan
+        params = warp.get_params(photo)
+        labels = {k: v for k, v in photo.items() if k in ("img", "cls", "instances")}
+        if trial % 2:
+            warp.apply_segments = in_place.PerspectiveSegments.method(warp)
+        assert instances._warpable(warp, labels)
+        theirs = RandomPerspective.apply_instances(warp, *copy.deepcopy((labels, params)))
+        ours = instances.perspective_instances(warp, *copy.deepcopy((labels, params)))
+        vars(warp).pop("apply_segments", None)
+        _assert_same_value(ours, theirs, f"trial {trial}")
+        kept += len(ours["cls"])
+        dropped += len(labels["cls"]) - len(ours["cls"])
+    assert kept > 20 and dropped > 5  # the candidate filter both kept and dropped
+
+
+def test_perspective_labels_it_does_not_compute_are_your_methods():
+    from ultralytics.data.augment import RandomPerspective
+
+    from jpegloader.pipelines.yolo import instances
+    rng = np.random.default_rng(2)
+    warp = RandomPerspective(degrees=30.0)
+    cases = []
+    for change in ("float64", "fewer polygons", "cls", "obb"):
+        photo = _photo(rng, 4, 9, False, (64, 80), True)
+        held = photo["instances"]
+        if change == "float64":
+            held._bboxes.bboxes = held.bboxes.astype(np.float64)
+        elif change == "fewer polygons":
+            held.segments = held.segments[:2]
+        elif change == "cls":
+            photo["cls"] = photo["cls"][:3]
+        cases.append((change, {k: photo[k] for k in ("img", "cls", "instances")}))
+    for change, labels in cases:
+        warp.preserve_obb = change == "obb"
+        assert not instances._warpable(warp, labels)
+        params = warp.get_params(labels)
+        _assert_same_outcome(
+            lambda: RandomPerspective.apply_instances(warp, *copy.deepcopy((labels, params))),
+            lambda: instances.perspective_instances(warp, *copy.deepcopy((labels, params))))
+
+
 def _format_params(rng, count: int, size: int, classes: int) -> dict:
     """Format's parameters for ``count`` 12-gons in a size x 4/3 size image."""
     from ultralytics.utils.instance import Instances
@@ -257,9 +322,9 @@ def test_format_labels_it_does_not_compute_are_your_methods():
 def test_points_placed_is_numpys_scale_shift_and_clip():
     from jpegloader.pipelines.yolo._opencv import points_placed
     rng = np.random.default_rng(0)
-    points = rng.uniform(-2, 3, (6, 50, 2)).astype(np.float32)
+    points = rng.uniform(-2, 3, (6, 51, 2)).astype(np.float32)  # odd: the one-point tail too
     points[0, 3, 0], points[1, 4, 1], points[2, 5] = np.nan, np.inf, -np.inf
-    points[3, 6] = -0.0
+    points[3, 6] = points[4, 50] = -0.0
     for move in ((640, 480, -37, 212), (1, 1, 0, 0), (0.37, 2.5, 0.125, -9.5)):
         theirs = points.copy()
         theirs[..., 0] *= np.float32(move[0])
@@ -270,12 +335,12 @@ def test_points_placed_is_numpys_scale_shift_and_clip():
         for planar in (False, True):
             source = np.ascontiguousarray(points.transpose(0, 2, 1)) if planar else points
             out = np.full_like(points, 7.0)
-            points_placed(source, 6, 50, planar, tuple(map(float, move)), 700.0, out)
+            points_placed(source, 6, 51, planar, tuple(map(float, move)), 700.0, out)
             np.testing.assert_array_equal(out, theirs)
             assert np.array_equal(np.signbit(out), np.signbit(theirs))
     with pytest.raises(ValueError, match="out"):
-        points_placed(points, 6, 50, False, (1.0, 1.0, 0.0, 0.0), 9.0, np.zeros(10, np.float32))
+        points_placed(points, 6, 51, False, (1.0, 1.0, 0.0, 0.0), 9.0, np.zeros(10, np.float32))
     with pytest.raises(ValueError, match="points"):
-        points_placed(points, 7, 50, False, (1.0, 1.0, 0.0, 0.0), 9.0, np.zeros_like(points))
+        points_placed(points, 7, 51, False, (1.0, 1.0, 0.0, 0.0), 9.0, np.zeros_like(points))
     with pytest.raises(TypeError):
-        points_placed(points, 6, 50, False, (1.0, 1.0, 0.0, 0.0), 9.0, points.tobytes())
+        points_placed(points, 6, 51, False, (1.0, 1.0, 0.0, 0.0), 9.0, points.tobytes())

@@ -41,6 +41,9 @@ _VERIFIED = {
     "Bboxes.add": {"755d47125867d4ce"},
     "Bboxes.areas": {"40d6778b415aa93e"},
     "Format.apply_instances": {"3de02fa9ad8d3b26"},
+    "RandomPerspective.apply_instances": {"75880352c153ae14"},
+    "Instances.scale": {"61ce303245cce741"},
+    "Instances.__getitem__": {"1bed5465f3300b80"},
     "RandomPerspective.apply_segments": {"5ff5cd312a2effd8"},
     "segment2box": {"d242c3eb3f4aaefa"},
     "Format._format_segments": {"ce44237b5efc0cec"},
@@ -165,6 +168,17 @@ class MosaicLabels(InPlace):
                ("Bboxes.areas", ("Instances", "__init__", "Bboxes", "areas")))
 
 
+class PerspectiveLabels(InPlace):
+    step, attribute, describes = "RandomPerspective", "apply_instances", \
+        "RandomPerspective labels"
+    module, computes = instances, "perspective_instances"
+    sources = (("RandomPerspective.apply_instances", ()),
+               ("Instances.clip", ("Instances", "clip")),
+               ("Instances.scale", ("Instances", "scale")),
+               ("Instances.__getitem__", ("Instances", "__getitem__")),
+               ("Bboxes.mul", ("Instances", "__init__", "Bboxes", "mul")))
+
+
 class FormatLabels(InPlace):
     step, attribute, describes = "Format", "apply_instances", "Format labels"
     module, computes = instances, "formatted_labels"
@@ -178,8 +192,8 @@ class FormatLabels(InPlace):
 
 
 #: The replacements, each asked of every step.
-IN_PLACE: tuple[type[InPlace], ...] = (MosaicLabels, PerspectiveSegments, FormatMasks,
-                                       FormatLabels)
+IN_PLACE: tuple[type[InPlace], ...] = (MosaicLabels, PerspectiveSegments, PerspectiveLabels,
+                                       FormatMasks, FormatLabels)
 
 
 def described(planned, dataset) -> tuple[list[str], str | None]:

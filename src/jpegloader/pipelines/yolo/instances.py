@@ -1,6 +1,7 @@
-"""Mosaic's merging of its photos' labels and Format's label tensors for overlapped
-masks, computed here for the Ultralytics whose functions in_place.py verified: the
-same arrays and tensors, value for value, as the user's objects give.
+"""Mosaic's merging of its photos' labels, RandomPerspective's instances held to the
+image and filtered, and Format's label tensors for overlapped masks, computed here
+for the Ultralytics whose functions in_place.py verified: the same arrays and
+tensors, value for value, as the user's objects give.
 
 NOTE [ A Mosaic's labels at once ]
 Ultralytics merges a Mosaic's labels one Instances call at a time: each photo's boxes
@@ -18,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._opencv import points_placed
+from ._opencv import points_clipped, points_placed
 
 
 # -- Mosaic ----------------------------------------------------------------------------
@@ -129,6 +130,70 @@ def _placed_keypoints(found: list, rows: np.ndarray, size: int) -> np.ndarray | 
     keypoints[..., 2][(x < 0) | (x > size) | (y < 0) | (y > size)] = 0.0
     np.clip(xy, 0, size, out=xy)
     return keypoints
+
+
+# -- RandomPerspective -----------------------------------------------------------------
+def perspective_instances(step, labels: dict, params: dict) -> dict:
+    """RandomPerspective.apply_instances: the boxes, polygons and keypoints moved by
+    the step's own apply_bboxes, apply_segments and apply_keypoints, held to the
+    image (the polygons in one C pass), and the instances its box_candidates finds
+    too shrunk or stretched by the warp dropped (their boxes before it scaled by the
+    drawn scale, in place, as Instances.scale does)."""
+    own = type(step).apply_instances
+    if not _warpable(step, labels):
+        return own(step, labels, params)
+    cls, instances = labels["cls"], labels.pop("instances")
+    instances.convert_bbox(format="xyxy")
+    instances.denormalize(*params["orig_shape"][::-1])
+    matrix, size = params["M"], params["size"]
+    w, h = size
+    boxes = step.apply_bboxes(instances.bboxes, matrix)
+    segments, keypoints = instances.segments, instances.keypoints
+    if len(segments):
+        boxes, segments = step.apply_segments(segments, matrix, size)
+    if keypoints is not None:
+        keypoints = step.apply_keypoints(keypoints, matrix, size)
+    if boxes.ndim == 1:  # as Bboxes holds a single box
+        boxes = boxes[None, :]
+    np.clip(boxes[:, 0::2], 0, w, out=boxes[:, 0::2])
+    np.clip(boxes[:, 1::2], 0, h, out=boxes[:, 1::2])
+    if len(segments):
+        segments = np.ascontiguousarray(segments)
+        n, k = segments.shape[:2]
+        points_clipped(segments, n, k, np.tile(np.array((0, 0, w, h), np.float32), (n, 1)))
+    if keypoints is not None:
+        x, y = keypoints[..., 0], keypoints[..., 1]
+        keypoints[..., 2][(x < 0) | (x > w) | (y < 0) | (y > h)] = 0.0
+        np.clip(keypoints[..., 0], 0, w, out=keypoints[..., 0])
+        np.clip(keypoints[..., 1], 0, h, out=keypoints[..., 1])
+    before = instances.bboxes
+    before *= params["scale"]
+    keep = step.box_candidates(box1=before.T, box2=boxes.T,
+                               area_thr=0.01 if len(segments) else 0.10)
+    if not keep.all():
+        boxes = boxes[keep]
+        segments = segments[keep] if len(segments) else segments
+        keypoints = keypoints[keep] if keypoints is not None else None
+    labels["instances"] = type(instances)(boxes, segments, keypoints, bbox_format="xyxy",
+                                          normalized=False)
+    labels["cls"] = cls[keep]
+    return labels
+
+
+def _warpable(step, labels: dict) -> bool:
+    """Whether ``perspective_instances`` computes this sample: float32 boxes,
+    polygons (as many as boxes, or none) and keypoints; no oriented boxes."""
+    instances, cls = labels.get("instances"), labels.get("cls")
+    if getattr(step, "preserve_obb", True) or not isinstance(cls, np.ndarray) or \
+            type(instances).__name__ != "Instances":
+        return False
+    boxes, segments, keypoints = instances.bboxes, instances.segments, instances.keypoints
+    return (boxes.dtype == np.float32 and boxes.ndim == 2 and isinstance(segments, np.ndarray)
+            and segments.dtype == np.float32 and segments.ndim == 3
+            and len(segments) in (0, len(boxes)) and len(cls) == len(boxes)
+            and (keypoints is None or (isinstance(keypoints, np.ndarray) and keypoints.ndim == 3
+                                       and keypoints.dtype == np.float32
+                                       and keypoints.shape[2] == 3)))
 
 
 # -- Format ----------------------------------------------------------------------------

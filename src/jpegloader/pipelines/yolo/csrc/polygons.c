@@ -4,6 +4,9 @@
 #include "polygons.h"
 
 #include <math.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 void jl_rows_xy1(const float *xy, size_t count, float *rows)
 {
@@ -113,38 +116,64 @@ static inline float clipped(float x, float lo, float hi)
     return isnan(a) ? a : a < hi ? a : hi;
 }
 
+#if defined(__SSE2__)
+/* clipped() of four floats: the same selects, as masks (NaN compares unordered). */
+static inline __m128 clipped4(__m128 x, __m128 lo, __m128 hi)
+{
+    __m128 keep = _mm_or_ps(_mm_cmpgt_ps(x, lo), _mm_cmpunord_ps(x, x));
+    __m128 a = _mm_or_ps(_mm_and_ps(keep, x), _mm_andnot_ps(keep, lo));
+    keep = _mm_or_ps(_mm_cmplt_ps(a, hi), _mm_cmpunord_ps(a, a));
+    return _mm_or_ps(_mm_and_ps(keep, a), _mm_andnot_ps(keep, hi));
+}
+#endif
+
+/* k points (x, y) held to lo and hi (each x's, then y's): two points a vector. */
+static void held(float *p, size_t k, const float lo[2], const float hi[2])
+{
+    size_t i = 0;
+#if defined(__SSE2__)
+    const __m128 low = _mm_setr_ps(lo[0], lo[1], lo[0], lo[1]);
+    const __m128 high = _mm_setr_ps(hi[0], hi[1], hi[0], hi[1]);
+    for (; i + 2 <= k; i += 2)
+        _mm_storeu_ps(p + 2 * i, clipped4(_mm_loadu_ps(p + 2 * i), low, high));
+#endif
+    for (; i < k; i++) {
+        p[2 * i] = clipped(p[2 * i], lo[0], hi[0]);
+        p[2 * i + 1] = clipped(p[2 * i + 1], lo[1], hi[1]);
+    }
+}
+
 void jl_points_clipped(float *points, size_t n, size_t k, const float *boxes)
 {
     for (size_t m = 0; m < n; m++) {
         const float *box = boxes + 4 * m;
-        float *p = points + 2 * k * m;
-        for (size_t i = 0; i < k; i++) {
-            p[2 * i] = clipped(p[2 * i], box[0], box[2]);
-            p[2 * i + 1] = clipped(p[2 * i + 1], box[1], box[3]);
-        }
+        held(points + 2 * k * m, k, box, box + 2);
     }
 }
 
-/* One polygon's points moved and held (jl_points_placed); xs and ys step by ``step``. */
+/* One polygon's points moved (jl_points_placed) into q; xs and ys step by ``step``. */
 static void placed(const float *xs, const float *ys, size_t step, size_t k, const float move[4],
-                   float hi, float *q)
+                   float *q)
 {
     const float sx = move[0], sy = move[1], dx = move[2], dy = move[3];
     for (size_t i = 0; i < k; i++) {
         float x = xs[step * i] * sx, y = ys[step * i] * sy;
-        q[2 * i] = clipped(x + dx, 0.0f, hi);
-        q[2 * i + 1] = clipped(y + dy, 0.0f, hi);
+        q[2 * i] = x + dx;
+        q[2 * i + 1] = y + dy;
     }
 }
 
 void jl_points_placed(const float *src, size_t n, size_t k, int planar, const float move[4],
                       float hi, float *dst)
 {
+    const float low[2] = {0.0f, 0.0f}, high[2] = {hi, hi};
     for (size_t m = 0; m < n; m++) {
         const float *p = src + 2 * k * m;
+        float *q = dst + 2 * k * m;
         if (planar)
-            placed(p, p + k, 1, k, move, hi, dst + 2 * k * m);
+            placed(p, p + k, 1, k, move, q);
         else
-            placed(p, p + 1, 2, k, move, hi, dst + 2 * k * m);
+            placed(p, p + 1, 2, k, move, q);
+        held(q, k, low, high);
     }
 }
