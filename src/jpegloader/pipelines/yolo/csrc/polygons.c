@@ -58,6 +58,9 @@ static inline int misses(float s, float q, float line)
 static void crossing_box(const float *p, size_t k, float w, float h, float box[4])
 {
     const float bounds[4] = {0.0f, w, 0.0f, h}, lims[4] = {h, h, w, w};
+    /* an edge with both ends this far inside misses every border line by more than
+     * misses()'s slack (at most 1e-3 (1 + 3 max(w, h)) there), doubled, plus one */
+    const float far = 2e-3f * (1.0f + 3.0f * fmaxf(w, h)) + 1.0f;
     float lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
     for (size_t i = 0; i < k; i++) {
         float x = p[2 * i], y = p[2 * i + 1];
@@ -66,6 +69,9 @@ static void crossing_box(const float *p, size_t k, float w, float h, float box[4
             hi[0] = fmaxf(hi[0], x), hi[1] = fmaxf(hi[1], y);
         }
         const float *q = p + 2 * (i + 1 == k ? 0 : i + 1);
+        if (x > far && x < w - far && y > far && y < h - far &&
+            q[0] > far && q[0] < w - far && q[1] > far && q[1] < h - far)
+            continue;
         float d[2] = {q[0] - x, q[1] - y}, s[2] = {x, y};
         for (int j = 0; j < 4; j++) {
             int axis = j >> 1;
