@@ -116,6 +116,21 @@ def test_pose_samples_equal_ultralytics(tmp_path, monkeypatch):
     assert any((s["keypoints"][..., 2] == 0).any() for s in ours)  # some left the canvas
 
 
+def test_oriented_boxes_keep_your_mosaic_and_perspective_labels(tmp_path):
+    # preserve_obb: Instances.clip's oriented path stays your objects', and the verdict
+    # does not claim it
+    import jpegloader
+    from jpegloader.pipelines.yolo.in_place import ultralytics_version
+    ds = train_dataset(generated_yolo_set(tmp_path, count=12, task="obb"), imgsz=64, batch=4,
+                       task="obb")
+    verdict = jpegloader.explain(ds, batch_size=4, collate_fn=ds.collate_fn)
+    assert f"Ultralytics {ultralytics_version()}: RandomPerspective segments and their " \
+        "boxes computed natively" in verdict.report()
+    native, yours = verdict.split_text().split("yours")
+    assert "Mosaic labels" in yours and "Mosaic labels" not in native
+    assert "RandomPerspective labels" not in native
+
+
 def _photo(rng, n: int, k: int, normalized: bool, size: tuple[int, int], planar: bool,
            keypoints: int = 0) -> dict:
     """A Mosaic photo's labels: n boxes (xywh), n polygons of k points (as Ultralytics'

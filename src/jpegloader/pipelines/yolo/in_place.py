@@ -167,6 +167,10 @@ class MosaicLabels(InPlace):
                ("Bboxes.add", ("Instances", "__init__", "Bboxes", "add")),
                ("Bboxes.areas", ("Instances", "__init__", "Bboxes", "areas")))
 
+    @classmethod
+    def runs_for(cls, step, dataset) -> bool:
+        return not getattr(step, "preserve_obb", False)  # oriented boxes: your method's
+
 
 class PerspectiveLabels(InPlace):
     step, attribute, describes = "RandomPerspective", "apply_instances", \
@@ -177,6 +181,10 @@ class PerspectiveLabels(InPlace):
                ("Instances.scale", ("Instances", "scale")),
                ("Instances.__getitem__", ("Instances", "__getitem__")),
                ("Bboxes.mul", ("Instances", "__init__", "Bboxes", "mul")))
+
+    @classmethod
+    def runs_for(cls, step, dataset) -> bool:
+        return not getattr(step, "preserve_obb", False)  # oriented boxes: your method's
 
 
 class FormatLabels(InPlace):
