@@ -75,8 +75,9 @@ def _mergeable(step, found: list, photos: list) -> bool:
     if step.n not in (4, 9) or getattr(step, "preserve_obb", False) or not found:
         return False
     kind = type(found[0])
-    if any(type(i) is not kind or not isinstance(p.get("cls"), np.ndarray)
-           for i, p in zip(found, photos)):
+    if kind.__name__ != "Instances" or any(
+            type(i) is not kind or not isinstance(p.get("cls"), np.ndarray)
+            for i, p in zip(found, photos)):
         return False
     boxes = [i.bboxes for i in found]
     segments = [i.segments for i in found]
@@ -84,7 +85,8 @@ def _mergeable(step, found: list, photos: list) -> bool:
     if any(b.dtype != np.float32 or b.ndim != 2 for b in boxes):
         return False
     if any(not isinstance(s, np.ndarray) or s.dtype != np.float32 or s.ndim != 3
-           or s.shape[2] != 2 for s in segments) or len({s.shape[1] for s in segments}) > 1:
+           or s.shape[2] != 2 or (len(s) and not s.shape[1]) for s in segments) or \
+            len({s.shape[1] for s in segments}) > 1:
         return False
     if not (all(len(s) == len(b) for s, b in zip(segments, boxes))
             or not any(len(s) for s in segments)):
