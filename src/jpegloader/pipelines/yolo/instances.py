@@ -33,16 +33,16 @@ def mosaic_instances(step, labels: dict, params: dict) -> dict:
     found = [p.get("instances") for p in photos]
     if not _mergeable(step, found, photos):
         return own(step, labels, params)
-    for instances in found:
-        instances.convert_bbox(format="xyxy")
+    for held in found:
+        held.convert_bbox("xyxy")
     moves = np.empty((len(layout), 4), np.float32)  # x and y factors, x and y offsets
-    for move, item, photo, instances in zip(moves, layout, photos, found):
+    for move, item, photo, held in zip(moves, layout, photos, found):
         shape = item.get("img_shape")
         h, w = shape if shape is not None else photo["img"].shape[:2]
-        padw, padh = item["padw"], item["padh"]
-        if step.n != 4:
-            padw, padh = padw + step.border[0], padh + step.border[1]
-        move[:] = (w, h, padw, padh) if instances.normalized else (1, 1, padw, padh)
+        dx, dy = item["padw"], item["padh"]
+        if step.n != 4:  # nine photos: the canvas's centre crop
+            dx, dy = dx + step.border[0], dy + step.border[1]
+        move[:] = (w, h, dx, dy) if held.normalized else (1, 1, dx, dy)
     counts = [len(i.bboxes) for i in found]
     rows = np.repeat(moves, counts, axis=0)
     size = 2 * step.imgsz
@@ -144,13 +144,14 @@ def perspective_instances(step, labels: dict, params: dict) -> dict:
     own = type(step).apply_instances
     if not _warpable(step, labels):
         return own(step, labels, params)
-    cls, instances = labels["cls"], labels.pop("instances")
-    instances.convert_bbox(format="xyxy")
-    instances.denormalize(*params["orig_shape"][::-1])
+    cls, held = labels["cls"], labels.pop("instances")
+    held.convert_bbox("xyxy")
+    h0, w0 = params["orig_shape"]
+    held.denormalize(w0, h0)
     matrix, size = params["M"], params["size"]
     w, h = size
-    boxes = step.apply_bboxes(instances.bboxes, matrix)
-    segments, keypoints = instances.segments, instances.keypoints
+    boxes = step.apply_bboxes(held.bboxes, matrix)
+    segments, keypoints = held.segments, held.keypoints
     if len(segments):
         boxes, segments = step.apply_segments(segments, matrix, size)
     if keypoints is not None:
@@ -168,7 +169,7 @@ def perspective_instances(step, labels: dict, params: dict) -> dict:
         keypoints[..., 2][(x < 0) | (x > w) | (y < 0) | (y > h)] = 0.0
         np.clip(keypoints[..., 0], 0, w, out=keypoints[..., 0])
         np.clip(keypoints[..., 1], 0, h, out=keypoints[..., 1])
-    before = instances.bboxes
+    before = held.bboxes
     before *= params["scale"]
     keep = step.box_candidates(box1=before.T, box2=boxes.T,
                                area_thr=0.01 if len(segments) else 0.10)
@@ -176,8 +177,8 @@ def perspective_instances(step, labels: dict, params: dict) -> dict:
         boxes = boxes[keep]
         segments = segments[keep] if len(segments) else segments
         keypoints = keypoints[keep] if keypoints is not None else None
-    labels["instances"] = type(instances)(boxes, segments, keypoints, bbox_format="xyxy",
-                                          normalized=False)
+    labels["instances"] = type(held)(boxes, segments, keypoints, bbox_format="xyxy",
+                                     normalized=False)
     labels["cls"] = cls[keep]
     return labels
 
