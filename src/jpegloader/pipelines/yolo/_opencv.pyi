@@ -1,4 +1,4 @@
-"""The C arithmetic of OpenCV's (and segment2box's) that YOLO's training steps use (see
+"""The C arithmetic of OpenCV's (and of Ultralytics' label steps) that YOLO's training uses (see
 csrc/module.c)."""
 from collections.abc import Buffer
 
@@ -84,3 +84,25 @@ def fill_polygons(points: Buffer, n: int, k: int, windows: Buffer, canvas: Buffe
     (row, column); an empty window is skipped.  Runs without the GIL.  Raises
     ValueError for a point more than 2^20 from its window's corner, a window off
     the canvas or wrong buffers."""
+
+def points_placed(points: Buffer, n: int, k: int, planar: bool,
+                  move: tuple[float, float, float, float], hi: float, out: Buffer, /) -> None:
+    """``out`` (n x k x 2 float32, writable): each point of ``n`` polygons of ``k``
+    points (``points``: n x k x 2 float32, or n x 2 x k with ``planar``, as
+    Ultralytics' resampling lays them out) as (x * sx + dx, y * sy + dy) for ``move`` =
+    (sx, sy, dx, dy), each operation rounded to float32, then held to [0, hi] as
+    numpy's clip does: Mosaic moving a photo's polygons onto its canvas."""
+
+def block_areas(canvas: Buffer, stride: int, blocks: Buffer, n: int, areas: Buffer, /) -> None:
+    """``areas`` (n uint64, writable): the nonzero bytes of each of ``n`` blocks of
+    ``canvas`` (rows of ``stride`` bytes); ``blocks`` n x 6 int32: row, column, height,
+    width, and where the block lands in a mask, y, x.  Raises ValueError for a block
+    that does not fit the canvas or buffers of the wrong size."""
+
+def ranked_blocks(canvas: Buffer, stride: int, blocks: Buffer, n: int, order: Buffer,
+                  mask: Buffer, width: int, item: int, /) -> None:
+    """For r = 1 .. n, block ``order[r - 1]``'s nonzero pixels written as r at its
+    (y, x) of ``mask`` (rows of ``width`` items of ``item`` bytes: 1 for uint8, 4 for
+    int32), later ranks over earlier ones: Format's overlapped mask.  ``order``: n
+    int64.  Raises ValueError for a block past the canvas or the mask, an order entry
+    that names no block, or another item size."""
