@@ -6,11 +6,11 @@ NOTE [ Label arithmetic in place ]
 A replacement is an instance attribute set on the user's step for the batch and
 removed after it (``replaced_for_batch``), so every other method, and each step's
 random draws, stay the user's.  It stands for named functions (the method itself and
-what it calls), found through their globals from the installed method; a short hash
-of each one's source (docstrings, comments and blank lines left out) must be one the
-test suite verified against Ultralytics' own objects (``_VERIFIED``).  Another
-version, or a method the user set on the object, runs as the user's, and the verdict
-names the version and why.
+what it calls), found from the installed method through globals and class attributes;
+a short hash of each one's source (docstrings, comments and blank lines left out) must
+be one the test suite verified against Ultralytics' own objects (``_VERIFIED``).
+Another version, or a method the user set on the object, runs as the user's, and the
+verdict names the version and why.
 """
 from __future__ import annotations
 
