@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.pipelines.yolo.test_yolo_polygons import _samples, _step
+from tests.pipelines.yolo.test_yolo_polygons import _samples
 from tests.pipelines.yolo.yolo_sets import coco_yolo_set, generated_yolo_set, train_dataset
 
 pytestmark = pytest.mark.skipif(util.find_spec("ultralytics") is None,
