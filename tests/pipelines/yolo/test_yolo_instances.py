@@ -326,12 +326,21 @@ def test_format_labels_it_does_not_compute_are_your_methods():
              (Format(return_mask=True, mask_ratio=200), {}),          # Format's own error
              (Format(return_mask=True), {"cls": np.arange(6, dtype=np.float64)[:, None]}),
              (Format(return_mask=True), {"nl": 0})]
+    # your own _format_segments set on the object: Format's own method calls it, once
+    mine, calls = Format(return_mask=True), []
+
+    def own_masks(*args):
+        calls.append(1)
+        return Format._format_segments(mine, *args)
+    mine._format_segments = own_masks
+    cases.append((mine, {}))
     for fmt, change in cases:
         params = {**_format_params(rng, 6, 96, 5), **change}
         assert not instances._formattable(fmt, params)
         _assert_same_outcome(
             lambda: Format.apply_instances(fmt, {"img": None}, copy.deepcopy(params)),
             lambda: instances.formatted_labels(fmt, {"img": None}, copy.deepcopy(params)))
+    assert len(calls) == 2  # Format's own call, then ours: no second call of yours
 
 
 def test_points_placed_is_numpys_scale_shift_and_clip():

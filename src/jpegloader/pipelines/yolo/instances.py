@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from . import polygons
 from ._opencv import points_clipped, points_placed
 
 
@@ -236,10 +237,14 @@ def formatted_labels(step, labels: dict, params: dict) -> dict:
 def _formattable(step, params: dict) -> bool:
     """Whether ``formatted_labels`` computes this sample: instances with float32 boxes
     and an (n, 1) float32 class column, overlapped masks whose ratio fits the image,
-    no keypoints or oriented boxes."""
+    no keypoints or oriented boxes, and masks made by Format's own method or this
+    package's."""
     cls, instances = params.get("cls"), params.get("instances")
     h, w = params.get("h", 0), params.get("w", 0)
     ratio = step.mask_ratio
+    masks = vars(step).get("_format_segments")  # a method set on your object: all yours
+    if masks is not None and getattr(masks, "func", None) is not polygons.formatted_masks:
+        return False
     return bool(params.get("nl") and step.return_mask and step.mask_overlap
                 and not step.return_keypoint and not step.return_obb
                 and isinstance(ratio, int) and 0 < ratio <= min(h, w)
