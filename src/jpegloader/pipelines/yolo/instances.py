@@ -70,33 +70,41 @@ def mosaic_instances(step, labels: dict, params: dict) -> dict:
 
 
 def _mergeable(step, found: list, photos: list) -> bool:
-    """Whether every photo's labels are what ``mosaic_instances`` computes: float32
-    boxes (and keypoints) and polygons, as many polygons as boxes everywhere or none
-    anywhere, of one length; no oriented boxes."""
-    if step.n not in (4, 9) or getattr(step, "preserve_obb", False) or not found:
+    """Whether every photo's labels are what ``mosaic_instances`` computes
+    (``_plain_labels`` each, one kind of holder, polygons of one length, as many as
+    boxes everywhere or none anywhere, keypoints everywhere or nowhere); no oriented
+    boxes."""
+    if step.n not in (4, 9) or getattr(step, "preserve_obb", False) or not found or \
+            not all(type(i) is type(found[0]) and _plain_labels(i, p.get("cls"))
+                    for i, p in zip(found, photos)):
         return False
-    kind = type(found[0])
-    if kind.__name__ != "Instances" or any(
-            type(i) is not kind or not isinstance(p.get("cls"), np.ndarray)
-            for i, p in zip(found, photos)):
-        return False
-    boxes = [i.bboxes for i in found]
     segments = [i.segments for i in found]
     keypoints = [i.keypoints for i in found]
-    if any(b.dtype != np.float32 or b.ndim != 2 for b in boxes):
-        return False
-    if any(not isinstance(s, np.ndarray) or s.dtype != np.float32 or s.ndim != 3
-           or s.shape[2] != 2 or (len(s) and not s.shape[1]) for s in segments) or \
-            len({s.shape[1] for s in segments}) > 1:
-        return False
-    if not (all(len(s) == len(b) for s, b in zip(segments, boxes))
+    if len({s.shape[1] for s in segments}) > 1 or not (
+            all(len(s) == len(i.bboxes) for s, i in zip(segments, found))
             or not any(len(s) for s in segments)):
         return False
     if any(k is None for k in keypoints):
         return all(k is None for k in keypoints)
-    return all(isinstance(k, np.ndarray) and k.dtype == np.float32 and k.ndim == 3
-               and k.shape[2] == 3 for k in keypoints) and \
-        len({k.shape[1:] for k in keypoints}) == 1
+    return len({k.shape[1:] for k in keypoints}) == 1
+
+
+def _plain_labels(held, cls) -> bool:
+    """Whether one image's labels are what this module computes: Ultralytics'
+    Instances with float32 boxes (n x 4), polygons (none, or n of k >= 1 points) and
+    keypoints (none, or n x K x 3), and a class array of n rows."""
+    if type(held).__name__ != "Instances" or not isinstance(cls, np.ndarray):
+        return False
+    boxes, segments, keypoints = held.bboxes, held.segments, held.keypoints
+    n = len(boxes)
+    return (boxes.dtype == np.float32 and boxes.ndim == 2 and len(cls) == n
+            and isinstance(segments, np.ndarray) and segments.dtype == np.float32
+            and segments.ndim == 3 and segments.shape[2] == 2
+            and (len(segments) == 0 or (len(segments) == n and segments.shape[1] >= 1))
+            and (keypoints is None or (isinstance(keypoints, np.ndarray)
+                                       and keypoints.dtype == np.float32
+                                       and keypoints.ndim == 3 and len(keypoints) == n
+                                       and keypoints.shape[2] == 3)))
 
 
 def _placed_segments(found: list, moves: np.ndarray, size: int) -> np.ndarray:
@@ -161,10 +169,9 @@ def perspective_instances(step, labels: dict, params: dict) -> dict:
         boxes = boxes[None, :]
     np.clip(boxes[:, 0::2], 0, w, out=boxes[:, 0::2])
     np.clip(boxes[:, 1::2], 0, h, out=boxes[:, 1::2])
-    if len(segments):
+    if len(segments):  # every point held to the image: one polygon of them all
         segments = np.ascontiguousarray(segments)
-        n, k = segments.shape[:2]
-        points_clipped(segments, n, k, np.tile(np.array((0, 0, w, h), np.float32), (n, 1)))
+        points_clipped(segments, 1, segments.size // 2, np.array((0, 0, w, h), np.float32))
     if keypoints is not None:
         x, y = keypoints[..., 0], keypoints[..., 1]
         keypoints[..., 2][(x < 0) | (x > w) | (y < 0) | (y > h)] = 0.0
@@ -185,19 +192,10 @@ def perspective_instances(step, labels: dict, params: dict) -> dict:
 
 
 def _warpable(step, labels: dict) -> bool:
-    """Whether ``perspective_instances`` computes this sample: float32 boxes,
-    polygons (as many as boxes, or none) and keypoints; no oriented boxes."""
-    instances, cls = labels.get("instances"), labels.get("cls")
-    if getattr(step, "preserve_obb", True) or not isinstance(cls, np.ndarray) or \
-            type(instances).__name__ != "Instances":
-        return False
-    boxes, segments, keypoints = instances.bboxes, instances.segments, instances.keypoints
-    return (boxes.dtype == np.float32 and boxes.ndim == 2 and isinstance(segments, np.ndarray)
-            and segments.dtype == np.float32 and segments.ndim == 3
-            and len(segments) in (0, len(boxes)) and len(cls) == len(boxes)
-            and (keypoints is None or (isinstance(keypoints, np.ndarray) and keypoints.ndim == 3
-                                       and keypoints.dtype == np.float32
-                                       and keypoints.shape[2] == 3)))
+    """Whether ``perspective_instances`` computes this sample: ``_plain_labels``, no
+    oriented boxes."""
+    return not getattr(step, "preserve_obb", True) and \
+        _plain_labels(labels.get("instances"), labels.get("cls"))
 
 
 # -- Format ----------------------------------------------------------------------------
