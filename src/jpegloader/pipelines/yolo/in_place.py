@@ -204,22 +204,28 @@ IN_PLACE: tuple[type[InPlace], ...] = (MosaicLabels, PerspectiveSegments, Perspe
                                        FormatMasks, FormatLabels)
 
 
+def _applying(planned, dataset):
+    """(step, kind) for each replacement that would run on the dataset's samples,
+    claimed or not."""
+    for step, _ in planned:
+        for kind in IN_PLACE:
+            if _is_ultralytics(step, kind.step) and kind.runs_for(step, dataset):
+                yield step, kind
+
+
 def described(planned, dataset) -> tuple[list[str], str | None]:
     """The replacements the dataset's samples take (their descriptions) and the
     verdict's line on them, naming the Ultralytics version (None: none applies)."""
     taken, left = [], []
-    for step, _ in planned:
-        for kind in IN_PLACE:
-            if not (_is_ultralytics(step, kind.step) and kind.runs_for(step, dataset)):
-                continue
-            if kind.claims(step):
-                taken.append(kind.describes)
-            elif kind.attribute in vars(step):
-                left.append(f"{kind.describes} ({kind.step}.{kind.attribute} is set on your "
-                            "object)")
-            else:
-                left.append(f"{kind.describes} ({', '.join(kind.unverified(step))} not as "
-                            "verified)")
+    for step, kind in _applying(planned, dataset):
+        if kind.claims(step):
+            taken.append(kind.describes)
+        elif kind.attribute in vars(step):
+            left.append(f"{kind.describes} ({kind.step}.{kind.attribute} is set on your "
+                        "object)")
+        else:
+            left.append(f"{kind.describes} ({', '.join(kind.unverified(step))} not as "
+                        "verified)")
     if not taken and not left:
         return [], None
     version = ultralytics_version()
@@ -231,9 +237,8 @@ def described(planned, dataset) -> tuple[list[str], str | None]:
 
 def labels_replaced(planned, dataset) -> set[int]:
     """The ids of the steps whose whole ``apply_instances`` is this package's."""
-    return {id(step) for step, _ in planned for kind in IN_PLACE
-            if kind.attribute == "apply_instances" and _is_ultralytics(step, kind.step)
-            and kind.runs_for(step, dataset) and kind.claims(step)}
+    return {id(step) for step, kind in _applying(planned, dataset)
+            if kind.attribute == "apply_instances" and kind.claims(step)}
 
 
 @contextlib.contextmanager
