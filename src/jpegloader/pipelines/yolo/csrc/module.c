@@ -361,6 +361,15 @@ static PyObject *py_points_clipped(PyObject *self, PyObject *args)
 
 enum { FILL_REACH = 1 << 20 };
 
+/* Whether the width x height rectangle from (column, row) lies on a surface of
+ * ``rows`` rows of ``columns`` items. */
+static int fits(int32_t column, int32_t row, int32_t width, int32_t height,
+                Py_ssize_t columns, Py_ssize_t rows)
+{
+    return width >= 0 && height >= 0 && row >= 0 && column >= 0 &&
+           (Py_ssize_t)column + width <= columns && (Py_ssize_t)row + height <= rows;
+}
+
 /* 0 when every window fits the canvas of rows x stride bytes and every point of
  * each polygon with a window lies within 2^20 of its corner, else -1 with a
  * ValueError. */
@@ -369,8 +378,7 @@ static int windows_ok(const int32_t *points, Py_ssize_t n, Py_ssize_t k,
 {
     for (Py_ssize_t i = 0; i < n; i++) {
         const jl_fill_window *w = &windows[i];
-        if (w->width < 0 || w->height < 0 || w->row < 0 || w->column < 0 ||
-            (Py_ssize_t)w->column + w->width > stride || (Py_ssize_t)w->row + w->height > rows) {
+        if (!fits(w->column, w->row, w->width, w->height, stride, rows)) {
             PyErr_Format(PyExc_ValueError, "window %zd does not fit the %zd x %zd canvas", i,
                          rows, stride);
             return -1;
@@ -464,21 +472,26 @@ static PyObject *py_fill_polygons(PyObject *self, PyObject *args)
     return result;
 }
 
-/* Whether every block fits the canvas (rows of stride bytes) and, with a mask
- * (mask_rows > 0), lands inside the mask; else ValueError. */
-static int blocks_ok(const jl_mask_block *blocks, Py_ssize_t n, Py_ssize_t stride,
+/* 0 when ``blocks`` holds n blocks (jl_mask_block) that each fit the canvas (rows of
+ * stride bytes) and, with a mask (mask_rows > 0), land inside the mask; else -1 with
+ * a ValueError. */
+static int blocks_ok(Py_buffer *blocks, Py_ssize_t n, Py_ssize_t stride,
                      Py_ssize_t rows, Py_ssize_t mask_width, Py_ssize_t mask_rows)
 {
+    if (n < 0 || n > PY_SSIZE_T_MAX / 32) {
+        PyErr_SetString(PyExc_ValueError, "block count out of range");
+        return -1;
+    }
+    if (jl_check_size(blocks, n * (Py_ssize_t)sizeof(jl_mask_block), "blocks"))
+        return -1;
     for (Py_ssize_t i = 0; i < n; i++) {
-        const jl_mask_block *b = &blocks[i];
-        if (b->width < 0 || b->height < 0 || b->row < 0 || b->column < 0 ||
-            (Py_ssize_t)b->column + b->width > stride || (Py_ssize_t)b->row + b->height > rows) {
+        const jl_mask_block *b = (const jl_mask_block *)blocks->buf + i;
+        if (!fits(b->column, b->row, b->width, b->height, stride, rows)) {
             PyErr_Format(PyExc_ValueError, "block %zd does not fit the %zd x %zd canvas", i,
                          rows, stride);
             return -1;
         }
-        if (mask_rows && (b->y < 0 || b->x < 0 || (Py_ssize_t)b->x + b->width > mask_width ||
-                          (Py_ssize_t)b->y + b->height > mask_rows)) {
+        if (mask_rows && !fits(b->x, b->y, b->width, b->height, mask_width, mask_rows)) {
             PyErr_Format(PyExc_ValueError, "block %zd does not land inside the %zd x %zd mask",
                          i, mask_rows, mask_width);
             return -1;
@@ -500,11 +513,8 @@ static PyObject *py_block_areas(PyObject *self, PyObject *args)
     (void)self;
     if (!PyArg_ParseTuple(args, "y*ny*nw*:block_areas", &b[0], &stride, &b[1], &n, &b[2]))
         return NULL;
-    if (n < 0 || n > PY_SSIZE_T_MAX / 32)
-        PyErr_SetString(PyExc_ValueError, "block count out of range");
-    else if (!canvas_rows(&b[0], stride, &rows) &&
-             !jl_check_size(&b[1], n * (Py_ssize_t)sizeof(jl_mask_block), "blocks") &&
-             !jl_check_size(&b[2], n * 8, "areas") && !blocks_ok(b[1].buf, n, stride, rows, 0, 0)) {
+    if (!canvas_rows(&b[0], stride, &rows) && !blocks_ok(&b[1], n, stride, rows, 0, 0) &&
+        !jl_check_size(&b[2], n * 8, "areas")) {
         jl_block_areas(b[0].buf, stride, b[1].buf, (size_t)n, b[2].buf);
         result = Py_NewRef(Py_None);
     }
@@ -528,17 +538,14 @@ static PyObject *py_ranked_blocks(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*ny*ny*w*ni:ranked_blocks", &b[0], &stride, &b[1], &n, &b[2],
                           &b[3], &width, &item))
         return NULL;
-    if (n < 0 || n > PY_SSIZE_T_MAX / 32)
-        PyErr_SetString(PyExc_ValueError, "block count out of range");
-    else if (item != 1 && item != 4)
+    if (item != 1 && item != 4)
         PyErr_Format(PyExc_ValueError, "item %d is neither 1 (uint8) nor 4 (int32)", item);
     else if (width <= 0 || b[3].len % (width * item))
         PyErr_Format(PyExc_ValueError, "mask is a %zd-byte buffer, not rows of %zd items",
                      b[3].len, width);
     else if (!canvas_rows(&b[0], stride, &rows) &&
-             !jl_check_size(&b[1], n * (Py_ssize_t)sizeof(jl_mask_block), "blocks") &&
-             !jl_check_size(&b[2], n * 8, "order") &&
-             !blocks_ok(b[1].buf, n, stride, rows, width, b[3].len / (width * item))) {
+             !blocks_ok(&b[1], n, stride, rows, width, b[3].len / (width * item)) &&
+             !jl_check_size(&b[2], n * 8, "order")) {
         const int64_t *order = b[2].buf;
         for (Py_ssize_t r = 0; r < n; r++)
             if (order[r] < 0 || order[r] >= n) {
