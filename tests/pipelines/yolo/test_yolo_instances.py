@@ -25,8 +25,9 @@ pytestmark = pytest.mark.skipif(util.find_spec("ultralytics") is None,
 def _taken(monkeypatch) -> dict:
     """How many samples each replacement computed itself (not handed to your method)."""
     from jpegloader.pipelines.yolo import instances
-    counts = {"mosaic": 0, "perspective": 0, "format": 0}
+    counts = {"mosaic": 0, "perspective": 0, "flip": 0, "letterbox": 0, "format": 0}
     for name, check in (("mosaic", instances._mergeable), ("perspective", instances._warpable),
+                        ("flip", instances._flippable), ("letterbox", instances._letterboxable),
                         ("format", instances._formattable)):
         def counted(*args, _name=name, _check=check):
             taken = _check(*args)
@@ -91,19 +92,21 @@ def test_samples_equal_ultralytics_with_the_labels_merged_natively(coco_boxes, c
     counts = _taken(monkeypatch)
     indices = list(range(0, 24))
     theirs = _samples(ds, indices, 21, at_once=False)
-    assert counts == {"mosaic": 0, "perspective": 0, "format": 0}
+    assert not any(counts.values())
     ours = _samples(ds, indices, 21, at_once=True)
     for a, b in zip(ours, theirs, strict=True):
         _assert_same_value(a, b)
     # MixUp's partner is a Mosaic warped too
     assert counts["mosaic"] >= len(indices) and counts["perspective"] >= len(indices)
-    assert counts["format"] >= len(indices) - 2 if task == "segment" else counts["format"] == 0
+    assert counts["flip"] == 2 * len(indices)  # up-down, then left-right
+    assert counts["format"] >= len(indices) - (2 if task == "segment" else 0)
     assert sum(len(s["cls"]) for s in ours) > 100
 
 
-def test_pose_samples_equal_ultralytics(tmp_path, monkeypatch):
-    ds = train_dataset(generated_yolo_set(tmp_path, count=12, task="pose"), imgsz=64, batch=4,
-                       task="pose", degrees=30.0, translate=0.45)
+@pytest.mark.parametrize("task", ["pose", "obb"])
+def test_pose_and_obb_samples_equal_ultralytics(tmp_path, monkeypatch, task):
+    ds = train_dataset(generated_yolo_set(tmp_path, count=12, task=task), imgsz=64, batch=4,
+                       task=task, degrees=30.0, translate=0.45, flipud=0.5)
     counts = _taken(monkeypatch)
     indices = list(range(12))
     _samples(ds, indices, 4, at_once=False)  # the resized photo's first reading aside
@@ -111,8 +114,13 @@ def test_pose_samples_equal_ultralytics(tmp_path, monkeypatch):
     ours = _samples(ds, indices, 4, at_once=True)
     for a, b in zip(ours, theirs, strict=True):
         _assert_same_value(a, b)
+    assert counts["flip"] == 2 * len(indices)
+    if task == "obb":  # Mosaic's, RandomPerspective's and Format's labels stay yours
+        assert counts["mosaic"] == counts["perspective"] == counts["format"] == 0
+        return
     assert counts["mosaic"] >= len(indices) and counts["perspective"] >= len(indices)
-    assert counts["format"] == 0
+    assert counts["format"] == len(indices)
+    assert any(len(s["cls"]) == 0 for s in ours)  # a Mosaic with no instance left
     assert any((s["keypoints"][..., 2] == 0).any() for s in ours)  # some left the canvas
 
 
@@ -125,7 +133,7 @@ def test_oriented_boxes_keep_your_mosaic_and_perspective_labels(tmp_path):
                        task="obb")
     verdict = jpegloader.explain(ds, batch_size=4, collate_fn=ds.collate_fn)
     assert f"Ultralytics {ultralytics_version()}: RandomPerspective segments and their " \
-        "boxes computed natively" in verdict.report()
+        "boxes, RandomFlip labels computed natively" in verdict.report()
     native, yours = verdict.split_text().split("yours")
     assert "Mosaic labels" in yours and "Mosaic labels" not in native
     assert "RandomPerspective labels" not in native
@@ -322,7 +330,7 @@ def test_format_labels_it_does_not_compute_are_your_methods():
     from jpegloader.pipelines.yolo import instances
     rng = np.random.default_rng(1)
     cases = [(Format(return_mask=True, mask_overlap=False), {}),
-             (Format(return_mask=True, return_keypoint=True), {}),
+             (Format(return_obb=True), {}),
              (Format(return_mask=True, mask_ratio=200), {}),          # Format's own error
              (Format(return_mask=True), {"cls": np.arange(6, dtype=np.float64)[:, None]}),
              (Format(return_mask=True), {"nl": 0})]
@@ -341,6 +349,103 @@ def test_format_labels_it_does_not_compute_are_your_methods():
             lambda: Format.apply_instances(fmt, {"img": None}, copy.deepcopy(params)),
             lambda: instances.formatted_labels(fmt, {"img": None}, copy.deepcopy(params)))
     assert len(calls) == 2  # Format's own call, then ours: no second call of yours
+
+
+@pytest.mark.parametrize("direction", ["horizontal", "vertical"])
+def test_flip_labels_equal_ultralytics(direction):
+    # corners or centres, normalised or not, keypoints reordered by flip_idx, and the
+    # draws that do not flip (the boxes still become centres)
+    from ultralytics.data.augment import RandomFlip
+
+    from jpegloader.pipelines.yolo import instances
+    rng = np.random.default_rng(3)
+    for trial in range(40):
+        keypoints = (0, 4)[trial % 2]
+        flip = RandomFlip(p=0.5, direction=direction,
+                          flip_idx=[1, 0, 3, 2] if keypoints and trial % 4 == 1 else None)
+        labels = _photo(rng, int(rng.integers(0, 6)), 7, trial % 3 > 0,
+                        (int(rng.integers(20, 120)), int(rng.integers(20, 120))), trial % 5 > 1,
+                        keypoints)
+        if trial % 4 > 1:
+            labels["instances"].convert_bbox("xyxy")
+        random_state = np.random.default_rng(trial)
+        params = {**flip.get_params(labels), "flip": bool(random_state.integers(0, 2))}
+        assert instances._flippable(labels, params)
+        theirs = RandomFlip.apply_instances(flip, *copy.deepcopy((labels, params)))
+        ours = instances.flipped_instances(flip, *copy.deepcopy((labels, params)))
+        _assert_same_value(ours, theirs, f"trial {trial}")
+
+
+@pytest.mark.parametrize("rect", [False, True])
+def test_letterbox_labels_equal_ultralytics(rect):
+    # rect batches give numpy shapes, so a float64 ratio: the same float operations on
+    # the same scalars keep numpy's promotion; ratio_pad as evaluation reads it
+    from ultralytics.data.augment import LetterBox
+
+    from jpegloader.pipelines.yolo import instances
+    rng = np.random.default_rng(4)
+    for trial in range(40):
+        letterbox = LetterBox(new_shape=(96, 128), auto=trial % 3 == 0, stride=32,
+                              scaleup=trial % 4 != 1, scale_fill=trial % 3 == 1)
+        size = (int(rng.integers(20, 200)), int(rng.integers(20, 200)))
+        labels = _photo(rng, int(rng.integers(0, 6)), 7, trial % 3 > 0, size, trial % 2 > 0,
+                        (0, 5)[trial % 2])
+        if trial % 4 > 1:
+            labels["instances"].convert_bbox("xyxy")
+        if rect:
+            labels["rect_shape"] = np.ceil(np.array((96, 128)) * rng.uniform(0.5, 1.5, 2))
+        if trial % 2:
+            labels["ratio_pad"] = (size[0] / 333, size[1] / 500)
+        if trial % 7 == 0:
+            del labels["instances"]
+        params = letterbox.get_params(labels)
+        assert instances._letterboxable(labels)
+        theirs = LetterBox.apply_instances(letterbox, *copy.deepcopy((labels, params)))
+        ours = instances.letterboxed_instances(letterbox, *copy.deepcopy((labels, params)))
+        _assert_same_value(ours, theirs, f"trial {trial}")
+
+
+def test_flip_and_letterbox_labels_they_do_not_compute_are_your_methods():
+    from ultralytics.data.augment import LetterBox, RandomFlip
+
+    from jpegloader.pipelines.yolo import instances
+    rng = np.random.default_rng(5)
+    flip, letterbox = RandomFlip(p=1.0), LetterBox(new_shape=(64, 64))
+    for change in ("float64", "cls"):
+        labels = _photo(rng, 4, 7, True, (50, 70), True, 3)
+        if change == "float64":
+            held = labels["instances"]
+            held._bboxes.bboxes = held.bboxes.astype(np.float64)
+        else:
+            labels["cls"] = labels["cls"][:2]
+        for step, method, own in ((flip, instances.flipped_instances, RandomFlip),
+                                  (letterbox, instances.letterboxed_instances, LetterBox)):
+            params = step.get_params(labels)
+            assert not (instances._flippable(labels, params) if step is flip
+                        else instances._letterboxable(labels))
+            _assert_same_outcome(
+                lambda: own.apply_instances(step, *copy.deepcopy((labels, params))),
+                lambda: method(step, *copy.deepcopy((labels, params))))
+
+
+@pytest.mark.parametrize("keypoints, normalize, batch_idx", [
+    (False, True, True), (True, True, True), (True, False, False), (False, False, True)])
+def test_format_labels_without_masks_equal_ultralytics(keypoints, normalize, batch_idx):
+    # detect and pose: boxes (and keypoints) divided by the image's size; no instance
+    from ultralytics.data.augment import Format
+
+    from jpegloader.pipelines.yolo import instances
+    fmt = Format(bbox_format="xywh", normalize=normalize, return_keypoint=keypoints,
+                 batch_idx=batch_idx)
+    rng = np.random.default_rng(6)
+    for trial in range(12):
+        labels = _photo(rng, (0, 1, 7)[trial % 3], 5, False, (90, 130), False,
+                        3 if keypoints and trial % 4 else 0)
+        params = fmt.get_params(labels)
+        assert instances._formattable(fmt, params)
+        theirs = Format.apply_instances(fmt, *copy.deepcopy((labels, params)))
+        ours = instances.formatted_labels(fmt, *copy.deepcopy((labels, params)))
+        _assert_same_value(ours, theirs, f"trial {trial}")
 
 
 def test_points_placed_is_numpys_scale_shift_and_clip():

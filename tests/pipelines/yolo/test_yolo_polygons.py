@@ -199,12 +199,12 @@ def test_an_ultralytics_whose_functions_differ_keeps_its_own_and_says_so(coco_se
     verdict = jpegloader.explain(ds, batch_size=8, collate_fn=ds.collate_fn)
     version = in_place.ultralytics_version()
     assert f"Ultralytics {version}: Mosaic labels, RandomPerspective segments and their " \
-        "boxes, RandomPerspective labels, Format masks, Format labels computed natively" \
-        in verdict.report()
+        "boxes, RandomPerspective labels, RandomFlip labels, Format masks, Format labels " \
+        "computed natively" in verdict.report()
     native, yours = verdict.split_text().split("yours")
     assert "Format masks" in native and "Mosaic labels" in native
     assert "Mosaic" not in yours and "Format" not in yours and "RandomPerspective labels" \
-        not in yours
+        not in yours and "RandomFlip labels" not in yours
     # a version whose segment2box is not a verified one: RandomPerspective's own runs
     monkeypatch.setitem(in_place._VERIFIED, "segment2box", set())
     in_place._unverified.cache_clear()
@@ -214,9 +214,10 @@ def test_an_ultralytics_whose_functions_differ_keeps_its_own_and_says_so(coco_se
         assert not in_place.PerspectiveSegments.claims(rp)
         assert in_place.FormatMasks.claims(_step(ds, "Format"))
         report = jpegloader.explain(ds, batch_size=8, collate_fn=ds.collate_fn).report()
-        assert f"Ultralytics {version}: Mosaic labels, RandomPerspective labels, Format " \
-            "masks, Format labels computed natively; your objects compute RandomPerspective " \
-            "segments and their boxes (segment2box not as verified)" in report, report
+        assert f"Ultralytics {version}: Mosaic labels, RandomPerspective labels, RandomFlip " \
+            "labels, Format masks, Format labels computed natively; your objects compute " \
+            "RandomPerspective segments and their boxes (segment2box not as verified)" \
+            in report, report
         assert_replays_ultralytics(ds, [[0, 1, 2, 3, 4, 5, 6, 7]])
         assert counts["boxes"] == 0 and counts["masks"] > 0
         # a method the user set on the object is theirs, whatever the version

@@ -82,12 +82,25 @@ def test_coco_segment_val_masks_equal_ultralytics(tmp_path):
     assert "masks" in next(iter(ours))
 
 
-@pytest.mark.parametrize("task", ["segment", "pose", "obb"])
-def test_every_task_equals_ultralytics(tmp_path, task):
+@pytest.mark.parametrize("task", ["detect", "segment", "pose", "obb"])
+def test_every_task_equals_ultralytics(tmp_path, monkeypatch, task):
+    from jpegloader.pipelines.yolo import instances
+    computed = {"letterbox": 0, "format": 0}  # samples whose labels were computed here
+    for name, check in (("letterbox", instances._letterboxable),
+                        ("format", instances._formattable)):
+        def counted(*args, _name=name, _check=check):
+            computed[_name] += bool(_check(*args))
+            return _check(*args)
+        monkeypatch.setattr(instances, check.__name__, counted)
     ds = val_dataset(generated_yolo_set(tmp_path, task=task), imgsz=64, batch=4, task=task)
     ours = assert_equals_ultralytics(ds, 0)
-    key = {"segment": "masks", "pose": "keypoints", "obb": "bboxes"}[task]
+    # the two photos Ultralytics reads itself go through your objects
+    assert computed["letterbox"] == len(ds) - 2
+    assert computed["format"] == (0 if task == "obb" else len(ds) - 2)
+    key = {"detect": "bboxes", "segment": "masks", "pose": "keypoints", "obb": "bboxes"}[task]
     assert key in next(iter(ours))
+    native = ours.eligibility.split_text().split("collate")[0].split("yours")[0]
+    assert "LetterBox labels" in native and ("Format labels" in native) == (task != "obb")
 
 
 def test_auto_decode_gives_the_same_batches(tmp_path):

@@ -14,7 +14,8 @@ them.  See NOTE [ A pipeline's contract ].
     augment.py    their pixels: the warp, HSV, Format's planes, Mosaic's unbuilt canvas
     in_place.py   which of your steps' label methods run natively (verified sources)
     polygons.py   segment boxes and Format's masks over all of a sample's polygons at once
-    instances.py  Mosaic's merged labels and Format's label tensors, natively
+    instances.py  Mosaic's, RandomPerspective's, RandomFlip's, LetterBox's and Format's
+                  label arithmetic, natively
     train.py      decode a training batch, cache it for Mosaic, run its samples
     csrc/         OpenCV's warpAffine, HSV, fillPoly and the polygons' arithmetic in C
 """

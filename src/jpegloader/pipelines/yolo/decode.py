@@ -24,6 +24,7 @@ from ..contract import BatchWork, DecodeOptions
 from ..opencv_reading import read_as_opencv
 from .batches import YoloBatches, npy_instead
 from .draw import letterbox_params, letterbox_plan, padded_hw, rect_hw, resized_hw
+from .in_place import replaced_for_batch
 from .labels import sample_labels
 from .recognise import YoloSource
 
@@ -83,9 +84,10 @@ class YoloBatchDecoder(YoloBatches):
         return status, messages
 
     def targets(self, work: BatchWork) -> None:
-        for k, hw in enumerate(work.hw):
-            if hw is not None:
-                work.labels[k] = sample_labels(self.source, int(work.indices[k]), *hw)
+        with replaced_for_batch([(step, None) for step in self.source.steps]):
+            for k, hw in enumerate(work.hw):
+                if hw is not None:
+                    work.labels[k] = sample_labels(self.source, int(work.indices[k]), *hw)
 
     def redo(self, work: BatchWork, k: int) -> None:
         sample = self.source.dataset[int(work.indices[k])]

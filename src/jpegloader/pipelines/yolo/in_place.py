@@ -50,6 +50,11 @@ _VERIFIED = {
     "polygons2masks_overlap": {"948db0c35533d914"},
     "polygons2masks": {"7bed17674c07cd5f"},
     "polygon2mask": {"08d4db536a57c9ef"},
+    "RandomFlip.apply_instances": {"01db4eb76394dace"},
+    "Instances.fliplr": {"740d9adb5e5a919b"},
+    "Instances.flipud": {"8c79bb961d40ba47"},
+    "LetterBox.apply_instances": {"e60a919ddca3f7fd"},
+    "LetterBox._update_labels": {"e6bf6f7f73855fb3"},
 }
 
 
@@ -194,14 +199,33 @@ class FormatLabels(InPlace):
 
     @classmethod
     def runs_for(cls, step, dataset) -> bool:
-        return bool(getattr(step, "return_mask", False) and getattr(step, "mask_overlap", False)
-                    and not getattr(step, "return_keypoint", False)
-                    and not getattr(step, "return_obb", False))
+        return not getattr(step, "return_obb", False) and \
+            (not getattr(step, "return_mask", False) or getattr(step, "mask_overlap", False))
+
+
+class FlipLabels(InPlace):
+    step, attribute, describes = "RandomFlip", "apply_instances", "RandomFlip labels"
+    module, computes = instances, "flipped_instances"
+    sources = (("RandomFlip.apply_instances", ()),
+               ("Instances.fliplr", ("Instances", "fliplr")),
+               ("Instances.flipud", ("Instances", "flipud")))
+
+
+class LetterBoxLabels(InPlace):
+    step, attribute, describes = "LetterBox", "apply_instances", "LetterBox labels"
+    module, computes = instances, "letterboxed_instances"
+    sources = (("LetterBox.apply_instances", ()),
+               ("LetterBox._update_labels", ("LetterBox", "_update_labels")),
+               ("Instances.denormalize", ("Instances", "denormalize")),
+               ("Instances.scale", ("Instances", "scale")),
+               ("Instances.add_padding", ("Instances", "add_padding")),
+               ("Bboxes.mul", ("Instances", "__init__", "Bboxes", "mul")),
+               ("Bboxes.add", ("Instances", "__init__", "Bboxes", "add")))
 
 
 #: The replacements, each asked of every step.
 IN_PLACE: tuple[type[InPlace], ...] = (MosaicLabels, PerspectiveSegments, PerspectiveLabels,
-                                       FormatMasks, FormatLabels)
+                                       FlipLabels, LetterBoxLabels, FormatMasks, FormatLabels)
 
 
 def _applying(planned, dataset):
@@ -226,6 +250,7 @@ def described(planned, dataset) -> tuple[list[str], str | None]:
         else:
             left.append(f"{kind.describes} ({', '.join(kind.unverified(step))} not as "
                         "verified)")
+    taken, left = list(dict.fromkeys(taken)), list(dict.fromkeys(left))  # two flips: once
     if not taken and not left:
         return [], None
     version = ultralytics_version()

@@ -1,7 +1,8 @@
 """Mosaic's merging of its photos' labels, RandomPerspective's instances held to the
-image and filtered, and Format's label tensors for overlapped masks, computed here
-for the Ultralytics whose functions in_place.py verified: the same arrays and
-tensors, value for value, as the user's objects give.
+image and filtered, RandomFlip's and LetterBox's labels, and Format's label tensors
+(boxes, keypoints, overlapped masks), computed here for the Ultralytics whose
+functions in_place.py verified: the same arrays and tensors, value for value, as the
+user's objects give.
 
 NOTE [ A Mosaic's labels at once ]
 Ultralytics merges a Mosaic's labels one Instances call at a time: each photo's boxes
@@ -198,35 +199,118 @@ def _warpable(step, labels: dict) -> bool:
         _plain_labels(labels.get("instances"), labels.get("cls"))
 
 
+# -- RandomFlip and LetterBox ---------------------------------------------------------
+def flipped_instances(step, labels: dict, params: dict) -> dict:
+    """RandomFlip.apply_instances: the boxes as centres and sizes (your Instances'
+    conversion); where the draw flips, the centres, polygons and keypoints mirrored
+    (``params``' w or h less the coordinate, 1 where normalised) in place and the
+    keypoints reordered by ``flip_idx``."""
+    if not _flippable(labels, params):
+        return type(step).apply_instances(step, labels, params)
+    held = labels["instances"] = labels.pop("instances")  # last, as RandomFlip leaves it
+    held.convert_bbox("xywh")
+    if params["flip"]:
+        axis = 0 if params["direction"] == "horizontal" else 1
+        size = params["w"] if axis == 0 else params["h"]
+        boxes, segments, keypoints = held.bboxes, held.segments, held.keypoints
+        boxes[:, axis] = size - boxes[:, axis]
+        segments[..., axis] = size - segments[..., axis]
+        if keypoints is not None:
+            keypoints[..., axis] = size - keypoints[..., axis]
+            if params["flip_idx"] is not None:
+                held.keypoints = np.ascontiguousarray(keypoints[:, params["flip_idx"], :])
+    return labels
+
+
+def letterboxed_instances(step, labels: dict, params: dict) -> dict:
+    """LetterBox.apply_instances: the boxes as corners (your Instances' conversion),
+    then the boxes, polygons and keypoints scaled to the photo's pixels (where
+    normalised), by the letterbox's ratio and moved by its padding, each coordinate
+    by the same float operations on the same scalars in the same order; and
+    ``ratio_pad`` as evaluation reads it."""
+    if not _letterboxable(labels):
+        return type(step).apply_instances(step, labels, params)
+    ratio_w, ratio_h = params["ratio"]
+    if "instances" in labels:
+        held = labels["instances"]
+        held.convert_bbox("xyxy")
+        h0, w0 = params["orig_shape"]
+        boxes, segments, keypoints = held.bboxes, held.segments, held.keypoints
+        axes = [(boxes[:, 0::2], boxes[:, 1::2]), (segments[..., 0], segments[..., 1])]
+        if keypoints is not None:
+            axes.append((keypoints[..., 0], keypoints[..., 1]))
+        for x, y in axes:
+            if held.normalized:
+                x *= w0
+                y *= h0
+            x *= ratio_w
+            y *= ratio_h
+            x += params["left"]
+            y += params["top"]
+        held.normalized = False
+    if labels.get("ratio_pad"):
+        gain_h, gain_w = labels["ratio_pad"]
+        labels["ratio_pad"] = ((gain_h * ratio_h, gain_w * ratio_w),
+                               (params["left"], params["top"]))
+    return labels
+
+
+def _flippable(labels: dict, params: dict) -> bool:
+    """Whether ``flipped_instances`` computes this sample: ``_plain_labels``, flipped
+    one of RandomFlip's two ways."""
+    return _plain_labels(labels.get("instances"), labels.get("cls")) and \
+        params.get("direction") in ("horizontal", "vertical")
+
+
+def _letterboxable(labels: dict) -> bool:
+    """Whether ``letterboxed_instances`` computes this sample: no instances, or
+    ``_plain_labels``."""
+    return "instances" not in labels or _plain_labels(labels["instances"], labels.get("cls"))
+
+
 # -- Format ----------------------------------------------------------------------------
 def formatted_labels(step, labels: dict, params: dict) -> dict:
-    """Format.apply_instances where the masks overlap (one mask of instance numbers)
-    and there are no keypoints or oriented boxes: the masks as ``_format_segments``
-    makes them, each mask pixel's class looked up in one table (an uncovered pixel,
-    number 0, takes the last instance's class, as Ultralytics' index -1 does), the
-    boxes divided by the image's size as float32."""
+    """Format.apply_instances without oriented boxes: the classes and boxes as tensors
+    (the boxes, and the keypoints where asked for, divided by the image's size as
+    float32 where ``normalize``); where masks are asked for, overlapped ones as
+    ``_format_segments`` makes them, each mask pixel's class looked up in one table
+    (an uncovered pixel, number 0, takes the last instance's class, as Ultralytics'
+    index -1 does)."""
     own = type(step).apply_instances
     if not _formattable(step, params):
         return own(step, labels, params)
     h, w, count = params["h"], params["w"], params["nl"]
-    masks, instances, cls = step._format_segments(params["instances"], params["cls"], w, h)
-    ratio = step.mask_ratio
-    if not (isinstance(masks, np.ndarray) and masks.ndim == 3
-            and masks.dtype in (np.uint8, np.int32)):
-        return own(step, labels, params)
-    if not masks.shape[0] or not cls.size:
-        semantic = torch.zeros(h // ratio, w // ratio)
-    else:
-        table = np.concatenate((cls[-1:, 0], cls[:, 0]))
-        semantic = torch.from_numpy(table[masks[0]])
-    labels["masks"] = torch.from_numpy(masks)
-    labels["sem_masks"] = semantic
-    labels["cls"] = torch.from_numpy(cls)
+    instances, cls = params["instances"], params["cls"]
+    if step.return_mask:
+        ratio = step.mask_ratio
+        if count:
+            masks, instances, cls = step._format_segments(instances, cls, w, h)
+            if not (isinstance(masks, np.ndarray) and masks.ndim == 3
+                    and masks.dtype in (np.uint8, np.int32)):
+                return own(step, labels, params)
+        if not count or not masks.shape[0] or not cls.size:
+            semantic = torch.zeros(h // ratio, w // ratio)
+        else:
+            table = np.concatenate((cls[-1:, 0], cls[:, 0]))
+            semantic = torch.from_numpy(table[masks[0]])
+        labels["masks"] = torch.from_numpy(masks) if count else \
+            torch.zeros(1, h // ratio, w // ratio)
+        labels["sem_masks"] = semantic
     boxes = instances.bboxes
     if step.normalize:
         boxes[:, 0::2] /= w
         boxes[:, 1::2] /= h
+    labels["cls"] = torch.from_numpy(cls)  # n x 1 and n x 4 float32 (none: 0 x 1, 0 x 4)
     labels["bboxes"] = torch.from_numpy(boxes)
+    if step.return_keypoint:
+        keypoints = instances.keypoints
+        if keypoints is None:
+            labels["keypoints"] = torch.empty(0, 3)
+        else:
+            if step.normalize:
+                keypoints[..., 0] /= w
+                keypoints[..., 1] /= h
+            labels["keypoints"] = torch.from_numpy(keypoints)
     if step.batch_idx:
         labels["batch_idx"] = torch.zeros(count)
     return labels
@@ -234,18 +318,27 @@ def formatted_labels(step, labels: dict, params: dict) -> dict:
 
 def _formattable(step, params: dict) -> bool:
     """Whether ``formatted_labels`` computes this sample: instances with float32 boxes
-    and an (n, 1) float32 class column, overlapped masks whose ratio fits the image,
-    no keypoints or oriented boxes, and masks made by Format's own method or this
-    package's."""
+    (n x 4) and keypoints (none, or n x K x 3) and an (n, 1) float32 class column;
+    no oriented boxes; masks, where asked for, overlapped, of a ratio that fits the
+    image, made by Format's own method or this package's."""
     cls, instances = params.get("cls"), params.get("instances")
     h, w = params.get("h", 0), params.get("w", 0)
+    if not (params.get("nl") is not None and not step.return_obb and instances is not None
+            and isinstance(cls, np.ndarray) and cls.ndim == 2 and cls.shape[1] == 1
+            and cls.dtype == np.float32 and type(instances).__name__ == "Instances"):
+        return False
+    boxes, keypoints = instances.bboxes, instances.keypoints
+    if not (boxes.dtype == np.float32 and boxes.ndim == 2 and boxes.shape[1] == 4
+            and len(boxes) == len(cls) == params["nl"]):
+        return False
+    if step.return_keypoint and keypoints is not None and not (
+            isinstance(keypoints, np.ndarray) and keypoints.dtype == np.float32
+            and keypoints.ndim == 3 and keypoints.shape[2] == 3):
+        return False
+    if not step.return_mask:
+        return True
     ratio = step.mask_ratio
     masks = vars(step).get("_format_segments")  # a method set on your object: all yours
     if masks is not None and getattr(masks, "func", None) is not polygons.formatted_masks:
         return False
-    return bool(params.get("nl") and step.return_mask and step.mask_overlap
-                and not step.return_keypoint and not step.return_obb
-                and isinstance(ratio, int) and 0 < ratio <= min(h, w)
-                and isinstance(cls, np.ndarray) and cls.ndim == 2 and cls.shape[1] == 1
-                and cls.dtype == np.float32 and instances is not None
-                and instances.bboxes.dtype == np.float32)
+    return bool(step.mask_overlap and isinstance(ratio, int) and 0 < ratio <= min(h, w))

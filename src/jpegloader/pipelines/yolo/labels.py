@@ -9,7 +9,8 @@ no pixels left where ``load_image`` finds a cached photo, and runs the user's ow
 LetterBox and Format objects over it except for ``apply_image``, whose only effects
 beside the pixels are done here: the image's new size, and LetterBox's
 ``resized_shape``.  The dict, boxes, classes, masks and ``ratio_pad`` are therefore
-Ultralytics' own arithmetic, whatever its version.
+Ultralytics' own arithmetic, whatever its version, or for a verified one this
+package's to the same values (NOTE [ Label arithmetic in place ]).
 """
 from __future__ import annotations
 

@@ -22,12 +22,19 @@ def lower(dataset, loader_args: dict | None = None) -> Lowering:
         return Lowering(NAME, tuple(checks))
     if isinstance(source, recognise.YoloTrainSource):
         return _lower_train(source, checks)
-    checks.append(check("yolo.task", True, f"{source.task}: labels by your LetterBox and "
-                        "Format objects, in the workers", "", ""))
+    checks.append(check("yolo.task", True, f"{source.task}: each sample's labels made in "
+                        "the workers from your LetterBox's and Format's parameters", "", ""))
+    planned = [(step, None) for step in source.steps]
+    replaced, said = in_place.described(planned, source.dataset)
+    if said:
+        checks.append(check("yolo.labels", True, said, "", ""))
+    labelled = in_place.labels_replaced(planned, source.dataset)
     samples = recognise.dataset_key(source)
     lb, fmt = source.letterbox, source.format
     program = (source.task, source.largest, repr(vars(lb)), repr(vars(fmt)))
-    split = {"native": ["decode", "LetterBox"], "yours": ["LetterBox labels", "Format"],
+    split = {"native": ["decode", "LetterBox", "Format image"] + replaced,
+             "yours": [f"{type(t).__name__} labels" for t in source.steps
+                       if id(t) not in labelled],
              "collate": "YOLODataset.collate_fn in the main process"}
     return Lowering(NAME, tuple(checks), program, source, (program, samples), split,
                     samples=samples)
@@ -40,8 +47,9 @@ def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
     native = ["decode", "load_image resize"] + [
         k.describes for k in dict.fromkeys(k for _, k in planned) if k and k.native] + replaced
     labelled = in_place.labels_replaced(planned, source.dataset)
-    yours = [type(t).__name__ + _left(k is not None and k.native, id(t) in labelled)
-             for t, k in planned if not (k and k.native and id(t) in labelled)]
+    yours = list(dict.fromkeys(  # two flips: once
+        type(t).__name__ + _left(k is not None and k.native, id(t) in labelled)
+        for t, k in planned if not (k and k.native and id(t) in labelled)))
     checks.append(check("yolo.task", True, f"{source.task} training: your transforms run per "
                         "sample in the workers, seeded per sample", "", ""))
     checks.append(check("yolo.opencv", True, opencv_match().describe(), "", ""))
