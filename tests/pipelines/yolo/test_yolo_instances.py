@@ -25,8 +25,10 @@ pytestmark = pytest.mark.skipif(util.find_spec("ultralytics") is None,
 def _taken(monkeypatch) -> dict:
     """How many samples each replacement computed itself (not handed to your method)."""
     from jpegloader.pipelines.yolo import instances
-    counts = {"mosaic": 0, "perspective": 0, "flip": 0, "letterbox": 0, "format": 0}
-    for name, check in (("mosaic", instances._mergeable), ("perspective", instances._warpable),
+    counts = {"mosaic": 0, "mix": 0, "paste": 0, "perspective": 0, "flip": 0, "letterbox": 0,
+              "format": 0}
+    for name, check in (("mosaic", instances._mergeable), ("mix", instances._joinable),
+                        ("paste", instances._pastable), ("perspective", instances._warpable),
                         ("flip", instances._flippable), ("letterbox", instances._letterboxable),
                         ("format", instances._formattable)):
         def counted(*args, _name=name, _check=check):
@@ -49,6 +51,10 @@ def _assert_same_value(ours, theirs, where: str = "") -> None:
         assert ours._bboxes.format == theirs._bboxes.format, where
         for field in ("bboxes", "segments", "keypoints"):
             _assert_same_value(getattr(ours, field), getattr(theirs, field), f"{where}.{field}")
+    elif isinstance(theirs, list):
+        assert type(ours) is list and len(ours) == len(theirs), where
+        for k, (a, b) in enumerate(zip(ours, theirs)):
+            _assert_same_value(a, b, f"{where}[{k}]")
     elif isinstance(theirs, (np.ndarray, torch.Tensor)):
         assert type(ours) is type(theirs) and ours.dtype == theirs.dtype, where
         assert ours.shape == theirs.shape, where
@@ -82,8 +88,10 @@ def coco_segments(tmp_path_factory):
 @pytest.mark.parametrize("task, hyp", [
     ("detect", {}),
     ("detect", {"degrees": 20.0, "translate": 0.4, "mixup": 0.5}),   # boxes off the canvas
+    ("detect", {"cutmix": 0.8, "scale": 0.2}),
     ("segment", {}),
-    ("segment", {"scale": 0.9, "copy_paste": 0.5}),
+    ("segment", {"scale": 0.9, "copy_paste": 0.5, "mixup": 0.3}),
+    ("segment", {"copy_paste": 0.9, "copy_paste_mode": "mixup", "cutmix": 0.5}),
 ])
 def test_samples_equal_ultralytics_with_the_labels_merged_natively(coco_boxes, coco_segments,
                                                                    monkeypatch, task, hyp):
@@ -100,6 +108,8 @@ def test_samples_equal_ultralytics_with_the_labels_merged_natively(coco_boxes, c
     assert counts["mosaic"] >= len(indices) and counts["perspective"] >= len(indices)
     assert counts["flip"] == 2 * len(indices)  # up-down, then left-right
     assert counts["format"] >= len(indices) - (2 if task == "segment" else 0)
+    assert (counts["mix"] > 0) == bool(hyp.get("mixup") or hyp.get("cutmix"))
+    assert (counts["paste"] > 0) == bool(hyp.get("copy_paste"))
     assert sum(len(s["cls"]) for s in ours) > 100
 
 
@@ -426,6 +436,73 @@ def test_flip_and_letterbox_labels_they_do_not_compute_are_your_methods():
             _assert_same_outcome(
                 lambda: own.apply_instances(step, *copy.deepcopy((labels, params))),
                 lambda: method(step, *copy.deepcopy((labels, params))))
+
+
+@pytest.mark.parametrize("keypoints", [0, 3])
+def test_mixup_cutmix_and_copypaste_labels_equal_ultralytics(keypoints):
+    # the partner's labels joined after the sample's; CutMix's held to its area (its
+    # int32 corners added as Ultralytics adds them); CopyPaste's flipped copies or a
+    # partner's, the chosen ones joined; NaN kept
+    from ultralytics.data.augment import CopyPaste, CutMix, MixUp
+
+    from jpegloader.pipelines.yolo import instances
+    rng = np.random.default_rng(7 + keypoints)
+    mixup, cutmix = MixUp(SimpleNamespace(), p=1.0), CutMix(SimpleNamespace(), p=1.0)
+    paste = CopyPaste(p=0.8)
+    for trial in range(30):
+        normalized, size = trial % 3 > 0, (int(rng.integers(40, 120)), int(rng.integers(40, 120)))
+        labels, partner = (_photo(rng, int(rng.integers(0, 7)), 9, normalized, size,
+                                  trial % 2 > 0, keypoints) for _ in range(2))
+        if trial % 4 == 1 and len(partner["cls"]):
+            partner["instances"].segments[0, ..., 0] = np.nan
+        labels["mix_labels"] = [partner]
+        assert instances._joinable(labels, partner)
+        _assert_same_outcome(
+            lambda: MixUp.apply_instances(mixup, *copy.deepcopy((labels, {}))),
+            lambda: instances.mixed_instances(mixup, *copy.deepcopy((labels, {}))))
+        h, w = size
+        x1, y1 = int(rng.integers(0, w - 8)), int(rng.integers(0, h - 8))
+        cut = {"area": np.array((x1, y1, rng.integers(x1 + 1, w), rng.integers(y1 + 1, h)),
+                                np.float32), "w": w, "h": h,
+               "indexes2": np.flatnonzero(rng.integers(0, 2, len(partner["cls"])))}
+        for params in (cut, {"skip": True}):
+            _assert_same_outcome(
+                lambda: CutMix.apply_instances(cutmix, *copy.deepcopy((labels, params))),
+                lambda: instances.cut_instances(cutmix, *copy.deepcopy((labels, params))))
+        if not len(labels["cls"]):
+            continue  # CopyPaste returns at once
+        params = paste.get_params(labels)
+        if trial % 2:  # a partner's polygons, as mode="mixup" takes them
+            held = copy.deepcopy(partner["instances"])
+            held.convert_bbox("xyxy")
+            held.denormalize(w, h)
+            params.update(instances2=held, labels2_cls=partner["cls"],
+                          selected=np.flatnonzero(rng.integers(0, 2, len(partner["cls"]))))
+        assert instances._pastable(labels, params)
+        _assert_same_outcome(
+            lambda: CopyPaste.apply_instances(paste, *copy.deepcopy((labels, params))),
+            lambda: instances.pasted_instances(paste, *copy.deepcopy((labels, params))))
+
+
+def test_mixing_labels_it_does_not_compute_are_your_methods():
+    # polygons of two lengths (Ultralytics resamples both), keypoints in one only,
+    # another box format: Ultralytics' own Instances.concatenate
+    from ultralytics.data.augment import MixUp
+
+    from jpegloader.pipelines.yolo import instances
+    rng = np.random.default_rng(8)
+    mixup = MixUp(SimpleNamespace(), p=1.0)
+    for change in ("length", "keypoints", "format"):
+        labels = _photo(rng, 4, 9, True, (60, 80), True, 2)
+        partner = _photo(rng, 3, 5 if change == "length" else 9, True, (60, 80), True,
+                         0 if change == "keypoints" else 2)
+        if change == "format":
+            partner["instances"].convert_bbox("xyxy")
+        labels["mix_labels"] = [partner]
+        assert not instances._joinable(labels, partner)
+        _assert_same_outcome(
+            lambda: MixUp.apply_instances(mixup, *copy.deepcopy((labels, {}))),
+            lambda: instances.mixed_instances(mixup, *copy.deepcopy((labels, {}))))
 
 
 @pytest.mark.parametrize("keypoints, normalize, batch_idx", [

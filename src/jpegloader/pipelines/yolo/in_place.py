@@ -55,6 +55,9 @@ _VERIFIED = {
     "Instances.flipud": {"8c79bb961d40ba47"},
     "LetterBox.apply_instances": {"e60a919ddca3f7fd"},
     "LetterBox._update_labels": {"e6bf6f7f73855fb3"},
+    "MixUp.apply_instances": {"02f230e62809bafb"},
+    "CutMix.apply_instances": {"664a4743e51334ed"},
+    "CopyPaste.apply_instances": {"c7205f6bf83a62f1"},
 }
 
 
@@ -223,9 +226,48 @@ class LetterBoxLabels(InPlace):
                ("Bboxes.add", ("Instances", "__init__", "Bboxes", "add")))
 
 
+class MixUpLabels(InPlace):
+    step, attribute, describes = "MixUp", "apply_instances", "MixUp labels"
+    module, computes = instances, "mixed_instances"
+    sources = (("MixUp.apply_instances", ()),
+               ("Instances.concatenate", ("Instances", "concatenate")))
+
+    @classmethod
+    def runs_for(cls, step, dataset) -> bool:
+        return getattr(step, "p", 0) > 0
+
+
+class CutMixLabels(InPlace):
+    step, attribute, describes = "CutMix", "apply_instances", "CutMix labels"
+    module, computes = instances, "cut_instances"
+    sources = (("CutMix.apply_instances", ()),
+               ("Instances.denormalize", ("Instances", "denormalize")),
+               ("Instances.add_padding", ("Instances", "add_padding")),
+               ("Instances.clip", ("Instances", "clip")),
+               ("Instances.concatenate", ("Instances", "concatenate")),
+               ("Bboxes.mul", ("Instances", "__init__", "Bboxes", "mul")),
+               ("Bboxes.add", ("Instances", "__init__", "Bboxes", "add")))
+
+    @classmethod
+    def runs_for(cls, step, dataset) -> bool:
+        return getattr(step, "p", 0) > 0 and not getattr(step, "preserve_obb", False)
+
+
+class CopyPasteLabels(InPlace):
+    step, attribute, describes = "CopyPaste", "apply_instances", "CopyPaste labels"
+    module, computes = instances, "pasted_instances"
+    sources = (("CopyPaste.apply_instances", ()),
+               ("Instances.concatenate", ("Instances", "concatenate")))
+
+    @classmethod
+    def runs_for(cls, step, dataset) -> bool:
+        return getattr(step, "p", 0) > 0 and bool(getattr(dataset, "use_segments", False))
+
+
 #: The replacements, each asked of every step.
-IN_PLACE: tuple[type[InPlace], ...] = (MosaicLabels, PerspectiveSegments, PerspectiveLabels,
-                                       FlipLabels, LetterBoxLabels, FormatMasks, FormatLabels)
+IN_PLACE: tuple[type[InPlace], ...] = (MosaicLabels, MixUpLabels, CutMixLabels, CopyPasteLabels,
+                                       PerspectiveSegments, PerspectiveLabels, FlipLabels,
+                                       LetterBoxLabels, FormatMasks, FormatLabels)
 
 
 def _applying(planned, dataset):

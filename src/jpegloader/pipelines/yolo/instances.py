@@ -1,8 +1,8 @@
-"""Mosaic's merging of its photos' labels, RandomPerspective's instances held to the
-image and filtered, RandomFlip's and LetterBox's labels, and Format's label tensors
-(boxes, keypoints, overlapped masks), computed here for the Ultralytics whose
-functions in_place.py verified: the same arrays and tensors, value for value, as the
-user's objects give.
+"""Mosaic's, MixUp's, CutMix's and CopyPaste's merging of labels, RandomPerspective's
+instances held to the image and filtered, RandomFlip's and LetterBox's labels, and
+Format's label tensors (boxes, keypoints, overlapped masks), computed here for the
+Ultralytics whose functions in_place.py verified: the same arrays and tensors, value
+for value, as the user's objects give.
 
 NOTE [ A Mosaic's labels at once ]
 Ultralytics merges a Mosaic's labels one Instances call at a time: each photo's boxes
@@ -138,10 +138,129 @@ def _placed_keypoints(found: list, rows: np.ndarray, size: int) -> np.ndarray | 
     xy = keypoints[..., :2]
     xy *= rows[:, None, :2]
     xy += rows[:, None, 2:]
+    return _keypoints_held(keypoints, size, size)
+
+
+def _keypoints_held(keypoints: np.ndarray, w, h) -> np.ndarray:
+    """Keypoints outside the w x h image made invisible, then all held to it, in
+    place (Instances.clip's rule)."""
     x, y = keypoints[..., 0], keypoints[..., 1]
-    keypoints[..., 2][(x < 0) | (x > size) | (y < 0) | (y > size)] = 0.0
-    np.clip(xy, 0, size, out=xy)
+    keypoints[..., 2][(x < 0) | (x > w) | (y < 0) | (y > h)] = 0.0
+    np.clip(x, 0, w, out=x)
+    np.clip(y, 0, h, out=y)
     return keypoints
+
+
+# -- MixUp, CutMix and CopyPaste ---------------------------------------------------------
+def mixed_instances(step, labels: dict, params: dict) -> dict:
+    """MixUp.apply_instances: the partner's labels after the sample's."""
+    partner = labels["mix_labels"][0]
+    if not _joinable(labels, partner):
+        return type(step).apply_instances(step, labels, params)
+    labels["instances"] = _joined(labels["instances"], partner["instances"])
+    labels["cls"] = np.concatenate((labels["cls"], partner["cls"]))
+    return labels
+
+
+def cut_instances(step, labels: dict, params: dict) -> dict:
+    """CutMix.apply_instances: the partner's instances the drawn area takes, as corners
+    in pixels, held to the area (moved to its corner and back, with the same scalars
+    Ultralytics adds) and put after the sample's; oriented boxes are yours."""
+    if params.get("skip"):
+        return labels
+    partner = labels["mix_labels"][0]
+    if getattr(step, "preserve_obb", True) or not _joinable(labels, partner):
+        return type(step).apply_instances(step, labels, params)
+    rows = params["indexes2"]
+    part = partner["instances"][rows]
+    part.convert_bbox("xyxy")
+    x1, y1, x2, y2 = params["area"].astype(np.int32)
+    w, h = x2 - x1, y2 - y1
+    axes = _axes(part)
+    for x, y in axes:
+        if part.normalized:
+            x *= params["w"]
+            y *= params["h"]
+        x += -x1
+        y += -y1
+    part.normalized = False
+    for x, y in axes[:2]:  # the boxes and polygons; the keypoints by visibility too
+        np.clip(x, 0, w, out=x)
+        np.clip(y, 0, h, out=y)
+    if part.keypoints is not None:
+        _keypoints_held(part.keypoints, w, h)
+    for x, y in axes:
+        x += x1
+        y += y1
+    labels["cls"] = np.concatenate((labels["cls"], partner["cls"][rows]))
+    labels["instances"] = _joined(labels["instances"], part)
+    return labels
+
+
+def pasted_instances(step, labels: dict, params: dict) -> dict:
+    """CopyPaste.apply_instances: the selected copies (the flipped sample's, or the
+    partner's) after the sample's instances, with their classes."""
+    instances, copies, chosen = params["instances"], params["instances2"], params["selected"]
+    if not len(chosen):
+        labels["instances"] = instances
+        return labels
+    if not _pastable(labels, params):
+        return type(step).apply_instances(step, labels, params)
+    classes = params.get("labels2_cls")
+    classes = labels["cls"] if classes is None else classes
+    labels["cls"] = np.concatenate((labels["cls"], classes[chosen]))
+    labels["instances"] = _joined(instances, copies[chosen])
+    return labels
+
+
+def _pastable(labels: dict, params: dict) -> bool:
+    """Whether ``pasted_instances`` joins this sample's copies: the sample's and the
+    copies' labels ``_plain_labels``, of one kind."""
+    instances, copies = params["instances"], params["instances2"]
+    classes = params.get("labels2_cls")
+    return _plain_labels(instances, labels["cls"]) and _same_kind(instances, copies) and \
+        _plain_labels(copies, labels["cls"] if classes is None else classes)
+
+
+def _joinable(labels: dict, partner: dict) -> bool:
+    """Whether a sample's labels and its partner's are joined here: ``_plain_labels``
+    both, of one kind (``_same_kind``)."""
+    return _plain_labels(labels.get("instances"), labels.get("cls")) and \
+        _plain_labels(partner.get("instances"), partner.get("cls")) and \
+        _same_kind(labels["instances"], partner["instances"])
+
+
+def _same_kind(a, b) -> bool:
+    """One holder class, box format and normalisation, polygons of one length
+    (Ultralytics resamples polygons of differing lengths, all of them), keypoints in
+    both or neither."""
+    return type(a) is type(b) and _box_format(a) == _box_format(b) is not None and \
+        a.normalized == b.normalized and (a.keypoints is None) == (b.keypoints is None) and \
+        a.segments.shape[1:] == b.segments.shape[1:]
+
+
+def _box_format(held) -> str | None:
+    """The format an Instances holds its boxes in (its Bboxes' own)."""
+    return getattr(getattr(held, "_bboxes", None), "format", None)
+
+
+def _joined(first, second):
+    """Instances.concatenate of two ``_same_kind`` holders: the second's rows after
+    the first's."""
+    keypoints = None if first.keypoints is None else \
+        np.concatenate((first.keypoints, second.keypoints))
+    return type(first)(np.concatenate((first.bboxes, second.bboxes)),
+                       np.concatenate((first.segments, second.segments)), keypoints,
+                       bbox_format=_box_format(first), normalized=first.normalized)
+
+
+def _axes(held) -> list:
+    """(x, y) views of the boxes, polygons and keypoints (if any) of ``held``."""
+    boxes, segments, keypoints = held.bboxes, held.segments, held.keypoints
+    axes = [(boxes[:, 0::2], boxes[:, 1::2]), (segments[..., 0], segments[..., 1])]
+    if keypoints is not None:
+        axes.append((keypoints[..., 0], keypoints[..., 1]))
+    return axes
 
 
 # -- RandomPerspective -----------------------------------------------------------------
@@ -174,10 +293,7 @@ def perspective_instances(step, labels: dict, params: dict) -> dict:
         segments = np.ascontiguousarray(segments)
         points_clipped(segments, 1, segments.size // 2, np.array((0, 0, w, h), np.float32))
     if keypoints is not None:
-        x, y = keypoints[..., 0], keypoints[..., 1]
-        keypoints[..., 2][(x < 0) | (x > w) | (y < 0) | (y > h)] = 0.0
-        np.clip(keypoints[..., 0], 0, w, out=keypoints[..., 0])
-        np.clip(keypoints[..., 1], 0, h, out=keypoints[..., 1])
+        _keypoints_held(keypoints, w, h)
     before = held.bboxes
     before *= params["scale"]
     keep = step.box_candidates(box1=before.T, box2=boxes.T,
@@ -235,11 +351,7 @@ def letterboxed_instances(step, labels: dict, params: dict) -> dict:
         held = labels["instances"]
         held.convert_bbox("xyxy")
         h0, w0 = params["orig_shape"]
-        boxes, segments, keypoints = held.bboxes, held.segments, held.keypoints
-        axes = [(boxes[:, 0::2], boxes[:, 1::2]), (segments[..., 0], segments[..., 1])]
-        if keypoints is not None:
-            axes.append((keypoints[..., 0], keypoints[..., 1]))
-        for x, y in axes:
+        for x, y in _axes(held):
             if held.normalized:
                 x *= w0
                 y *= h0
