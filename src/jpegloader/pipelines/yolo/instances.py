@@ -174,15 +174,15 @@ def cut_instances(step, labels: dict, params: dict) -> dict:
     rows = params["indexes2"]
     part = partner["instances"][rows]
     part.convert_bbox("xyxy")
-    x1, y1, x2, y2 = params["area"].astype(np.int32)
-    w, h = x2 - x1, y2 - y1
+    left, top, right, bottom = params["area"].astype(np.int32)  # int32 scalars, as added
+    w, h = right - left, bottom - top
     axes = _axes(part)
     for x, y in axes:
         if part.normalized:
             x *= params["w"]
             y *= params["h"]
-        x += -x1
-        y += -y1
+        x += -left
+        y += -top
     part.normalized = False
     for x, y in axes[:2]:  # the boxes and polygons; the keypoints by visibility too
         np.clip(x, 0, w, out=x)
@@ -190,8 +190,8 @@ def cut_instances(step, labels: dict, params: dict) -> dict:
     if part.keypoints is not None:
         _keypoints_held(part.keypoints, w, h)
     for x, y in axes:
-        x += x1
-        y += y1
+        x += left
+        y += top
     labels["cls"] = np.concatenate((labels["cls"], partner["cls"][rows]))
     labels["instances"] = _joined(labels["instances"], part)
     return labels
@@ -202,7 +202,7 @@ def pasted_instances(step, labels: dict, params: dict) -> dict:
     partner's) after the sample's instances, with their classes."""
     instances, copies, chosen = params["instances"], params["instances2"], params["selected"]
     if not len(chosen):
-        labels["instances"] = instances
+        labels["instances"] = params["instances"]
         return labels
     if not _pastable(labels, params):
         return type(step).apply_instances(step, labels, params)
@@ -346,7 +346,7 @@ def letterboxed_instances(step, labels: dict, params: dict) -> dict:
     ``ratio_pad`` as evaluation reads it."""
     if not _letterboxable(labels):
         return type(step).apply_instances(step, labels, params)
-    ratio_w, ratio_h = params["ratio"]
+    gain_x, gain_y = params["ratio"]
     if "instances" in labels:
         held = labels["instances"]
         held.convert_bbox("xyxy")
@@ -355,14 +355,14 @@ def letterboxed_instances(step, labels: dict, params: dict) -> dict:
             if held.normalized:
                 x *= w0
                 y *= h0
-            x *= ratio_w
-            y *= ratio_h
+            x *= gain_x
+            y *= gain_y
             x += params["left"]
             y += params["top"]
         held.normalized = False
     if labels.get("ratio_pad"):
-        gain_h, gain_w = labels["ratio_pad"]
-        labels["ratio_pad"] = ((gain_h * ratio_h, gain_w * ratio_w),
+        before_y, before_x = labels["ratio_pad"]
+        labels["ratio_pad"] = ((before_y * gain_y, before_x * gain_x),
                                (params["left"], params["top"]))
     return labels
 
@@ -415,14 +415,14 @@ def formatted_labels(step, labels: dict, params: dict) -> dict:
     labels["cls"] = torch.from_numpy(cls)  # n x 1 and n x 4 float32 (none: 0 x 1, 0 x 4)
     labels["bboxes"] = torch.from_numpy(boxes)
     if step.return_keypoint:
-        keypoints = instances.keypoints
-        if keypoints is None:
+        points = instances.keypoints
+        if points is None:
             labels["keypoints"] = torch.empty(0, 3)
         else:
             if step.normalize:
-                keypoints[..., 0] /= w
-                keypoints[..., 1] /= h
-            labels["keypoints"] = torch.from_numpy(keypoints)
+                points[..., 0] /= w
+                points[..., 1] /= h
+            labels["keypoints"] = torch.from_numpy(points)
     if step.batch_idx:
         labels["batch_idx"] = torch.zeros(count)
     return labels
