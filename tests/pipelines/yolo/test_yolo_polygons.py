@@ -205,6 +205,7 @@ def test_an_ultralytics_whose_functions_differ_keeps_its_own_and_says_so(coco_se
     assert "Format masks" in native and "Mosaic labels" in native
     assert "Mosaic" not in yours and "Format" not in yours and "RandomPerspective labels" \
         not in yours and "RandomFlip labels" not in yours
+    assert "RandomHSV" not in yours  # its image is native; it has no label work
     # a version whose segment2box is not a verified one: RandomPerspective's own runs
     monkeypatch.setitem(in_place._VERIFIED, "segment2box", set())
     in_place._unverified.cache_clear()

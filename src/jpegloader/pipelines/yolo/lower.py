@@ -46,7 +46,8 @@ def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
     replaced, said = in_place.described(planned, source.dataset)
     native = ["decode", "load_image resize"] + [
         k.describes for k in dict.fromkeys(k for _, k in planned) if k and k.native] + replaced
-    labelled = in_place.labels_replaced(planned, source.dataset)
+    labelled = in_place.labels_replaced(planned, source.dataset) | \
+        {id(t) for t, _ in planned if _keeps_labels(t)}
     yours = list(dict.fromkeys(  # two flips: once
         type(t).__name__ + _left(k is not None and k.native, id(t) in labelled)
         for t, k in planned if not (k and k.native and id(t) in labelled)))
@@ -63,6 +64,14 @@ def _lower_train(source: recognise.YoloTrainSource, checks: list) -> Lowering:
              "collate": "YOLODataset.collate_fn in the main process"}
     return Lowering(NAME, tuple(checks), program, source,
                     (program, samples, id(source.dataset.transforms)), split, samples=samples)
+
+
+def _keeps_labels(step) -> bool:
+    """Whether a step leaves labels as they are (RandomHSV: Ultralytics' BaseTransform's
+    own apply_instances, which returns them)."""
+    method = getattr(type(step), "apply_instances", None)
+    return getattr(method, "__qualname__", "") == "BaseTransform.apply_instances" and \
+        getattr(method, "__module__", "") == "ultralytics.data.augment"
 
 
 def _left(image_native: bool, labels_native: bool) -> str:
