@@ -135,6 +135,16 @@ def _unverified(step_type: type, kind: type[InPlace]) -> list[str]:
             if fn is None or source_key(getattr(fn, "fget", fn)) not in _VERIFIED.get(name, ())]
 
 
+def _instances(*names: str) -> tuple:
+    """Sources for methods of Ultralytics' Instances, found from the method's globals."""
+    return tuple((f"Instances.{n}", ("Instances", n)) for n in names)
+
+
+def _bboxes(*names: str) -> tuple:
+    """Sources for methods of the Bboxes an Instances holds (its __init__'s global)."""
+    return tuple((f"Bboxes.{n}", ("Instances", "__init__", "Bboxes", n)) for n in names)
+
+
 class PerspectiveSegments(InPlace):
     step, attribute, describes = "RandomPerspective", "apply_segments", \
         "RandomPerspective segments and their boxes"
@@ -164,16 +174,9 @@ class MosaicLabels(InPlace):
     module, computes = instances, "mosaic_instances"
     sources = (("Mosaic.apply_instances", ()),
                ("Mosaic._update_labels", ("Mosaic", "_update_labels")),
-               ("Mosaic._cat_labels", ("Mosaic", "_cat_labels")),
-               ("Instances.denormalize", ("Instances", "denormalize")),
-               ("Instances.add_padding", ("Instances", "add_padding")),
-               ("Instances.concatenate", ("Instances", "concatenate")),
-               ("Instances.clip", ("Instances", "clip")),
-               ("Instances.remove_zero_area_boxes", ("Instances", "remove_zero_area_boxes")),
-               ("Instances.bbox_areas", ("Instances", "bbox_areas")),
-               ("Bboxes.mul", ("Instances", "__init__", "Bboxes", "mul")),
-               ("Bboxes.add", ("Instances", "__init__", "Bboxes", "add")),
-               ("Bboxes.areas", ("Instances", "__init__", "Bboxes", "areas")))
+               ("Mosaic._cat_labels", ("Mosaic", "_cat_labels"))) + \
+        _instances("denormalize", "add_padding", "concatenate", "clip",
+                   "remove_zero_area_boxes", "bbox_areas") + _bboxes("mul", "add", "areas")
 
     @classmethod
     def runs_for(cls, step, dataset) -> bool:
@@ -184,11 +187,8 @@ class PerspectiveLabels(InPlace):
     step, attribute, describes = "RandomPerspective", "apply_instances", \
         "RandomPerspective labels"
     module, computes = instances, "perspective_instances"
-    sources = (("RandomPerspective.apply_instances", ()),
-               ("Instances.clip", ("Instances", "clip")),
-               ("Instances.scale", ("Instances", "scale")),
-               ("Instances.__getitem__", ("Instances", "__getitem__")),
-               ("Bboxes.mul", ("Instances", "__init__", "Bboxes", "mul")))
+    sources = (("RandomPerspective.apply_instances", ()),) + \
+        _instances("clip", "scale", "__getitem__") + _bboxes("mul")
 
     @classmethod
     def runs_for(cls, step, dataset) -> bool:
@@ -209,28 +209,21 @@ class FormatLabels(InPlace):
 class FlipLabels(InPlace):
     step, attribute, describes = "RandomFlip", "apply_instances", "RandomFlip labels"
     module, computes = instances, "flipped_instances"
-    sources = (("RandomFlip.apply_instances", ()),
-               ("Instances.fliplr", ("Instances", "fliplr")),
-               ("Instances.flipud", ("Instances", "flipud")))
+    sources = (("RandomFlip.apply_instances", ()),) + _instances("fliplr", "flipud")
 
 
 class LetterBoxLabels(InPlace):
     step, attribute, describes = "LetterBox", "apply_instances", "LetterBox labels"
     module, computes = instances, "letterboxed_instances"
     sources = (("LetterBox.apply_instances", ()),
-               ("LetterBox._update_labels", ("LetterBox", "_update_labels")),
-               ("Instances.denormalize", ("Instances", "denormalize")),
-               ("Instances.scale", ("Instances", "scale")),
-               ("Instances.add_padding", ("Instances", "add_padding")),
-               ("Bboxes.mul", ("Instances", "__init__", "Bboxes", "mul")),
-               ("Bboxes.add", ("Instances", "__init__", "Bboxes", "add")))
+               ("LetterBox._update_labels", ("LetterBox", "_update_labels"))) + \
+        _instances("denormalize", "scale", "add_padding") + _bboxes("mul", "add")
 
 
 class MixUpLabels(InPlace):
     step, attribute, describes = "MixUp", "apply_instances", "MixUp labels"
     module, computes = instances, "mixed_instances"
-    sources = (("MixUp.apply_instances", ()),
-               ("Instances.concatenate", ("Instances", "concatenate")))
+    sources = (("MixUp.apply_instances", ()),) + _instances("concatenate")
 
     @classmethod
     def runs_for(cls, step, dataset) -> bool:
@@ -240,13 +233,8 @@ class MixUpLabels(InPlace):
 class CutMixLabels(InPlace):
     step, attribute, describes = "CutMix", "apply_instances", "CutMix labels"
     module, computes = instances, "cut_instances"
-    sources = (("CutMix.apply_instances", ()),
-               ("Instances.denormalize", ("Instances", "denormalize")),
-               ("Instances.add_padding", ("Instances", "add_padding")),
-               ("Instances.clip", ("Instances", "clip")),
-               ("Instances.concatenate", ("Instances", "concatenate")),
-               ("Bboxes.mul", ("Instances", "__init__", "Bboxes", "mul")),
-               ("Bboxes.add", ("Instances", "__init__", "Bboxes", "add")))
+    sources = (("CutMix.apply_instances", ()),) + \
+        _instances("denormalize", "add_padding", "clip", "concatenate") + _bboxes("mul", "add")
 
     @classmethod
     def runs_for(cls, step, dataset) -> bool:
@@ -256,8 +244,7 @@ class CutMixLabels(InPlace):
 class CopyPasteLabels(InPlace):
     step, attribute, describes = "CopyPaste", "apply_instances", "CopyPaste labels"
     module, computes = instances, "pasted_instances"
-    sources = (("CopyPaste.apply_instances", ()),
-               ("Instances.concatenate", ("Instances", "concatenate")))
+    sources = (("CopyPaste.apply_instances", ()),) + _instances("concatenate")
 
     @classmethod
     def runs_for(cls, step, dataset) -> bool:
