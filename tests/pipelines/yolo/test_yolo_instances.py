@@ -307,31 +307,42 @@ def _format_params(rng, count: int, size: int, classes: int) -> dict:
             "instances": Instances(boxes, segments, bbox_format="xyxy", normalized=False)}
 
 
-@pytest.mark.parametrize("count, ratio, normalize, batch_idx", [
-    (30, 4, True, True), (300, 4, True, True),   # more than 255 instances: int32 masks
-    (12, 1, False, False), (5, 2, True, False)])
-def test_format_labels_equal_ultralytics(count, ratio, normalize, batch_idx):
+@pytest.mark.parametrize("count, ratio, normalize, batch_idx, overlap", [
+    (30, 4, True, True, True), (300, 4, True, True, True),   # > 255 instances: int32 masks
+    (12, 1, False, False, True), (5, 2, True, False, True),
+    (30, 4, True, True, False), (12, 1, False, False, False)])
+def test_format_labels_equal_ultralytics(count, ratio, normalize, batch_idx, overlap):
     from ultralytics.data.augment import Format
 
     from jpegloader.pipelines.yolo import instances
     from jpegloader.pipelines.yolo.in_place import FormatMasks
     fmt = Format(bbox_format="xywh", normalize=normalize, return_mask=True, mask_ratio=ratio,
-                 mask_overlap=True, batch_idx=batch_idx)
+                 mask_overlap=overlap, batch_idx=batch_idx)
     rng = np.random.default_rng(count)
     for with_masks_here in (False, True):
         if with_masks_here:
             fmt._format_segments = FormatMasks.method(fmt)
         for trial in range(5):
             params = _format_params(rng, count, 96, 80)
+            if trial % 2:  # two equal polygons of two classes: the first one's class
+                held = params["instances"]
+                held.segments[1], held.bboxes[1] = held.segments[0], held.bboxes[0]
+                params["cls"][:2, 0] = 3, 4
             assert instances._formattable(fmt, params)
             theirs = Format.apply_instances(fmt, {"img": None}, copy.deepcopy(params))
             ours = instances.formatted_labels(fmt, {"img": None}, copy.deepcopy(params))
             _assert_same_value(ours, theirs)
-            # a pixel no instance covers takes the last (smallest) instance's class, as
-            # Ultralytics' index -1 does
-            uncovered = ours["masks"][0] == 0
-            assert uncovered.any() and (ours["sem_masks"][uncovered] == ours["cls"][-1, 0]).all()
-    assert ours["masks"].dtype == (torch.int32 if count > 255 else torch.uint8)
+            if overlap:  # a pixel no instance covers takes the last (smallest) instance's
+                # class, as Ultralytics' index -1 does
+                uncovered = ours["masks"][0] == 0
+                assert uncovered.any() and \
+                    (ours["sem_masks"][uncovered] == ours["cls"][-1, 0]).all()
+            else:  # the smallest covering mask's class; uncovered pixels 0
+                assert (ours["sem_masks"][ours["masks"].sum(0) == 0] == 0).all()
+                if trial % 2:
+                    assert (ours["sem_masks"][ours["masks"][0] > 0] != 4).all()
+    if overlap:
+        assert ours["masks"].dtype == (torch.int32 if count > 255 else torch.uint8)
 
 
 def test_format_labels_it_does_not_compute_are_your_methods():
@@ -339,8 +350,7 @@ def test_format_labels_it_does_not_compute_are_your_methods():
 
     from jpegloader.pipelines.yolo import instances
     rng = np.random.default_rng(1)
-    cases = [(Format(return_mask=True, mask_overlap=False), {}),
-             (Format(return_obb=True), {}),
+    cases = [(Format(return_obb=True), {}),
              (Format(return_mask=True, mask_ratio=200), {}),          # Format's own error
              (Format(return_mask=True), {"cls": np.arange(6, dtype=np.float64)[:, None]}),
              (Format(return_mask=True), {"nl": 0})]

@@ -202,8 +202,7 @@ class FormatLabels(InPlace):
 
     @classmethod
     def runs_for(cls, step, dataset) -> bool:
-        return not getattr(step, "return_obb", False) and \
-            (not getattr(step, "return_mask", False) or getattr(step, "mask_overlap", False))
+        return not getattr(step, "return_obb", False)
 
 
 class FlipLabels(InPlace):

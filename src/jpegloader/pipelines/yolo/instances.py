@@ -384,10 +384,10 @@ def _letterboxable(labels: dict) -> bool:
 def formatted_labels(step, labels: dict, params: dict) -> dict:
     """Format.apply_instances without oriented boxes: the classes and boxes as tensors
     (the boxes, and the keypoints where asked for, divided by the image's size as
-    float32 where ``normalize``); where masks are asked for, overlapped ones as
-    ``_format_segments`` makes them, each mask pixel's class looked up in one table
-    (an uncovered pixel, number 0, takes the last instance's class, as Ultralytics'
-    index -1 does)."""
+    float32 where ``normalize``); where masks are asked for, the masks as
+    ``_format_segments`` makes them and their class map: for overlapped ones each
+    pixel's class looked up in one table (an uncovered pixel, number 0, takes the last
+    instance's class, as Ultralytics' index -1 does), else ``_smallest_covering``."""
     own = type(step).apply_instances
     if not _formattable(step, params):
         return own(step, labels, params)
@@ -402,11 +402,13 @@ def formatted_labels(step, labels: dict, params: dict) -> dict:
                 return own(step, labels, params)
         if not count or not masks.shape[0] or not cls.size:
             semantic = torch.zeros(h // ratio, w // ratio)
-        else:
+        elif step.mask_overlap:
             table = np.concatenate((cls[-1:, 0], cls[:, 0]))
             semantic = torch.from_numpy(table[masks[0]])
+        else:
+            semantic = torch.from_numpy(_smallest_covering(masks, cls[:, 0]))
         labels["masks"] = torch.from_numpy(masks) if count else \
-            torch.zeros(1, h // ratio, w // ratio)
+            torch.zeros(1 if step.mask_overlap else 0, h // ratio, w // ratio)
         labels["sem_masks"] = semantic
     boxes = instances.bboxes
     if step.normalize:
@@ -428,11 +430,25 @@ def formatted_labels(step, labels: dict, params: dict) -> dict:
     return labels
 
 
+def _smallest_covering(masks: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Format's class map where masks do not overlap: each pixel the class of the
+    smallest mask (by its sum) covering it, the first of equal ones; an uncovered
+    pixel the first class times 0 (Format's first index of equal keys, then its
+    product by "covered")."""
+    n = len(masks)
+    flat = masks.reshape(n, -1)
+    covered = flat != 0
+    owner = np.zeros(flat.shape[1], np.intp)
+    for k in np.lexsort((np.arange(n), flat.sum(1, dtype=np.int64)))[::-1]:
+        np.copyto(owner, k, where=covered[k])  # the smallest, then first, written last
+    return (classes[owner] * covered.any(0)).reshape(masks.shape[1:])
+
+
 def _formattable(step, params: dict) -> bool:
     """Whether ``formatted_labels`` computes this sample: instances with float32 boxes
     (n x 4) and keypoints (none, or n x K x 3) and an (n, 1) float32 class column;
-    no oriented boxes; masks, where asked for, overlapped, of a ratio that fits the
-    image, made by Format's own method or this package's."""
+    no oriented boxes; masks, where asked for, of a ratio that fits the image, made by
+    Format's own method or this package's."""
     cls, instances = params.get("cls"), params.get("instances")
     h, w = params.get("h", 0), params.get("w", 0)
     if not (params.get("nl") is not None and not step.return_obb and instances is not None
@@ -453,4 +469,4 @@ def _formattable(step, params: dict) -> bool:
     masks = vars(step).get("_format_segments")  # a method set on your object: all yours
     if masks is not None and getattr(masks, "func", None) is not polygons.formatted_masks:
         return False
-    return bool(step.mask_overlap and isinstance(ratio, int) and 0 < ratio <= min(h, w))
+    return isinstance(ratio, int) and 0 < ratio <= min(h, w)
