@@ -23,7 +23,7 @@ from ...decoders.plans import packed_fill
 from ..contract import BatchWork, DecodeOptions
 from ..opencv_reading import read_as_opencv
 from .batches import YoloBatches, npy_instead
-from .draw import letterbox_params, letterbox_plan, padded_hw, rect_hw, resized_hw
+from .draw import letterbox_params, letterbox_plans, padded_hw, rect_hw, resized_hw
 from .in_place import replaced_for_batch
 from .labels import sample_labels
 from .recognise import YoloSource
@@ -55,6 +55,7 @@ class YoloBatchDecoder(YoloBatches):
         rows = range(part.start, part.stop)
         plans, outputs = skipped_plans(len(rows)), [Output.skipped() for _ in rows]
         why = {}  # the samples the C core skips: why
+        boxes = {}  # j -> (original, resized size, LetterBox parameters): its plan's
         for j, k in enumerate(rows):
             index = int(work.indices[k])
             ori = (int(heights[j]), int(widths[j]))
@@ -74,9 +75,11 @@ class YoloBatchDecoder(YoloBatches):
             if work.compact and out_hw != work.shape:
                 raise RuntimeError(f"sample {index} ({work.paths[k]}) letterboxes to {out_hw}, "
                                    f"not its batch's {work.shape}")
-            plans[j] = letterbox_plan(ori, resized, params, self.fill)[0]
+            boxes[j] = (ori, resized, params)
             outputs[j] = Output(self.image_out(work, k, *out_hw))
             work.out_hw[k], work.hw[k] = out_hw, (ori, resized)
+        if boxes:  # every plan at once
+            plans[list(boxes)] = letterbox_plans(list(boxes.values()), self.fill)
         status, messages = decode_each(encoded, plans, outputs, self.options.max_pixels,
                                        c_seconds, work.threads)
         for j, text in why.items():

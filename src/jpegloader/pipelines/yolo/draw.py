@@ -51,16 +51,23 @@ def padded_hw(params: dict) -> tuple[int, int]:
 
 def letterbox_plan(ori: tuple[int, int], resized: tuple[int, int], params: dict,
                    fill: int) -> np.ndarray:
-    """One plan: the whole image of size ``ori`` (h, w), resized to ``resized`` with
-    OpenCV's INTER_LINEAR as ``load_image`` resizes it, padded with ``fill`` into its
-    letterbox (NOTE [ A letterbox ] in csrc/letterbox.c)."""
-    (h, w), (rh, rw) = ori, resized
-    one = np.ones(1, np.int64)
-    zero = np.zeros(1, np.int64)
-    out_h, out_w = padded_hw(params)
-    g = Geometry(zero, zero, one * w, one * h, one * rw, one * rh, zero, zero,
-                 np.zeros(1, bool), np.zeros(1, bool), np.full(1, FILTER_OPENCV_LINEAR, np.int32),
-                 pad_mode=PAD_MODES["constant"], pad_fill=fill,
-                 pad_x=np.array([[params["left"], out_w]]),
-                 pad_y=np.array([[params["top"], out_h]]))
-    return to_plans(g, [w], [h], dct_scaling=False)
+    """One plan (``letterbox_plans`` of one photo)."""
+    return letterbox_plans([(ori, resized, params)], fill)
+
+
+def letterbox_plans(photos: list[tuple[tuple[int, int], tuple[int, int], dict]],
+                    fill: int) -> np.ndarray:
+    """A plan for each (size, resized size, LetterBox parameters) of ``photos``: the
+    whole image of that size (h, w), resized to the second with OpenCV's INTER_LINEAR
+    as ``load_image`` resizes it, padded with ``fill`` into its letterbox (NOTE [ A
+    letterbox ] in csrc/letterbox.c); built for all of them at once."""
+    n = len(photos)
+    sizes = np.array([(*ori, *resized) for ori, resized, _ in photos], np.int64).reshape(n, 4)
+    pads = np.array([(p["left"], p["top"], *padded_hw(p)) for _, _, p in photos],
+                    np.int64).reshape(n, 4)
+    h, w, rh, rw = sizes.T
+    zero = np.zeros(n, np.int64)
+    g = Geometry(zero, zero, w, h, rw, rh, zero, zero, np.zeros(n, bool), np.zeros(n, bool),
+                 np.full(n, FILTER_OPENCV_LINEAR, np.int32), pad_mode=PAD_MODES["constant"],
+                 pad_fill=fill, pad_x=pads[:, (0, 3)], pad_y=pads[:, (1, 2)])
+    return to_plans(g, w, h, dct_scaling=False)

@@ -21,7 +21,7 @@ from ..random_stream import SAMPLE_STREAM, generators_kept, seed_generators, see
 from ._opencv import planes_to_bgr
 from ..opencv_reading import read_as_opencv
 from .batches import YoloBatches, YoloWork, npy_instead
-from .draw import letterbox_plan, rect_hw, resized_hw
+from .draw import letterbox_plans, rect_hw, resized_hw
 from .partners import ABSENT, OUTSIZED, READY, PhotoStore, held, state_of
 from .in_place import replaced_for_batch
 from .recognise import YoloTrainSource, flat_steps, imgsz, keeps_own
@@ -191,8 +191,6 @@ class YoloTrainDecoder(YoloBatches):
                     npy_instead(dataset, index, ori):
                 continue  # the dataset's own load_image reads it (targets)
             rh, rw = resized_hw(dataset, *ori)
-            plans[j] = letterbox_plan(ori, (rh, rw), {"new_unpad": (rw, rh), **_NO_PAD},
-                                      self.fill)[0]
             bgr = store.out(work.earlier.own_first + k, rh, rw, index, work.where) \
                 if store is not None else None
             if bgr is None:
@@ -202,6 +200,10 @@ class YoloTrainDecoder(YoloBatches):
             else:  # resized into RGB planes, then OpenCV's BGR rows
                 outputs[j] = Output(np.empty((1, 3, rh, rw), np.uint8))
             planned[index] = (j, ori, (rh, rw), bgr)
+        if planned:  # each photo whole at its own size, or resized as load_image does
+            plans[[j for j, *_ in planned.values()]] = letterbox_plans(
+                [(ori, hw, {"new_unpad": hw[::-1], **_NO_PAD}) for _, ori, hw, _ in
+                 planned.values()], self.fill)
         decoded, _ = decode_each(encoded, plans, outputs, self.options.max_pixels, c_seconds,
                                  work.threads)
         for index, (j, ori, (rh, rw), bgr) in planned.items():
