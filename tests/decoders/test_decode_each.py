@@ -10,7 +10,7 @@ import pytest
 from jpegloader.decoders import EncodedBatch, Output, _jpeg, decode_batch, decode_each
 from jpegloader.decoders import skipped_plans
 from jpegloader.decoders import status as st
-from jpegloader.pipelines.yolo.draw import letterbox_plan
+from jpegloader.pipelines.yolo.draw import letterbox_plans
 from tests.conftest import whole_image_plans
 from tests.hostile_jpegs import photo_like
 
@@ -35,8 +35,8 @@ def _batch():
     for k, (size, out) in enumerate(SIZES):
         plans[k] = whole_image_plans([size], out)[0]
     (w, h), _ = SIZES[1]  # OpenCV's BGR rows: a whole photo as load_image reads it
-    plans[1] = letterbox_plan((h, w), (h, w), {"new_unpad": (w, h), "top": 0, "bottom": 0,
-                                               "left": 0, "right": 0}, 0)[0]
+    plans[1] = letterbox_plans([((h, w), (h, w), {"new_unpad": (w, h), "top": 0, "bottom": 0,
+                                                  "left": 0, "right": 0})], 0)[0]
     return EncodedBatch.from_files(files), plans
 
 

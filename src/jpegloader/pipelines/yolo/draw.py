@@ -49,12 +49,6 @@ def padded_hw(params: dict) -> tuple[int, int]:
     return h + params["top"] + params["bottom"], w + params["left"] + params["right"]
 
 
-def letterbox_plan(ori: tuple[int, int], resized: tuple[int, int], params: dict,
-                   fill: int) -> np.ndarray:
-    """One plan (``letterbox_plans`` of one photo)."""
-    return letterbox_plans([(ori, resized, params)], fill)
-
-
 def letterbox_plans(photos: list[tuple[tuple[int, int], tuple[int, int], dict]],
                     fill: int) -> np.ndarray:
     """A plan for each (size, resized size, LetterBox parameters) of ``photos``: the
