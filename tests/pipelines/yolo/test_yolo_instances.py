@@ -116,7 +116,8 @@ def test_samples_equal_ultralytics_with_the_labels_merged_natively(coco_boxes, c
 @pytest.mark.parametrize("task", ["pose", "obb"])
 def test_pose_and_obb_samples_equal_ultralytics(tmp_path, monkeypatch, task):
     ds = train_dataset(generated_yolo_set(tmp_path, count=12, task=task), imgsz=64, batch=4,
-                       task=task, degrees=30.0, translate=0.45, flipud=0.5)
+                       task=task, degrees=30.0, translate=0.45, flipud=0.5,
+                       copy_paste=0.9 if task == "obb" else 0.0)
     counts = _taken(monkeypatch)
     indices = list(range(12))
     _samples(ds, indices, 4, at_once=False)  # the resized photo's first reading aside
@@ -127,6 +128,7 @@ def test_pose_and_obb_samples_equal_ultralytics(tmp_path, monkeypatch, task):
     assert counts["flip"] == 2 * len(indices)
     if task == "obb":  # Mosaic's, RandomPerspective's and Format's labels stay yours
         assert counts["mosaic"] == counts["perspective"] == counts["format"] == 0
+        assert counts["paste"] > 0  # CopyPaste's copies of oriented boxes joined here
         return
     assert counts["mosaic"] >= len(indices) and counts["perspective"] >= len(indices)
     assert counts["format"] == len(indices)
@@ -140,12 +142,12 @@ def test_oriented_boxes_keep_your_mosaic_and_perspective_labels(tmp_path):
     import jpegloader
     from jpegloader.pipelines.yolo.in_place import ultralytics_version
     ds = train_dataset(generated_yolo_set(tmp_path, count=12, task="obb"), imgsz=64, batch=4,
-                       task="obb")
+                       task="obb", copy_paste=0.5)
     verdict = jpegloader.explain(ds, batch_size=4, collate_fn=ds.collate_fn)
-    assert f"Ultralytics {ultralytics_version()}: RandomPerspective segments and their " \
-        "boxes, RandomFlip labels computed natively" in verdict.report()
+    assert f"Ultralytics {ultralytics_version()}: CopyPaste labels, RandomPerspective " \
+        "segments and their boxes, RandomFlip labels computed natively" in verdict.report()
     native, yours = verdict.split_text().split("yours")
-    assert "Mosaic labels" in yours and "Mosaic labels" not in native
+    assert "Mosaic" in yours and "Mosaic labels" not in native
     assert "RandomPerspective labels" not in native
 
 

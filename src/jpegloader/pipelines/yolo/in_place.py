@@ -247,7 +247,8 @@ class CopyPasteLabels(InPlace):
 
     @classmethod
     def runs_for(cls, step, dataset) -> bool:
-        return getattr(step, "p", 0) > 0 and bool(getattr(dataset, "use_segments", False))
+        return getattr(step, "p", 0) > 0 and bool(  # it pastes polygons, or oriented boxes
+            getattr(dataset, "use_segments", False) or getattr(dataset, "use_obb", False))
 
 
 #: The replacements, each asked of every step.
