@@ -115,40 +115,45 @@ def test_samples_equal_ultralytics_with_the_labels_merged_natively(coco_boxes, c
 
 @pytest.mark.parametrize("task", ["pose", "obb"])
 def test_pose_and_obb_samples_equal_ultralytics(tmp_path, monkeypatch, task):
+    from jpegloader.pipelines.yolo import oriented
+    obb = task == "obb"
     ds = train_dataset(generated_yolo_set(tmp_path, count=12, task=task), imgsz=64, batch=4,
                        task=task, degrees=30.0, translate=0.45, flipud=0.5,
-                       copy_paste=0.9 if task == "obb" else 0.0)
+                       copy_paste=0.9 if obb else 0.0, cutmix=0.6 if obb else 0.0)
     counts = _taken(monkeypatch)
+    remade = []  # oriented boxes across the border, remade in their own direction
+    rectangle = oriented._bounding_rectangle
+    monkeypatch.setattr(oriented, "_bounding_rectangle",
+                        lambda *args: remade.append(1) or rectangle(*args))
     indices = list(range(12))
     _samples(ds, indices, 4, at_once=False)  # the resized photo's first reading aside
     theirs = _samples(ds, indices, 4, at_once=False)
+    assert not remade
     ours = _samples(ds, indices, 4, at_once=True)
     for a, b in zip(ours, theirs, strict=True):
         _assert_same_value(a, b)
     assert counts["flip"] == 2 * len(indices)
-    if task == "obb":  # Mosaic's, RandomPerspective's and Format's labels stay yours
-        assert counts["mosaic"] == counts["perspective"] == counts["format"] == 0
-        assert counts["paste"] > 0  # CopyPaste's copies of oriented boxes joined here
-        return
     assert counts["mosaic"] >= len(indices) and counts["perspective"] >= len(indices)
     assert counts["format"] == len(indices)
-    assert any(len(s["cls"]) == 0 for s in ours)  # a Mosaic with no instance left
-    assert any((s["keypoints"][..., 2] == 0).any() for s in ours)  # some left the canvas
+    if obb:  # CopyPaste's and CutMix's partners joined here; crossing boxes remade
+        assert counts["paste"] > 0 and counts["mix"] > 0 and len(remade) >= 10
+        assert all(s["bboxes"].shape[1:] == (5,) for s in ours)
+    else:
+        assert any(len(s["cls"]) == 0 for s in ours)  # a Mosaic with no instance left
+        assert any((s["keypoints"][..., 2] == 0).any() for s in ours)  # some left the canvas
 
 
-def test_oriented_boxes_keep_your_mosaic_and_perspective_labels(tmp_path):
-    # preserve_obb: Instances.clip's oriented path stays your objects', and the verdict
-    # does not claim it
+def test_oriented_boxes_labels_are_named_native(tmp_path):
     import jpegloader
     from jpegloader.pipelines.yolo.in_place import ultralytics_version
     ds = train_dataset(generated_yolo_set(tmp_path, count=12, task="obb"), imgsz=64, batch=4,
-                       task="obb", copy_paste=0.5)
+                       task="obb", copy_paste=0.5, cutmix=0.5)
     verdict = jpegloader.explain(ds, batch_size=4, collate_fn=ds.collate_fn)
-    assert f"Ultralytics {ultralytics_version()}: CopyPaste labels, RandomPerspective " \
-        "segments and their boxes, RandomFlip labels computed natively" in verdict.report()
+    assert f"Ultralytics {ultralytics_version()}: Mosaic labels, CopyPaste labels, " \
+        "RandomPerspective segments and their boxes, RandomPerspective labels, CutMix " \
+        "labels, RandomFlip labels, Format labels computed natively" in verdict.report()
     native, yours = verdict.split_text().split("yours")
-    assert "Mosaic" in yours and "Mosaic labels" not in native
-    assert "RandomPerspective labels" not in native
+    assert "labels" not in yours
 
 
 def _photo(rng, n: int, k: int, normalized: bool, size: tuple[int, int], planar: bool,
@@ -228,9 +233,6 @@ def test_mosaic_labels_it_does_not_compute_are_your_methods(monkeypatch):
         call = _mosaic_call(mosaic, photo_set, rng)
         _assert_same_outcome(lambda: Mosaic.apply_instances(mosaic, *copy.deepcopy(call)),
                              lambda: instances.mosaic_instances(mosaic, *copy.deepcopy(call)))
-    mosaic.preserve_obb = True
-    plain = photos()
-    assert not instances._mergeable(mosaic, [p["instances"] for p in plain], plain)
 
 
 @pytest.mark.parametrize("hyp", [
@@ -242,8 +244,6 @@ def test_perspective_labels_equal_ultralytics(hyp):
     import random
 
     from ultralytics.data.augment import RandomPerspective
-
-    from jpegloader.pipelines.yolo import in_place, instances
     warp = RandomPerspective(**hyp)
     rng = np.random.default_rng(len(hyp))
     random.seed(3)
@@ -255,18 +255,28 @@ def test_perspective_labels_equal_ultralytics(hyp):
         photo["instances"].convert_bbox("xyxy")
         if trial % 10 == 5:  # a polygon of NaN: segment2box's, clipped as numpy clips
             photo["instances"].segments[:1] = np.nan
-        params = warp.get_params(photo)
-        labels = {k: v for k, v in photo.items() if k in ("img", "cls", "instances")}
-        if trial % 2:
-            warp.apply_segments = in_place.PerspectiveSegments.method(warp)
-        assert instances._warpable(warp, labels)
-        theirs = RandomPerspective.apply_instances(warp, *copy.deepcopy((labels, params)))
-        ours = instances.perspective_instances(warp, *copy.deepcopy((labels, params)))
-        vars(warp).pop("apply_segments", None)
-        _assert_same_value(ours, theirs, f"trial {trial}")
+        ours = _warped_alike(warp, photo, in_segments_here=trial % 2 == 1, where=trial)
         kept += len(ours["cls"])
-        dropped += len(labels["cls"]) - len(ours["cls"])
+        dropped += len(photo["cls"]) - len(ours["cls"])
     assert kept > 20 and dropped > 5  # the candidate filter both kept and dropped
+
+
+def _warped_alike(warp, photo: dict, in_segments_here: bool, where) -> dict:
+    """RandomPerspective.apply_instances on one drawn warp of ``photo``, yours and ours
+    (with ``apply_segments`` yours or this package's), asserted equal; ours."""
+    from ultralytics.data.augment import RandomPerspective
+
+    from jpegloader.pipelines.yolo import in_place, instances
+    params = warp.get_params(photo)
+    labels = {k: v for k, v in photo.items() if k in ("img", "cls", "instances")}
+    if in_segments_here:
+        warp.apply_segments = in_place.PerspectiveSegments.method(warp)
+    assert instances._warpable(warp, labels)
+    theirs = RandomPerspective.apply_instances(warp, *copy.deepcopy((labels, params)))
+    ours = instances.perspective_instances(warp, *copy.deepcopy((labels, params)))
+    vars(warp).pop("apply_segments", None)
+    _assert_same_value(ours, theirs, f"trial {where}")
+    return ours
 
 
 def test_perspective_labels_it_does_not_compute_are_your_methods():
@@ -276,7 +286,7 @@ def test_perspective_labels_it_does_not_compute_are_your_methods():
     rng = np.random.default_rng(2)
     warp = RandomPerspective(degrees=30.0)
     cases = []
-    for change in ("float64", "fewer polygons", "cls", "obb"):
+    for change in ("float64", "fewer polygons", "cls"):
         photo = _photo(rng, 4, 9, False, (64, 80), True)
         held = photo["instances"]
         if change == "float64":
@@ -287,12 +297,159 @@ def test_perspective_labels_it_does_not_compute_are_your_methods():
             photo["cls"] = photo["cls"][:3]
         cases.append((change, {k: photo[k] for k in ("img", "cls", "instances")}))
     for change, labels in cases:
-        warp.preserve_obb = change == "obb"
         assert not instances._warpable(warp, labels)
         params = warp.get_params(labels)
         _assert_same_outcome(
             lambda: RandomPerspective.apply_instances(warp, *copy.deepcopy((labels, params))),
             lambda: instances.perspective_instances(warp, *copy.deepcopy((labels, params))))
+
+
+def _oriented_held(rng, n: int, size: tuple[int, int], dtype=np.float32,
+                   normalized: bool = False):
+    """n rotated rectangles as an obb dataset holds them (four corners resampled to 100
+    points), some across the h x w image's border, some squares or axis-aligned (where
+    minAreaRect's angle and sides turn over); boxes their corners' bounds."""
+    from ultralytics.utils.instance import Instances
+    from ultralytics.utils.ops import resample_segments
+    h, w = size
+    centres = rng.uniform(-0.1, 1.1, (n, 1, 2)) * (w, h)
+    half = rng.uniform(1, 0.4 * min(w, h), (n, 1, 2))
+    half[::3, :, 1] = half[::3, :, 0]
+    turn = rng.choice([0, np.pi / 2, np.pi / 4, -np.pi / 4, rng.uniform(-np.pi, np.pi)],
+                      (n, 1))
+    unit = np.array(((-1, -1), (1, -1), (1, 1), (-1, 1))) * half
+    c, s = np.cos(turn), np.sin(turn)
+    corners = np.stack((unit[..., 0] * c - unit[..., 1] * s,
+                        unit[..., 0] * s + unit[..., 1] * c), -1) + centres
+    scale = np.array((w, h) if normalized else (1, 1), np.float32)
+    segments = np.stack(resample_segments([q.astype(np.float32) for q in corners], 100)) \
+        if n else np.zeros((0, 100, 2), np.float32)
+    segments = (segments / scale).astype(dtype)
+    boxes = np.concatenate((segments.min(1), segments.max(1)), 1).astype(np.float32)
+    held = Instances(boxes, segments, None, bbox_format="xyxy", normalized=normalized)
+    if normalized:
+        held.convert_bbox("xywh")
+    return held
+
+
+def _oriented_photo(rng, n: int, size: tuple[int, int], normalized: bool) -> dict:
+    return {"im_file": f"o{n}.jpg", "ori_shape": size, "resized_shape": size,
+            "img": np.zeros((*size, 3), np.uint8),
+            "cls": rng.integers(0, 15, (n, 1)).astype(np.float32),
+            "instances": _oriented_held(rng, n, size, normalized=normalized)}
+
+
+def _remade(monkeypatch) -> list:
+    """Grows by one for each oriented box remade across a border (oriented.py)."""
+    from jpegloader.pipelines.yolo import oriented
+    remade, rectangle = [], oriented._bounding_rectangle
+    monkeypatch.setattr(oriented, "_bounding_rectangle",
+                        lambda *args: remade.append(1) or rectangle(*args))
+    return remade
+
+
+@pytest.mark.parametrize("n", [4, 9])
+def test_oriented_mosaic_labels_equal_ultralytics(monkeypatch, n):
+    # preserve_obb: polygons across the canvas's border remade in their direction,
+    # boxes inside left unclipped, those of no area dropped
+    from ultralytics.data.augment import Mosaic
+
+    from jpegloader.pipelines.yolo import instances
+    mosaic = Mosaic(SimpleNamespace(cache=None, use_obb=True), imgsz=96, p=1.0, n=n)
+    assert mosaic.preserve_obb
+    remade = _remade(monkeypatch)
+    rng = np.random.default_rng(n)
+    for trial in range(30):
+        photos = [_oriented_photo(rng, int(rng.integers(0, 6)) if trial % 6 else 0,
+                                  (int(rng.integers(20, 120)), int(rng.integers(20, 120))),
+                                  trial % 3 > 0) for _ in range(n)]
+        labels, params = _mosaic_call(mosaic, photos, rng)
+        theirs = Mosaic.apply_instances(mosaic, *copy.deepcopy((labels, params)))
+        assert instances._mergeable(mosaic, [p["instances"] for p in photos], photos)
+        ours = instances.mosaic_instances(mosaic, *copy.deepcopy((labels, params)))
+        _assert_same_value(ours, theirs, f"trial {trial}")
+    assert len(remade) > 20
+
+
+@pytest.mark.parametrize("hyp", [{"degrees": 45.0, "translate": 0.3, "scale": 0.5},
+                                 {"degrees": 180.0, "shear": 10.0, "scale": 0.9}])
+def test_oriented_perspective_labels_equal_ultralytics(monkeypatch, hyp):
+    import random
+
+    from ultralytics.data.augment import RandomPerspective
+    warp = RandomPerspective(**hyp, preserve_obb=True)
+    remade = _remade(monkeypatch)
+    rng = np.random.default_rng(len(hyp))
+    random.seed(5)
+    for trial in range(40):
+        photo = _oriented_photo(rng, int(rng.integers(0, 8)), (96, 128), trial % 4 == 0)
+        photo["instances"].convert_bbox("xyxy")
+        _warped_alike(warp, photo, in_segments_here=trial % 2 == 1, where=trial)
+    assert len(remade) > 20
+
+
+def test_oriented_cutmix_labels_equal_ultralytics(monkeypatch):
+    # the partner's boxes in the area held to it in their direction, those left with
+    # no area dropped with their classes, then moved back
+    from ultralytics.data.augment import CutMix
+
+    from jpegloader.pipelines.yolo import instances
+    cut = CutMix(SimpleNamespace(use_obb=True), p=1.0)
+    remade = _remade(monkeypatch)
+    rng = np.random.default_rng(11)
+    dropped = 0
+    for trial in range(40):
+        sample, partner = (_oriented_photo(rng, int(rng.integers(0, 6)), (96, 128), False)
+                           for _ in range(2))
+        for photo in (sample, partner):
+            photo["instances"].convert_bbox("xyxy")
+        corner = rng.uniform(0, 90, 2)
+        area = np.concatenate((corner, corner + rng.uniform(8, 60, 2)))[[0, 1, 2, 3]]
+        params = {"area": area, "w": 128, "h": 96,
+                  "indexes2": np.arange(len(partner["cls"]))}
+        labels = {**sample, "mix_labels": [partner]}
+        assert instances._joinable(labels, partner)
+        theirs = CutMix.apply_instances(cut, *copy.deepcopy((labels, params)))
+        ours = instances.cut_instances(cut, *copy.deepcopy((labels, params)))
+        _assert_same_value(ours, theirs, f"trial {trial}")
+        dropped += len(sample["cls"]) + len(partner["cls"]) - len(ours["cls"])
+    assert len(remade) > 20 and dropped > 5
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_oriented_format_labels_equal_ultralytics(normalize):
+    # minAreaRect's centre, sides and angle: the longer side first, the angle brought
+    # into [-pi/4, 3pi/4); squares and axis-aligned rectangles where it turns over
+    from ultralytics.data.augment import Format
+
+    from jpegloader.pipelines.yolo import instances
+    fmt = Format(bbox_format="xywh", normalize=normalize, return_obb=True, batch_idx=True)
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        count = int(rng.integers(0, 9)) if trial % 5 else 0
+        held = _oriented_held(rng, count, (96, 128))
+        if trial == 1:  # sides at exactly 45 degrees: an angle on the range's edge
+            held = _diamonds()
+            count = len(held)
+        held.convert_bbox("xywh")
+        params = {"h": 96, "w": 128, "nl": count, "instances": held,
+                  "cls": rng.integers(0, 15, (count, 1)).astype(np.float32)}
+        assert instances._formattable(fmt, params)
+        theirs = Format.apply_instances(fmt, {"img": None}, copy.deepcopy(params))
+        ours = instances.formatted_labels(fmt, {"img": None}, copy.deepcopy(params))
+        _assert_same_value(ours, theirs, f"trial {trial}")
+        assert ours["bboxes"].shape == (count, 5)
+
+
+def _diamonds():
+    """Rectangles with whole-pixel corners and sides at 45 degrees, each way round."""
+    from ultralytics.utils.instance import Instances
+    from ultralytics.utils.ops import resample_segments
+    quads = [((10, 0), (20, 10), (0, 30), (-10, 20)), ((0, 10), (10, 0), (30, 20), (20, 30)),
+             ((40, 40), (60, 60), (50, 70), (30, 50)), ((60, 20), (70, 30), (60, 40), (50, 30))]
+    segments = np.stack(resample_segments([np.array(q, np.float32) for q in quads], 100))
+    boxes = np.concatenate((segments.min(1), segments.max(1)), 1)
+    return Instances(boxes, segments, None, bbox_format="xyxy", normalized=False)
 
 
 def _format_params(rng, count: int, size: int, classes: int) -> dict:
@@ -352,7 +509,7 @@ def test_format_labels_it_does_not_compute_are_your_methods():
 
     from jpegloader.pipelines.yolo import instances
     rng = np.random.default_rng(1)
-    cases = [(Format(return_obb=True), {}),
+    cases = [(Format(return_obb=True), {"instances": _oriented_held(rng, 6, (96, 128), np.float64)}),
              (Format(return_mask=True, mask_ratio=200), {}),          # Format's own error
              (Format(return_mask=True), {"cls": np.arange(6, dtype=np.float64)[:, None]}),
              (Format(return_mask=True), {"nl": 0})]

@@ -96,11 +96,11 @@ def test_every_task_equals_ultralytics(tmp_path, monkeypatch, task):
     ours = assert_equals_ultralytics(ds, 0)
     # the two photos Ultralytics reads itself go through your objects
     assert computed["letterbox"] == len(ds) - 2
-    assert computed["format"] == (0 if task == "obb" else len(ds) - 2)
+    assert computed["format"] == len(ds) - 2
     key = {"detect": "bboxes", "segment": "masks", "pose": "keypoints", "obb": "bboxes"}[task]
     assert key in next(iter(ours))
     native = ours.eligibility.split_text().split("collate")[0].split("yours")[0]
-    assert "LetterBox labels" in native and ("Format labels" in native) == (task != "obb")
+    assert "LetterBox labels" in native and "Format labels" in native
 
 
 def test_auto_decode_gives_the_same_batches(tmp_path):

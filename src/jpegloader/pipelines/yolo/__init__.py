@@ -16,6 +16,7 @@ them.  See NOTE [ A pipeline's contract ].
     polygons.py   segment boxes and Format's masks over all of a sample's polygons at once
     instances.py  Mosaic's, RandomPerspective's, RandomFlip's, LetterBox's and Format's
                   label arithmetic, natively
+    oriented.py   oriented boxes held to the image in their direction; Format's xywhr
     train.py      decode a training batch, cache it for Mosaic, run its samples
     csrc/         OpenCV's warpAffine, HSV, fillPoly and the polygons' arithmetic in C
 """

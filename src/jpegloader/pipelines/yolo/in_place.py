@@ -58,6 +58,8 @@ _VERIFIED = {
     "MixUp.apply_instances": {"02f230e62809bafb"},
     "CutMix.apply_instances": {"664a4743e51334ed"},
     "CopyPaste.apply_instances": {"c7205f6bf83a62f1"},
+    "resample_segments": {"a7431a4ff1513b99"},
+    "xyxyxyxy2xywhr": {"bea2ce36a2f7a24b"},
 }
 
 
@@ -145,6 +147,10 @@ def _bboxes(*names: str) -> tuple:
     return tuple((f"Bboxes.{n}", ("Instances", "__init__", "Bboxes", n)) for n in names)
 
 
+#: What Instances.clip's oriented path calls to resample a rectangle (oriented.py).
+_RESAMPLED = (("resample_segments", ("Instances", "clip", "resample_segments")),)
+
+
 class PerspectiveSegments(InPlace):
     step, attribute, describes = "RandomPerspective", "apply_segments", \
         "RandomPerspective segments and their boxes"
@@ -176,11 +182,8 @@ class MosaicLabels(InPlace):
                ("Mosaic._update_labels", ("Mosaic", "_update_labels")),
                ("Mosaic._cat_labels", ("Mosaic", "_cat_labels"))) + \
         _instances("denormalize", "add_padding", "concatenate", "clip",
-                   "remove_zero_area_boxes", "bbox_areas") + _bboxes("mul", "add", "areas")
-
-    @classmethod
-    def runs_for(cls, step, dataset) -> bool:
-        return not getattr(step, "preserve_obb", False)  # oriented boxes: your method's
+                   "remove_zero_area_boxes", "bbox_areas") + _bboxes("mul", "add", "areas") + \
+        _RESAMPLED
 
 
 class PerspectiveLabels(InPlace):
@@ -188,21 +191,13 @@ class PerspectiveLabels(InPlace):
         "RandomPerspective labels"
     module, computes = instances, "perspective_instances"
     sources = (("RandomPerspective.apply_instances", ()),) + \
-        _instances("clip", "scale", "__getitem__") + _bboxes("mul")
-
-    @classmethod
-    def runs_for(cls, step, dataset) -> bool:
-        return not getattr(step, "preserve_obb", False)  # oriented boxes: your method's
+        _instances("clip", "scale", "__getitem__") + _bboxes("mul") + _RESAMPLED
 
 
 class FormatLabels(InPlace):
     step, attribute, describes = "Format", "apply_instances", "Format labels"
     module, computes = instances, "formatted_labels"
-    sources = (("Format.apply_instances", ()),)
-
-    @classmethod
-    def runs_for(cls, step, dataset) -> bool:
-        return not getattr(step, "return_obb", False)
+    sources = (("Format.apply_instances", ()), ("xyxyxyxy2xywhr", ("xyxyxyxy2xywhr",)))
 
 
 class FlipLabels(InPlace):
@@ -233,11 +228,13 @@ class CutMixLabels(InPlace):
     step, attribute, describes = "CutMix", "apply_instances", "CutMix labels"
     module, computes = instances, "cut_instances"
     sources = (("CutMix.apply_instances", ()),) + \
-        _instances("denormalize", "add_padding", "clip", "concatenate") + _bboxes("mul", "add")
+        _instances("denormalize", "add_padding", "clip", "concatenate",
+                   "remove_zero_area_boxes", "bbox_areas") + _bboxes("mul", "add", "areas") + \
+        _RESAMPLED
 
     @classmethod
     def runs_for(cls, step, dataset) -> bool:
-        return getattr(step, "p", 0) > 0 and not getattr(step, "preserve_obb", False)
+        return getattr(step, "p", 0) > 0
 
 
 class CopyPasteLabels(InPlace):

@@ -1,8 +1,9 @@
 """Mosaic's, MixUp's, CutMix's and CopyPaste's merging of labels, RandomPerspective's
 instances held to the image and filtered, RandomFlip's and LetterBox's labels, and
-Format's label tensors (boxes, keypoints, overlapped masks), computed here for the
-Ultralytics whose functions in_place.py verified: the same arrays and tensors, value
-for value, as the user's objects give.
+Format's label tensors (boxes, oriented boxes, keypoints, overlapped masks), computed
+here (oriented boxes held to an image by oriented.py) for the Ultralytics whose
+functions in_place.py verified: the same arrays and tensors, value for value, as the
+user's objects give.
 
 NOTE [ A Mosaic's labels at once ]
 Ultralytics merges a Mosaic's labels one Instances call at a time: each photo's boxes
@@ -12,15 +13,16 @@ area dropped.  Here the boxes of all four (or nine) photos are scaled, moved and
 in three array operations, with each photo's factors repeated over its rows, and the
 polygons in one pass of C per photo (csrc/polygons.c, reading numpy's strided layout
 as it lies): the same float32 products and sums, in the same order, so the same
-values.  Anything unusual (another dtype, oriented boxes, polygons of differing
-lengths, a count of polygons that is not the boxes') is the user's method's.
+values; oriented boxes are placed in numpy and held by oriented.py.  Anything
+unusual (another dtype, polygons of differing lengths, a count of polygons that is
+not the boxes') is the user's method's.
 """
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from . import polygons
+from . import oriented, polygons
 from ._opencv import points_clipped, points_placed
 
 
@@ -51,8 +53,14 @@ def mosaic_instances(step, labels: dict, params: dict) -> dict:
     boxes = np.concatenate([i.bboxes for i in found])
     boxes *= rows[:, (0, 1, 0, 1)]
     boxes += rows[:, (2, 3, 2, 3)]
-    np.clip(boxes, 0, size, out=boxes)
-    segments = _placed_segments(found, moves, size)
+    if getattr(step, "preserve_obb", False) and any(len(i.segments) for i in found):
+        segments = np.concatenate([i.segments for i in found])
+        segments *= rows[:, None, :2]
+        segments += rows[:, None, 2:]
+        boxes, segments = oriented.held(boxes, segments, size, size)
+    else:
+        np.clip(boxes, 0, size, out=boxes)
+        segments = _placed_segments(found, moves, size)
     keypoints = _placed_keypoints(found, rows, size)
     keep = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]) > 0
     if not keep.all():
@@ -73,9 +81,8 @@ def mosaic_instances(step, labels: dict, params: dict) -> dict:
 def _mergeable(step, found: list, photos: list) -> bool:
     """Whether every photo's labels are what ``mosaic_instances`` computes
     (``_plain_labels`` each, one kind of holder, polygons of one length, as many as
-    boxes everywhere or none anywhere, keypoints everywhere or nowhere); no oriented
-    boxes."""
-    if step.n not in (4, 9) or getattr(step, "preserve_obb", False) or not found or \
+    boxes everywhere or none anywhere, keypoints everywhere or nowhere)."""
+    if step.n not in (4, 9) or not found or \
             not all(type(i) is type(found[0]) and _plain_labels(i, p.get("cls"))
                     for i, p in zip(found, photos)):
         return False
@@ -165,36 +172,55 @@ def mixed_instances(step, labels: dict, params: dict) -> dict:
 def cut_instances(step, labels: dict, params: dict) -> dict:
     """CutMix.apply_instances: the partner's instances the drawn area takes, as corners
     in pixels, held to the area (moved to its corner and back, with the same scalars
-    Ultralytics adds) and put after the sample's; oriented boxes are yours."""
+    Ultralytics adds; oriented boxes as oriented.py holds them, those of no area
+    dropped) and put after the sample's."""
     if params.get("skip"):
         return labels
     partner = labels["mix_labels"][0]
-    if getattr(step, "preserve_obb", True) or not _joinable(labels, partner):
+    if not hasattr(step, "preserve_obb") or not _joinable(labels, partner):
         return type(step).apply_instances(step, labels, params)
     rows = params["indexes2"]
     part = partner["instances"][rows]
     part.convert_bbox("xyxy")
     left, top, right, bottom = params["area"].astype(np.int32)  # int32 scalars, as added
     w, h = right - left, bottom - top
-    axes = _axes(part)
-    for x, y in axes:
+    for x, y in _axes(part):
         if part.normalized:
             x *= params["w"]
             y *= params["h"]
         x += -left
         y += -top
     part.normalized = False
-    for x, y in axes[:2]:  # the boxes and polygons; the keypoints by visibility too
-        np.clip(x, 0, w, out=x)
-        np.clip(y, 0, h, out=y)
+    if step.preserve_obb:
+        part, rows = _cut_oriented(part, rows, w, h)
+    else:
+        for x, y in _axes(part)[:2]:  # the boxes and polygons; keypoints by visibility too
+            np.clip(x, 0, w, out=x)
+            np.clip(y, 0, h, out=y)
     if part.keypoints is not None:
         _keypoints_held(part.keypoints, w, h)
-    for x, y in axes:
+    for x, y in _axes(part):
         x += left
         y += top
     labels["cls"] = np.concatenate((labels["cls"], partner["cls"][rows]))
     labels["instances"] = _joined(labels["instances"], part)
     return labels
+
+
+def _cut_oriented(part, rows: np.ndarray, w, h) -> tuple:
+    """CutMix's oriented boxes held to the w x h area (oriented.py; plainly where no
+    polygon is held) and those left with no area dropped, with their rows."""
+    boxes, segments = part.bboxes, part.segments
+    if len(segments):
+        boxes, segments = oriented.held(boxes, segments, w, h)
+    else:
+        np.clip(boxes[:, 0::2], 0, w, out=boxes[:, 0::2])
+        np.clip(boxes[:, 1::2], 0, h, out=boxes[:, 1::2])
+    kept = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]) > 0
+    keypoints = None if part.keypoints is None else part.keypoints[kept]
+    part = type(part)(boxes[kept], segments[kept] if len(segments) else segments, keypoints,
+                      bbox_format="xyxy", normalized=False)
+    return part, rows[kept]
 
 
 def pasted_instances(step, labels: dict, params: dict) -> dict:
@@ -287,9 +313,12 @@ def perspective_instances(step, labels: dict, params: dict) -> dict:
         keypoints = step.apply_keypoints(keypoints, matrix, size)
     if boxes.ndim == 1:  # as Bboxes holds a single box
         boxes = boxes[None, :]
-    np.clip(boxes[:, 0::2], 0, w, out=boxes[:, 0::2])
-    np.clip(boxes[:, 1::2], 0, h, out=boxes[:, 1::2])
-    if len(segments):  # every point held to the image: one polygon of them all
+    if len(segments) and step.preserve_obb:  # boxes not clipped: oriented.py's NOTE
+        boxes, segments = oriented.held(boxes, segments, w, h)
+    else:
+        np.clip(boxes[:, 0::2], 0, w, out=boxes[:, 0::2])
+        np.clip(boxes[:, 1::2], 0, h, out=boxes[:, 1::2])
+    if len(segments) and not step.preserve_obb:  # all points held: one polygon of them
         segments = np.ascontiguousarray(segments)
         points_clipped(segments, 1, segments.size // 2, np.array((0, 0, w, h), np.float32))
     if keypoints is not None:
@@ -309,9 +338,8 @@ def perspective_instances(step, labels: dict, params: dict) -> dict:
 
 
 def _warpable(step, labels: dict) -> bool:
-    """Whether ``perspective_instances`` computes this sample: ``_plain_labels``, no
-    oriented boxes."""
-    return not getattr(step, "preserve_obb", True) and \
+    """Whether ``perspective_instances`` computes this sample: ``_plain_labels``."""
+    return hasattr(step, "preserve_obb") and \
         _plain_labels(labels.get("instances"), labels.get("cls"))
 
 
@@ -382,9 +410,9 @@ def _letterboxable(labels: dict) -> bool:
 
 # -- Format ----------------------------------------------------------------------------
 def formatted_labels(step, labels: dict, params: dict) -> dict:
-    """Format.apply_instances without oriented boxes: the classes and boxes as tensors
-    (the boxes, and the keypoints where asked for, divided by the image's size as
-    float32 where ``normalize``); where masks are asked for, the masks as
+    """Format.apply_instances: the classes and boxes as tensors (the boxes, or the
+    oriented ones as oriented.py's centres, sizes and angles, and the keypoints where
+    asked for, divided by the image's size as float32 where ``normalize``); where masks are asked for, the masks as
     ``_format_segments`` makes them and their class map: for overlapped ones each
     pixel's class looked up in one table (an uncovered pixel, number 0, takes the last
     instance's class, as Ultralytics' index -1 does), else ``_smallest_covering``."""
@@ -411,10 +439,12 @@ def formatted_labels(step, labels: dict, params: dict) -> dict:
             torch.zeros(1 if step.mask_overlap else 0, h // ratio, w // ratio)
         labels["sem_masks"] = semantic
     boxes = instances.bboxes
+    if step.return_obb:  # centre, size, angle: the size's columns divided too
+        boxes = oriented.rotated_boxes(instances.segments).astype(np.float32)
     if step.normalize:
-        boxes[:, 0::2] /= w
-        boxes[:, 1::2] /= h
-    labels["cls"] = torch.from_numpy(cls)  # n x 1 and n x 4 float32 (none: 0 x 1, 0 x 4)
+        boxes[:, (0, 2)] /= w
+        boxes[:, (1, 3)] /= h
+    labels["cls"] = torch.from_numpy(cls)  # n x 1 and n x 4 (or 5) float32 (none: 0 x 1)
     labels["bboxes"] = torch.from_numpy(boxes)
     if step.return_keypoint:
         points = instances.keypoints
@@ -447,17 +477,19 @@ def _smallest_covering(masks: np.ndarray, classes: np.ndarray) -> np.ndarray:
 def _formattable(step, params: dict) -> bool:
     """Whether ``formatted_labels`` computes this sample: instances with float32 boxes
     (n x 4) and keypoints (none, or n x K x 3) and an (n, 1) float32 class column;
-    no oriented boxes; masks, where asked for, of a ratio that fits the image, made by
-    Format's own method or this package's."""
+    oriented boxes from n float32 polygons (n x k x 2); masks, where asked for, of a
+    ratio that fits the image, made by Format's own method or this package's."""
     cls, instances = params.get("cls"), params.get("instances")
     h, w = params.get("h", 0), params.get("w", 0)
-    if not (params.get("nl") is not None and not step.return_obb and instances is not None
+    if not (params.get("nl") is not None and instances is not None
             and isinstance(cls, np.ndarray) and cls.ndim == 2 and cls.shape[1] == 1
             and cls.dtype == np.float32 and type(instances).__name__ == "Instances"):
         return False
     boxes, keypoints = instances.bboxes, instances.keypoints
     if not (boxes.dtype == np.float32 and boxes.ndim == 2 and boxes.shape[1] == 4
             and len(boxes) == len(cls) == params["nl"]):
+        return False
+    if step.return_obb and not _polygons(instances.segments, len(boxes)):
         return False
     if step.return_keypoint and keypoints is not None and not (
             isinstance(keypoints, np.ndarray) and keypoints.dtype == np.float32
@@ -470,3 +502,10 @@ def _formattable(step, params: dict) -> bool:
     if masks is not None and getattr(masks, "func", None) is not polygons.formatted_masks:
         return False
     return isinstance(ratio, int) and 0 < ratio <= min(h, w)
+
+
+def _polygons(segments, n: int) -> bool:
+    """Whether ``segments`` are n float32 polygons (n x k x 2, k >= 1)."""
+    return isinstance(segments, np.ndarray) and segments.dtype == np.float32 and \
+        segments.ndim == 3 and segments.shape[2] == 2 and len(segments) == n and \
+        (segments.shape[1] >= 1 or not n)
