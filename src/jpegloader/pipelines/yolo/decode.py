@@ -87,7 +87,7 @@ class YoloBatchDecoder(YoloBatches):
         return status, messages
 
     def targets(self, work: BatchWork) -> None:
-        with replaced_for_batch([(step, None) for step in self.source.steps]):
+        with replaced_for_batch(self.source.planned):
             for k, hw in enumerate(work.hw):
                 if hw is not None:
                     work.labels[k] = sample_labels(self.source, int(work.indices[k]), *hw)

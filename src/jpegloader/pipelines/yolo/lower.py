@@ -24,11 +24,10 @@ def lower(dataset, loader_args: dict | None = None) -> Lowering:
         return _lower_train(source, checks)
     checks.append(check("yolo.task", True, f"{source.task}: each sample's labels made in "
                         "the workers from your LetterBox's and Format's parameters", "", ""))
-    planned = [(step, None) for step in source.steps]
-    replaced, said = in_place.described(planned, source.dataset)
+    replaced, said = in_place.described(source.planned, source.dataset)
     if said:
         checks.append(check("yolo.labels", True, said, "", ""))
-    labelled = in_place.labels_replaced(planned, source.dataset)
+    labelled = in_place.labels_replaced(source.planned, source.dataset)
     samples = recognise.dataset_key(source)
     lb, fmt = source.letterbox, source.format
     program = (source.task, source.largest, repr(vars(lb)), repr(vars(fmt)))

@@ -92,6 +92,11 @@ class YoloSource:
         return (self.letterbox, self.format)
 
     @property
+    def planned(self) -> list:
+        """The steps as in_place.py takes a plan: none with a C step of its own."""
+        return [(step, None) for step in self.steps]
+
+    @property
     def task(self) -> str:
         return task_of(self.dataset)
 
