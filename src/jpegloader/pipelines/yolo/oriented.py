@@ -15,6 +15,7 @@ makes them; the rest is array arithmetic over all polygons.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import cv2
@@ -69,17 +70,25 @@ def _closed_resampled(points: np.ndarray, k: int) -> np.ndarray:
     if len(points) == k:
         return points
     ring = np.concatenate((points, points[:1]))
-    vertices = np.arange(len(ring))
-    last = len(ring) - 1
-    if len(ring) < k:
-        at = np.linspace(0, last, k - len(ring))
-        at = np.insert(at, np.searchsorted(at, vertices), vertices)
-    else:
-        at = np.linspace(0, last, k)
+    vertices, at = _positions(len(ring), k)
     out = np.empty((len(at), 2), np.float32)
     for axis in (0, 1):
         out[:, axis] = np.interp(at, vertices, ring[:, axis])
     return out
+
+
+@functools.lru_cache(maxsize=8)
+def _positions(m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The m vertices' positions along a closed outline and the k positions
+    ``_closed_resampled`` reads at (the same for every rectangle of a dataset)."""
+    vertices = np.arange(m)
+    if m < k:
+        at = np.linspace(0, m - 1, k - m)
+        at = np.insert(at, np.searchsorted(at, vertices), vertices)
+    else:
+        at = np.linspace(0, m - 1, k)
+    vertices.flags.writeable = at.flags.writeable = False
+    return vertices, at
 
 
 def rotated_boxes(segments: np.ndarray) -> np.ndarray:
