@@ -412,10 +412,11 @@ def _letterboxable(labels: dict) -> bool:
 def formatted_labels(step, labels: dict, params: dict) -> dict:
     """Format.apply_instances: the classes and boxes as tensors (the boxes, or the
     oriented ones as oriented.py's centres, sizes and angles, and the keypoints where
-    asked for, divided by the image's size as float32 where ``normalize``); where masks are asked for, the masks as
-    ``_format_segments`` makes them and their class map: for overlapped ones each
-    pixel's class looked up in one table (an uncovered pixel, number 0, takes the last
-    instance's class, as Ultralytics' index -1 does), else ``_smallest_covering``."""
+    asked for, divided by the image's size as float32 where ``normalize``); where
+    masks are asked for, the masks as ``_format_segments`` makes them and their class
+    map: for overlapped ones each pixel's class looked up in one table (an uncovered
+    pixel, number 0, takes the last instance's class, as Ultralytics' index -1 does),
+    else ``_smallest_covering``."""
     own = type(step).apply_instances
     if not _formattable(step, params):
         return own(step, labels, params)
