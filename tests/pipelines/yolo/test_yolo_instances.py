@@ -509,7 +509,8 @@ def test_format_labels_it_does_not_compute_are_your_methods():
 
     from jpegloader.pipelines.yolo import instances
     rng = np.random.default_rng(1)
-    cases = [(Format(return_obb=True), {"instances": _oriented_held(rng, 6, (96, 128), np.float64)}),
+    cases = [(Format(return_obb=True),  # float64 polygons: xyxyxyxy2xywhr's float64 boxes
+              {"instances": _oriented_held(rng, 6, (96, 128), np.float64)}),
              (Format(return_mask=True, mask_ratio=200), {}),          # Format's own error
              (Format(return_mask=True), {"cls": np.arange(6, dtype=np.float64)[:, None]}),
              (Format(return_mask=True), {"nl": 0})]
