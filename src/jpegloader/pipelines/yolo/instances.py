@@ -62,11 +62,8 @@ def mosaic_instances(step, labels: dict, params: dict) -> dict:
         np.clip(boxes, 0, size, out=boxes)
         segments = _placed_segments(found, moves, size)
     keypoints = _placed_keypoints(found, rows, size)
-    keep = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]) > 0
-    if not keep.all():
-        boxes = boxes[keep]
-        segments = segments[keep] if len(segments) else segments
-        keypoints = keypoints[keep] if keypoints is not None else None
+    keep = _has_area(boxes)
+    boxes, segments, keypoints = _kept(keep, boxes, segments, keypoints)
     merged = {"im_file": photos[0]["im_file"], "ori_shape": photos[0]["ori_shape"],
               "resized_shape": (size, size),
               "cls": np.concatenate([p["cls"] for p in photos], 0)[keep],
@@ -190,37 +187,19 @@ def cut_instances(step, labels: dict, params: dict) -> dict:
             y *= params["h"]
         x += -left
         y += -top
-    part.normalized = False
-    if step.preserve_obb:
-        part, rows = _cut_oriented(part, rows, w, h)
-    else:
-        for x, y in _axes(part)[:2]:  # the boxes and polygons; keypoints by visibility too
-            np.clip(x, 0, w, out=x)
-            np.clip(y, 0, h, out=y)
-    if part.keypoints is not None:
-        _keypoints_held(part.keypoints, w, h)
+    keypoints = part.keypoints
+    boxes, segments = _held(part.bboxes, part.segments, keypoints, w, h, step.preserve_obb)
+    if step.preserve_obb:  # remove_zero_area_boxes, and the rows with them
+        keep = _has_area(boxes)
+        boxes, segments, keypoints = _kept(keep, boxes, segments, keypoints)
+        rows = rows[keep]
+    part = type(part)(boxes, segments, keypoints, bbox_format="xyxy", normalized=False)
     for x, y in _axes(part):
         x += left
         y += top
     labels["cls"] = np.concatenate((labels["cls"], partner["cls"][rows]))
     labels["instances"] = _joined(labels["instances"], part)
     return labels
-
-
-def _cut_oriented(part, rows: np.ndarray, w, h) -> tuple:
-    """CutMix's oriented boxes held to the w x h area (oriented.py; plainly where no
-    polygon is held) and those left with no area dropped, with their rows."""
-    boxes, segments = part.bboxes, part.segments
-    if len(segments):
-        boxes, segments = oriented.held(boxes, segments, w, h)
-    else:
-        np.clip(boxes[:, 0::2], 0, w, out=boxes[:, 0::2])
-        np.clip(boxes[:, 1::2], 0, h, out=boxes[:, 1::2])
-    kept = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]) > 0
-    keypoints = None if part.keypoints is None else part.keypoints[kept]
-    part = type(part)(boxes[kept], segments[kept] if len(segments) else segments, keypoints,
-                      bbox_format="xyxy", normalized=False)
-    return part, rows[kept]
 
 
 def pasted_instances(step, labels: dict, params: dict) -> dict:
@@ -313,28 +292,48 @@ def perspective_instances(step, labels: dict, params: dict) -> dict:
         keypoints = step.apply_keypoints(keypoints, matrix, size)
     if boxes.ndim == 1:  # as Bboxes holds a single box
         boxes = boxes[None, :]
-    if len(segments) and step.preserve_obb:  # boxes not clipped: oriented.py's NOTE
-        boxes, segments = oriented.held(boxes, segments, w, h)
-    else:
-        np.clip(boxes[:, 0::2], 0, w, out=boxes[:, 0::2])
-        np.clip(boxes[:, 1::2], 0, h, out=boxes[:, 1::2])
-    if len(segments) and not step.preserve_obb:  # all points held: one polygon of them
-        segments = np.ascontiguousarray(segments)
-        points_clipped(segments, 1, segments.size // 2, np.array((0, 0, w, h), np.float32))
-    if keypoints is not None:
-        _keypoints_held(keypoints, w, h)
+    boxes, segments = _held(boxes, segments, keypoints, w, h, step.preserve_obb)
     before = held.bboxes
     before *= params["scale"]
     keep = step.box_candidates(box1=before.T, box2=boxes.T,
                                area_thr=0.01 if len(segments) else 0.10)
-    if not keep.all():
-        boxes = boxes[keep]
-        segments = segments[keep] if len(segments) else segments
-        keypoints = keypoints[keep] if keypoints is not None else None
+    boxes, segments, keypoints = _kept(keep, boxes, segments, keypoints)
     labels["instances"] = type(held)(boxes, segments, keypoints, bbox_format="xyxy",
                                      normalized=False)
     labels["cls"] = cls[keep]
     return labels
+
+
+def _held(boxes: np.ndarray, segments: np.ndarray, keypoints, w, h, preserve_obb: bool):
+    """Instances.clip to a w x h image: xyxy boxes and polygons held to it (the points
+    in one C pass, as one polygon of them all), or oriented boxes as oriented.py holds
+    them; keypoints outside it made invisible, all held to it (in place).  The boxes
+    and polygons after it."""
+    if preserve_obb and len(segments):  # the boxes not clipped: oriented.py's NOTE
+        boxes, segments = oriented.held(boxes, segments, w, h)
+    else:
+        np.clip(boxes[:, 0::2], 0, w, out=boxes[:, 0::2])
+        np.clip(boxes[:, 1::2], 0, h, out=boxes[:, 1::2])
+        if len(segments):
+            segments = np.ascontiguousarray(segments)
+            points_clipped(segments, 1, segments.size // 2, np.array((0, 0, w, h), np.float32))
+    if keypoints is not None:
+        _keypoints_held(keypoints, w, h)
+    return boxes, segments
+
+
+def _has_area(boxes: np.ndarray) -> np.ndarray:
+    """Which xyxy boxes have an area (Bboxes.areas > 0)."""
+    return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]) > 0
+
+
+def _kept(keep: np.ndarray, boxes: np.ndarray, segments: np.ndarray, keypoints) -> tuple:
+    """The rows ``keep`` marks of the boxes, the polygons (where there are any) and the
+    keypoints (where there are any), as Instances' indexing keeps them."""
+    if keep.all():
+        return boxes, segments, keypoints
+    return (boxes[keep], segments[keep] if len(segments) else segments,
+            None if keypoints is None else keypoints[keep])
 
 
 def _warpable(step, labels: dict) -> bool:
