@@ -214,17 +214,21 @@ class LetterBoxLabels(InPlace):
         _instances("denormalize", "scale", "add_padding") + _bboxes("mul", "add")
 
 
-class MixUpLabels(InPlace):
-    step, attribute, describes = "MixUp", "apply_instances", "MixUp labels"
-    module, computes = instances, "mixed_instances"
-    sources = (("MixUp.apply_instances", ()),) + _instances("concatenate")
+class _Mixing(InPlace):
+    """A mixing step's labels: computed only where the step runs (its ``p`` > 0)."""
 
     @classmethod
     def runs_for(cls, step, dataset) -> bool:
         return getattr(step, "p", 0) > 0
 
 
-class CutMixLabels(InPlace):
+class MixUpLabels(_Mixing):
+    step, attribute, describes = "MixUp", "apply_instances", "MixUp labels"
+    module, computes = instances, "mixed_instances"
+    sources = (("MixUp.apply_instances", ()),) + _instances("concatenate")
+
+
+class CutMixLabels(_Mixing):
     step, attribute, describes = "CutMix", "apply_instances", "CutMix labels"
     module, computes = instances, "cut_instances"
     sources = (("CutMix.apply_instances", ()),) + \
@@ -232,19 +236,15 @@ class CutMixLabels(InPlace):
                    "remove_zero_area_boxes", "bbox_areas") + _bboxes("mul", "add", "areas") + \
         _RESAMPLED
 
-    @classmethod
-    def runs_for(cls, step, dataset) -> bool:
-        return getattr(step, "p", 0) > 0
 
-
-class CopyPasteLabels(InPlace):
+class CopyPasteLabels(_Mixing):
     step, attribute, describes = "CopyPaste", "apply_instances", "CopyPaste labels"
     module, computes = instances, "pasted_instances"
     sources = (("CopyPaste.apply_instances", ()),) + _instances("concatenate")
 
     @classmethod
     def runs_for(cls, step, dataset) -> bool:
-        return getattr(step, "p", 0) > 0 and bool(  # it pastes polygons, or oriented boxes
+        return super().runs_for(step, dataset) and bool(  # polygons, or oriented boxes
             getattr(dataset, "use_segments", False) or getattr(dataset, "use_obb", False))
 
 
