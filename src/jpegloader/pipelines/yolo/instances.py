@@ -211,9 +211,7 @@ def pasted_instances(step, labels: dict, params: dict) -> dict:
         return labels
     if not _pastable(labels, params):
         return type(step).apply_instances(step, labels, params)
-    classes = params.get("labels2_cls")
-    classes = labels["cls"] if classes is None else classes
-    labels["cls"] = np.concatenate((labels["cls"], classes[chosen]))
+    labels["cls"] = np.concatenate((labels["cls"], _copies_classes(labels, params)[chosen]))
     labels["instances"] = _joined(instances, copies[chosen])
     return labels
 
@@ -222,9 +220,15 @@ def _pastable(labels: dict, params: dict) -> bool:
     """Whether ``pasted_instances`` joins this sample's copies: the sample's and the
     copies' labels ``_plain_labels``, of one kind."""
     instances, copies = params["instances"], params["instances2"]
-    classes = params.get("labels2_cls")
     return _plain_labels(instances, labels["cls"]) and _same_kind(instances, copies) and \
-        _plain_labels(copies, labels["cls"] if classes is None else classes)
+        _plain_labels(copies, _copies_classes(labels, params))
+
+
+def _copies_classes(labels: dict, params: dict) -> np.ndarray:
+    """The classes of CopyPaste's copies: the partner's (``labels2_cls``), or the
+    sample's own where it pastes a flipped copy of itself."""
+    classes = params.get("labels2_cls")
+    return labels["cls"] if classes is None else classes
 
 
 def _joinable(labels: dict, partner: dict) -> bool:
