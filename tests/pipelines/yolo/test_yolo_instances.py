@@ -115,16 +115,12 @@ def test_samples_equal_ultralytics_with_the_labels_merged_natively(coco_boxes, c
 
 @pytest.mark.parametrize("task", ["pose", "obb"])
 def test_pose_and_obb_samples_equal_ultralytics(tmp_path, monkeypatch, task):
-    from jpegloader.pipelines.yolo import oriented
     obb = task == "obb"
     ds = train_dataset(generated_yolo_set(tmp_path, count=12, task=task), imgsz=64, batch=4,
                        task=task, degrees=30.0, translate=0.45, flipud=0.5,
                        copy_paste=0.9 if obb else 0.0, cutmix=0.6 if obb else 0.0)
     counts = _taken(monkeypatch)
-    remade = []  # oriented boxes across the border, remade in their own direction
-    rectangle = oriented._bounding_rectangle
-    monkeypatch.setattr(oriented, "_bounding_rectangle",
-                        lambda *args: remade.append(1) or rectangle(*args))
+    remade = _remade(monkeypatch)  # oriented boxes across a border, remade
     indices = list(range(12))
     _samples(ds, indices, 4, at_once=False)  # the resized photo's first reading aside
     theirs = _samples(ds, indices, 4, at_once=False)
